@@ -89,7 +89,7 @@ def positive_int(value, name: str) -> int:
 def check_scale(scale, d_k: int) -> float:
     """The softmax temperature: `1/sqrt(d_k)` by default, else a finite number."""
     if scale is None:
-        return 1.0 / np.sqrt(d_k)
+        return 1.0 / float(np.sqrt(d_k))  # a Python float keeps float32 arrays float32
     if isinstance(scale, (bool, np.bool_)) or not np.isscalar(scale) or not np.isreal(scale):
         raise TypeError(f"scale must be a real number or None; got {scale!r}")
     if not np.isfinite(scale):
