@@ -48,6 +48,10 @@ class WorkedExample:
         """Index of `query_token` in `tokens`."""
         return self.tokens.index(self.query_token)
 
+    def trace(self, attn_mask=None, scale=None) -> "AttentionTrace":
+        """`trace_attention` of this example's query over its keys and values."""
+        return trace_attention(self.query, self.keys, self.values, self.tokens, attn_mask=attn_mask, scale=scale)
+
 
 BANK_BOT = WorkedExample(
     tokens=("my", "card", "was", "blocked"),

@@ -15,6 +15,10 @@ def trace():
     return trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values, tokens=BANK_BOT.tokens)
 
 
+def test_trace_method_is_trace_attention(trace):
+    assert str(BANK_BOT.trace()) == str(trace)
+
+
 def test_the_example_data():
     assert BANK_BOT.tokens == ("my", "card", "was", "blocked")
     assert BANK_BOT.query_token == "blocked" and BANK_BOT.position == 3
