@@ -1,0 +1,152 @@
+"""Make the rendered book self-contained: it must work from file:// with the network off.
+
+A local Sphinx extension, wired in `_config.yml` under `sphinx: local_extensions`.
+It does two things Jupyter Book 1 does not do by itself:
+
+1. MathJax from the build, not from a CDN. Sphinx's default `mathjax_path` is
+   a jsDelivr URL. We copy MathJax 3 from the npm package that `npm ci`
+   installs (pinned in `package-lock.json`) into `_static/mathjax/` of the
+   built site, with its licence, and point `mathjax_path` there.
+
+   We ship `tex-svg-full.js`: the SVG output draws glyphs as paths, so it
+   needs no font files, and the "full" bundle contains every TeX extension,
+   so nothing is loaded on demand: one 2.2 MB file, about the size of
+   `tex-chtml.js` plus the fonts and extensions it fetches at run time.
+   Measured in headless Chromium 156 from file:// with the network blocked,
+   both bundles render every formula (Chromium lets a file:// page load
+   the CHTML web fonts). Browsers with a stricter file:// origin policy
+   (Firefox treats only the page's own folder and its subfolders as the
+   same origin) refuse web fonts from `../_static/`, where the chapters in
+   `book/` find them; SVG output has no fonts to refuse. Set
+   `offline_mathjax_bundle: tex-chtml.js` to switch.
+
+   The source folder is never named `_static`: Jupyter Book adds every `.js`
+   found in a source `_static` folder to every page, which would load 2 MB of
+   MathJax even on pages without math (Sphinx loads it only where needed).
+
+2. No sphinx-thebe when the thebe launch button is off. Jupyter Book always
+   loads sphinx-thebe, which then adds to every page an inline script
+   declaring `const THEBE_JS_URL` (twice, a console SyntaxError) pointing at
+   unpkg.com, plus a Binder configuration. With `launch_buttons.thebe: false`
+   none of it is used, so we disconnect its page hooks and drop its styles.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import ConfigError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+#: Where the copied MathJax lives inside the built site's `_static/`.
+MATHJAX_TARGET = "mathjax"
+#: Files (relative to the npm package's `es5/`) each bundle needs at run time.
+BUNDLE_FILES = {
+    "tex-svg-full.js": ["tex-svg-full.js"],
+    # tex-chtml.js loads its web fonts and any TeX extension beyond the core
+    # ones at run time, so those folders must sit beside it.
+    "tex-chtml.js": ["tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions"],
+}
+
+
+def _package_dir(app: Sphinx) -> Path:
+    return (Path(app.confdir) / app.config.offline_mathjax_package).resolve()
+
+
+def _set_mathjax_path(app: Sphinx, config) -> None:
+    """config-inited: serve MathJax from `_static/mathjax/`, never from a URL."""
+    bundle = config.offline_mathjax_bundle
+    if bundle not in BUNDLE_FILES:
+        raise ConfigError(
+            f"offline_mathjax_bundle must be one of {sorted(BUNDLE_FILES)}; got {bundle!r}"
+        )
+    if "://" in str(config.mathjax_path) and config.mathjax_path != _sphinx_default_mathjax():
+        logger.warning(
+            "offline_assets: ignoring mathjax_path=%r; the book serves its own MathJax",
+            config.mathjax_path,
+        )
+    config.mathjax_path = f"{MATHJAX_TARGET}/{bundle}"  # relative paths are under _static/
+
+
+def _sphinx_default_mathjax() -> str:
+    from sphinx.ext.mathjax import MATHJAX_URL
+
+    return MATHJAX_URL
+
+
+def _require_mathjax(app: Sphinx) -> None:
+    """builder-inited: fail at once, with the fix, if `npm ci` has not been run."""
+    if app.builder.format != "html":
+        return
+    package = _package_dir(app)
+    needed = [f"es5/{rel}" for rel in BUNDLE_FILES[app.config.offline_mathjax_bundle]] + ["LICENSE"]
+    missing = [rel for rel in needed if not (package / rel).exists()]
+    if missing:
+        raise ConfigError(
+            f"MathJax is missing from {package} (not found: {', '.join(missing)}). "
+            "The book serves its own copy so that pages work offline: run `npm ci` "
+            "in the repository root (or `make book`, which runs it) to install the "
+            "version pinned in package-lock.json."
+        )
+
+
+def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
+    """build-finished: copy the bundle and MathJax's licence into the site."""
+    if exception is not None or app.builder.format != "html":
+        return
+    es5 = _package_dir(app) / "es5"
+    target = Path(app.outdir) / "_static" / MATHJAX_TARGET
+    if target.exists():
+        shutil.rmtree(target)  # no stale files from another bundle
+    target.mkdir(parents=True)
+    for rel in BUNDLE_FILES[app.config.offline_mathjax_bundle]:
+        source, dest = es5 / rel, target / rel
+        if source.is_dir():
+            shutil.copytree(source, dest)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest)
+    shutil.copy2(es5.parent / "LICENSE", target / "LICENSE")
+    version = _package_version(es5.parent)
+    (target / "README.txt").write_text(
+        f"MathJax {version} (https://www.mathjax.org), copied from the npm package by the\n"
+        "book's offline_assets extension. Licensed under the Apache License 2.0: see LICENSE.\n",
+        encoding="utf8",
+    )
+
+
+def _package_version(package: Path) -> str:
+    import json
+
+    try:
+        return json.loads((package / "package.json").read_text(encoding="utf8"))["version"]
+    except (OSError, ValueError, KeyError):
+        return "(unknown version)"
+
+
+def _drop_unused_thebe(app: Sphinx, config) -> None:
+    """config-inited: unhook sphinx-thebe unless the thebe launch button is on."""
+    launch = (config.html_theme_options or {}).get("launch_buttons", {}) or {}
+    if launch.get("thebe"):
+        return
+    for listeners in app.events.listeners.values():
+        for listener in list(listeners):
+            if getattr(listener.handler, "__module__", "").startswith("sphinx_thebe"):
+                app.disconnect(listener.id)
+    app.registry.css_files[:] = [
+        (name, attrs) for name, attrs in app.registry.css_files if not name.startswith("sphinx-thebe")
+    ]
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("offline_mathjax_package", "node_modules/mathjax", "html")
+    app.add_config_value("offline_mathjax_bundle", "tex-svg-full.js", "html")
+    app.connect("config-inited", _set_mathjax_path)
+    app.connect("config-inited", _drop_unused_thebe)
+    app.connect("builder-inited", _require_mathjax)
+    app.connect("build-finished", _copy_mathjax)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
