@@ -1,0 +1,17 @@
+"""Interactive explorers: move the inputs of attention and watch the numbers respond.
+
+Each explorer is an anywidget widget whose ES module (in `js/`) does the
+arithmetic in the browser, so it works live in JupyterLab and, mounted from
+the same module, in the static book without a kernel. Python supplies the
+starting state, computed by the package, and the reference numbers the tests
+compare the browser against.
+
+>>> from attention_course.explorers import ScoresExplorer
+>>> ScoresExplorer().summary()
+'Scores to weights (d_k = 4): weights my 0.064, card 0.782, was 0.048, blocked 0.106; output [0.19, 0.91]'
+"""
+
+from .scores import ScoresExplorer
+from .widget import Explorer
+
+__all__ = ["Explorer", "ScoresExplorer"]
