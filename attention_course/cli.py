@@ -26,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # The modules that contribute subcommands; each defines `register(subparsers)`.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "attention_course.pretrained.cli",
+)
 
 
 def _command_modules():
