@@ -11,9 +11,10 @@ compare the browser against.
 'Scores to weights (d_k = 4): weights my 0.064, card 0.782, was 0.048, blocked 0.106; output [0.19, 0.91]'
 """
 
+from .cost import CostExplorer
 from .masking import MaskExplorer
 from .scaling import ScalingExplorer
 from .scores import ScoresExplorer
 from .widget import Explorer
 
-__all__ = ["Explorer", "MaskExplorer", "ScalingExplorer", "ScoresExplorer"]
+__all__ = ["CostExplorer", "Explorer", "MaskExplorer", "ScalingExplorer", "ScoresExplorer"]
