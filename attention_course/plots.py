@@ -277,7 +277,7 @@ def value_mix(weights, values, tokens=None, *, ax=None, title=None) -> Axes:
     everything = np.vstack([v, ends, np.zeros((1, 2))])  # (2 n_k + 1, 2) every point drawn
     low, high = everything.min(axis=0), everything.max(axis=0)
     pad = 0.12 * np.maximum(high - low, 1e-9)
-    ax.set_xlim(low[0] - pad[0], high[0] + 2 * pad[0])
+    ax.set_xlim(low[0] - pad[0], high[0] + 3 * pad[0])  # room for the labels at the arrow heads
     ax.set_ylim(low[1] - pad[1], high[1] + pad[1])
     ax.set_aspect("equal")
     ax.axhline(0, color="0.8", linewidth=0.6, zorder=0)

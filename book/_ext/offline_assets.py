@@ -1,7 +1,7 @@
 """Make the rendered book self-contained: it must work from file:// with the network off.
 
 A local Sphinx extension, wired in `_config.yml` under `sphinx: local_extensions`.
-It does two things Jupyter Book 1 does not do by itself:
+It does three things Jupyter Book 1 does not do by itself:
 
 1. MathJax from the build, not from a CDN. Sphinx's default `mathjax_path` is
    a jsDelivr URL. We copy MathJax 3 from the npm package that `npm ci`
@@ -29,6 +29,9 @@ It does two things Jupyter Book 1 does not do by itself:
    declaring `const THEBE_JS_URL` (twice, a console SyntaxError) pointing at
    unpkg.com, plus a Binder configuration. With `launch_buttons.thebe: false`
    none of it is used, so we disconnect its page hooks and drop its styles.
+
+3. The book's own small stylesheet, `assets/course.css` (tables of the
+   attention trace, shapes that do not wrap), served from `_static/`.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
+#: The book's own styles; a folder not named `_static`, so Jupyter Book adds nothing by itself.
+ASSETS = Path(__file__).parent / "assets"
+COURSE_CSS = "course.css"
 #: Where the copied MathJax lives inside the built site's `_static/`.
 MATHJAX_TARGET = "mathjax"
 #: Files (relative to the npm package's `es5/`) each bundle needs at run time.
@@ -76,6 +82,14 @@ def _sphinx_default_mathjax() -> str:
     from sphinx.ext.mathjax import MATHJAX_URL
 
     return MATHJAX_URL
+
+
+def _add_course_styles(app: Sphinx) -> None:
+    """builder-inited: add `assets/course.css` (trace tables, unbroken shapes) to every page."""
+    if app.builder.format != "html":
+        return
+    app.config.html_static_path.append(str(ASSETS))  # copied into _static/ of the site
+    app.add_css_file(COURSE_CSS)
 
 
 def _require_mathjax(app: Sphinx) -> None:
@@ -148,5 +162,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _set_mathjax_path)
     app.connect("config-inited", _drop_unused_thebe)
     app.connect("builder-inited", _require_mathjax)
+    app.connect("builder-inited", _add_course_styles)
     app.connect("build-finished", _copy_mathjax)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
