@@ -1,0 +1,84 @@
+"""The eight exercises: which notebook, which book chapter, which checks.
+
+A notebook says which exercise it is in its metadata
+(`metadata["attention_course"]["exercise"]`); a renamed or rebuilt notebook is
+recognised by its file name or, failing that, by the functions it defines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .attention_checks import ATTENTION
+from .check import Check
+from .flash_checks import FLASH_ATTENTION
+from .mask_checks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
+from .multi_head_checks import MULTI_HEAD_ATTENTION
+from .scores_checks import DOT_PRODUCT_SPREAD, DOT_SCORES, SCALE_SCORES
+from .softmax_checks import SOFTMAX
+
+METADATA_KEY = "attention_course"
+"""Key of the course's entry in a notebook's metadata."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise notebook and the checks that grade it."""
+
+    id: str
+    """The notebook's stem in solutions/ and exercises/, e.g. "03_softmax"."""
+    title: str
+    """Human title, shown in tables."""
+    chapter: str
+    """The book chapter it practises (book/<chapter>.ipynb)."""
+    checks: tuple[Check, ...]
+    """The checks, in the order the notebook runs them."""
+
+    @property
+    def max_score(self) -> int:
+        """Points available when every input of every check is tried."""
+        return sum(len(c.cases) for c in self.checks)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """Names of the functions the student writes."""
+        return tuple(c.function for c in self.checks)
+
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise("01_dot_scores", "Dot-product scores", "worked_example", (DOT_SCORES,)),
+    Exercise("02_scale_scores", "Scaling the scores", "scaling", (SCALE_SCORES, DOT_PRODUCT_SPREAD)),
+    Exercise("03_softmax", "A stable softmax", "stable_softmax", (SOFTMAX,)),
+    Exercise("04_attention", "Attention", "worked_example", (ATTENTION,)),
+    Exercise("05_causal_mask", "The causal mask", "masks", (CAUSAL_MASK, MASKED_ATTENTION)),
+    Exercise("06_padding_mask", "Padding", "masks", (PADDING_MASK, PADDED_ATTENTION)),
+    Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", (MULTI_HEAD_ATTENTION,)),
+    Exercise("08_flash_attention", "Tiled attention", "cost", (FLASH_ATTENTION,)),
+)
+
+BY_ID = {e.id: e for e in EXERCISES}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    """The exercise with this id; ValueError listing the ids if there is none."""
+    try:
+        return BY_ID[exercise_id]
+    except KeyError:
+        raise ValueError(f"unknown exercise {exercise_id!r}; the exercises are {', '.join(BY_ID)}") from None
+
+
+def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:
+    """Which exercise a notebook is: by metadata, then file name, then defined functions."""
+    entry = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    if isinstance(entry, dict) and entry.get("exercise") in BY_ID:
+        return BY_ID[entry["exercise"]]
+    stem = Path(path).stem
+    for ex in EXERCISES:
+        if ex.id in stem:
+            return ex
+    defined = set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
+    matches = [ex for ex in EXERCISES if set(ex.functions) <= defined]
+    # The most specific match: exercise 5 defines masked_attention, exercise 6 also padded_attention.
+    return max(matches, key=lambda ex: len(ex.functions)) if matches else None
