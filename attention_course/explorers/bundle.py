@@ -30,10 +30,10 @@ _EXPORTED_NAME = re.compile(r"^export\s+(?:async\s+)?(?:function\*?|const|let|cl
 _DEFAULT = re.compile(r"^export\s+default\b", re.MULTILINE)
 
 
-def _read(name: str) -> str:
-    path = JS_DIR / name
+def _read(name: str, js_dir: Path) -> str:
+    path = js_dir / name
     if not path.is_file():
-        raise ValueError(f"no ES module named {name!r} in {JS_DIR}")
+        raise ValueError(f"no ES module named {name!r} in {js_dir}")
     return path.read_text(encoding="utf-8")
 
 
@@ -72,11 +72,13 @@ def _as_dependency(source: str, name: str) -> str:
 
 
 @cache
-def bundle(entry: str) -> str:
-    """The ES module `entry` (a file in js/) with all its relative imports inlined.
+def bundle(entry: str, js_dir: Path = JS_DIR) -> str:
+    """The ES module `entry` (a file in `js_dir`) with all its relative imports inlined.
 
     Dependencies come first, each once, in the order they are first needed;
     the entry module keeps its own exports (including `export default`).
+    Raises ValueError for a missing module, an import cycle or syntax outside
+    the supported subset.
     """
     order: list[str] = []
     bodies: dict[str, str] = {}
@@ -86,7 +88,7 @@ def bundle(entry: str) -> str:
             raise ValueError(f"import cycle: {' -> '.join(stack + (name,))}")
         if name in bodies:
             return
-        body, deps = _resolve_imports(_read(name), name)
+        body, deps = _resolve_imports(_read(name, js_dir), name)
         for dep in deps:
             visit(dep, stack + (name,))
         bodies[name] = body

@@ -31,6 +31,12 @@ export function scalingStats({ queries, keys }, d_k, scaled) {
   };
 }
 
+/** Both rows of the explorer's table for a state: { unscaled, scaled } statistics at state.d_k. */
+export function computeScaling(state) {
+  const sample = decodeSample(state);
+  return { unscaled: scalingStats(sample, state.d_k, false), scaled: scalingStats(sample, state.d_k, true) };
+}
+
 const AXIS = 70; // the strip of scores spans -70..70, about 3 sqrt(512)
 
 function render({ model, el }) {

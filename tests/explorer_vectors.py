@@ -1,0 +1,180 @@
+"""Test vectors for the explorers: states in, the package's numbers out.
+
+Both sides check against them: tests/test_explorers.py compares them with
+what the JavaScript computes (node runs the bundled modules), and
+tests/js/explorers.test.mjs (`node --test tests/js`) compares the unbundled
+modules with the committed copy, tests/js/vectors.json. A test fails if that
+copy no longer equals what the package computes; rewrite it with
+
+    .venv/bin/python tests/explorer_vectors.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+import numpy as np
+
+from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.explorers.cost import attention_costs
+from attention_course.explorers.scaling import scaling_stats
+
+VECTORS_PATH = Path(__file__).parent / "js" / "vectors.json"
+
+
+def js_fixed(x: float, decimals: int) -> str:
+    """What the explorers' `fixed(x, decimals)` prints (Number.prototype.toFixed: ties away from zero)."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == 0:
+        x = 0.0  # toFixed prints -0 as "0.00"
+    return str(Decimal(x).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def js_weight_text(w: float, decimals: int = 3) -> str:
+    """What `weightText` prints: exactly 0 as "0"."""
+    return "0" if w == 0 else js_fixed(w, decimals)
+
+
+def to_json(value):
+    """NumPy values as JSON-ready Python values; infinities and NaN as strings (JSON has none)."""
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_json(value.tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        return x if math.isfinite(x) else ("NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity"))
+    return value
+
+
+def scores_cases() -> list[dict]:
+    """ScoresExplorer states and their traces (steps 2 to 5) by the package."""
+    edits = [
+        {},  # the seed's example: weights 0.064, 0.782, 0.048, 0.106
+        {"d_k": 16},
+        {"d_k": 1, "query": [0.5, -1.0, 2.0, 3.0]},
+        {"source": "scores", "scores": [1.0, 6.0, 0.4, 2.0]},  # typed by hand, equal to K q
+        {"source": "scores", "scores": [2000.0, 0.0, -5.0, 1999.0]},  # exp overflows, the weights do not
+        {"source": "scores", "scores": [0.0, 0.0, 0.0, 0.0]},  # uniform
+        {"source": "scores", "scores": [-1000.0, -1000.0, -999.0, -1001.0], "d_k": 9},
+    ]
+    cases = []
+    for edit in edits:
+        widget = ScoresExplorer()
+        for name, value in edit.items():
+            setattr(widget, name, value)
+        trace = widget.trace()
+        cases.append({
+            "state": widget.state(),
+            "expected": {
+                "raw": trace.scores, "scale": trace.scale, "scaled": trace.scaled_scores,
+                "exponentials": trace.exponentials, "expSum": trace.exp_sum, "weights": trace.weights,
+                "weightSum": float(trace.weights.sum()), "output": trace.output,
+            },
+        })
+    return cases
+
+
+def masks_cases() -> list[dict]:
+    """MaskExplorer states and their masks and weights by the package."""
+    cases = []
+    for causal in (False, True):
+        for padding in (False, True):
+            for n_real in (4, 2, 0):  # 0: with the padding mask every row is fully masked -> zeros
+                if n_real != 4 and not padding:
+                    continue
+                widget = MaskExplorer(causal=causal, padding=padding)
+                widget.n_real = n_real
+                mask = widget.mask()
+                n = len(widget.tokens)
+                cases.append({
+                    "state": widget.state(),
+                    "expected": {"allowed": np.ones((n, n), bool) if mask is None else mask, "weights": widget.weights()},
+                })
+    return cases
+
+
+def scaling_cases() -> tuple[dict, list[dict]]:
+    """The default sample and, for several d_k, its statistics by the package, scaled and unscaled.
+
+    The statistics cover all 16 x 16 scores; the scores and weights themselves
+    are kept for query 1 only, to keep the file small.
+    """
+    widget = ScalingExplorer()
+    queries, keys = widget.vectors()
+    sample_state = {k: v for k, v in widget.state().items() if k not in ("d_k", "scaled")}
+    cases = []
+    for d_k in (1, 2, 4, 64, 128, 511, 512):
+        expected = {}
+        for name, scaled in (("unscaled", False), ("scaled", True)):
+            s = scaling_stats(queries, keys, d_k, scaled)
+            expected[name] = {"spread": s["spread"], "maxWeight": s["max_weight"], "entropy": s["entropy"],
+                              "scores0": s["scores"][0], "weights0": s["weights"][0]}  # row 0: query 1, drawn as bars
+        cases.append({"d_k": d_k, "expected": expected})
+    decoded = {"queries_first": queries[0, :8], "keys_last": keys[-1, -8:]}
+    return {"state": sample_state, "decoded": decoded}, cases
+
+
+def cost_cases() -> list[dict]:
+    """CostExplorer states and their counts by attention_course.cost."""
+    settings = [
+        (1024, 64, "float32", 128),
+        (1, 1, "float16", 128),  # one token, one tile smaller than the tile size
+        (1000, 96, "float64", 128),  # n not a multiple of the tile size
+        (4096, 128, "float16", 64),
+        (2**20, 2**10, "float32", 128),  # the largest state offered: every count still exact
+    ]
+    cases = []
+    for n, d, dtype, block in settings:
+        widget = CostExplorer(n=n, d=d, dtype=dtype, block_size=block)
+        c = attention_costs(n, d, dtype, block)
+        cases.append({
+            "state": widget.state(),
+            "expected": {"flops": c["flops"], "plainScoreBytes": c["plain_score_bytes"],
+                         "tiledScoreBytes": c["tiled_score_bytes"], "tilePairs": c["tile_pairs"], "ioBytes": c["io_bytes"]},
+        })
+    return cases
+
+
+def format_cases() -> list[dict]:
+    """Numbers and how `fixed` must print them: ties, tiny negatives, infinities."""
+    xs = [0.0, -0.0, 0.125, -0.125, 0.375, 2.675, 1.005, 0.0645, 25.6745, -0.0001, 1e-7, 123456.789,
+          20.085536923187668, math.inf, -math.inf]
+    return [{"x": x, "decimals": d, "text": js_fixed(x, d)} for x in xs for d in (0, 2, 3)]
+
+
+def build_vectors() -> dict:
+    """All test vectors, JSON-ready."""
+    sample, scaling = scaling_cases()
+    return to_json({
+        "scores": scores_cases(), "masks": masks_cases(), "scaling_sample": sample, "scaling": scaling,
+        "cost": cost_cases(), "format": format_cases(),
+    })
+
+
+def from_json(value):
+    """Inverse of `to_json` for numbers: "Infinity" -> inf and so on."""
+    if isinstance(value, dict):
+        return {k: from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json(v) for v in value]
+    if value in ("Infinity", "-Infinity", "NaN"):
+        return float(value.replace("Infinity", "inf"))
+    return value
+
+
+if __name__ == "__main__":
+    VECTORS_PATH.write_text(json.dumps(build_vectors(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {VECTORS_PATH}")

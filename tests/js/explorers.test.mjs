@@ -1,0 +1,80 @@
+// node --test tests/js: the explorers' JavaScript (unbundled, as in the repo)
+// against the package's test vectors in vectors.json (see tests/explorer_vectors.py).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { computeCost } from "../../attention_course/explorers/js/cost.js";
+import { fixed, weightText } from "../../attention_course/explorers/js/format.js";
+import { computeMasks } from "../../attention_course/explorers/js/masking.js";
+import { softmax } from "../../attention_course/explorers/js/math.js";
+import { computeScaling, decodeSample } from "../../attention_course/explorers/js/scaling.js";
+import { computeScores } from "../../attention_course/explorers/js/scores.js";
+import { decode, mismatches } from "./compare.mjs";
+
+const vectors = decode(JSON.parse(readFileSync(new URL("./vectors.json", import.meta.url), "utf-8")));
+
+function assertMatches(actual, expected, label) {
+  const diffs = mismatches(actual, expected);
+  assert.deepEqual(diffs, [], `${label}: ${diffs.slice(0, 5).join("; ")}`);
+}
+
+test("scores to weights: every step equals the package's trace", () => {
+  assert.ok(vectors.scores.length >= 5);
+  vectors.scores.forEach(({ state, expected }, i) => assertMatches(computeScores(state), expected, `scores case ${i}`));
+});
+
+test("scores to weights: the seed's numbers at the seed's values", () => {
+  const r = computeScores(vectors.scores[0].state);
+  assert.deepEqual(r.weights.map((w) => weightText(w)), ["0.064", "0.782", "0.048", "0.106"]);
+  assert.equal(fixed(r.expSum, 2), "25.67");
+  assert.deepEqual(r.output.map((x) => fixed(x, 2)), ["0.19", "0.91"]);
+});
+
+test("masks: allowed positions and weights equal the package's; masked weights are exactly 0", () => {
+  vectors.masks.forEach(({ state, expected }, i) => {
+    const r = computeMasks(state);
+    assertMatches(r, expected, `masks case ${i}`);
+    r.weights.forEach((row, q) => row.forEach((w, k) => {
+      if (!r.allowed[q][k]) assert.ok(Object.is(w, 0), `case ${i}: masked weight [${q}][${k}] is ${w}, not 0`);
+    }));
+  });
+});
+
+test("scaling: the decoded sample equals the package's", () => {
+  const { state, decoded } = vectors.scaling_sample;
+  const { queries, keys } = decodeSample(state);
+  assert.equal(queries.length, state.n_queries);
+  assert.equal(keys.length, state.n_keys);
+  assert.deepEqual(queries[0].slice(0, 8), decoded.queries_first);
+  assert.deepEqual(keys[keys.length - 1].slice(-8), decoded.keys_last);
+});
+
+test("scaling: spread, largest weight and entropy equal the package's for every d_k", () => {
+  const { state } = vectors.scaling_sample;
+  vectors.scaling.forEach(({ d_k, expected }) => {
+    const r = computeScaling({ ...state, d_k });
+    const row0 = (s) => ({ ...s, scores0: s.scores[0], weights0: s.weights[0] });
+    assertMatches({ unscaled: row0(r.unscaled), scaled: row0(r.scaled) }, expected, `scaling d_k=${d_k}`);
+  });
+});
+
+test("cost: FLOPs and bytes equal attention_course.cost's, exactly", () => {
+  vectors.cost.forEach(({ state, expected }, i) => {
+    const r = computeCost(state);
+    assert.deepEqual({ ...r, flops: r.flops.total }, expected, `cost case ${i}`);
+    assert.ok(Number.isSafeInteger(r.flops.total), `cost case ${i}: ${r.flops.total} is not exact`);
+  });
+});
+
+test("fixed() prints like the Python mirror used by the tests", () => {
+  vectors.format.forEach(({ x, decimals, text }) => assert.equal(fixed(x, decimals), text, `fixed(${x}, ${decimals})`));
+});
+
+test("softmax: -inf gives exactly 0, an all -inf row gives zeros, NaN spreads", () => {
+  assert.deepEqual(softmax([0, -Infinity]), [1, 0]);
+  assert.deepEqual(softmax([-Infinity, -Infinity]), [0, 0]);
+  assert.ok(softmax([0, NaN]).every(Number.isNaN));
+  assert.deepEqual(softmax([1000, 1000]), [0.5, 0.5]);
+});

@@ -1,0 +1,309 @@
+"""The explorers' Python side: state, mime bundle, bundler, and the JS checked against the package.
+
+The JavaScript runs under node (installed with the book's tooling, see
+README): once unbundled (`node --test tests/js`) and once as the bundled
+module text the widget and the book page actually run (`run_vectors.mjs`).
+Both must reproduce the package's numbers in tests/js/vectors.json.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import traitlets
+
+from attention_course import BANK_BOT, attention_weights, causal_mask, padding_mask, trace_attention
+from attention_course.cost import attention_flops, score_matrix_bytes
+from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.explorers.bundle import bundle
+from attention_course.explorers.scaling import decode_sample, encode_sample, scaling_stats
+from attention_course.explorers.widget import script_json
+from explorer_vectors import VECTORS_PATH, build_vectors, from_json, js_fixed
+
+JS_TESTS = Path(__file__).parent / "js"
+EXPLORERS = [ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer]
+
+
+def node() -> str:
+    path = shutil.which("node")
+    if path is None:
+        pytest.fail("node (Node.js 18+) is needed to check the explorers' JavaScript; see README.md")
+    return path
+
+
+def assert_close(actual, expected, path="", rtol=1e-9, atol=1e-12):
+    """Recursive comparison: numbers to rtol (exact for 0 and infinities), everything else equal."""
+    if isinstance(expected, dict):
+        for key in expected:
+            assert key in actual, f"{path}.{key} missing"
+            assert_close(actual[key], expected[key], f"{path}.{key}", rtol, atol)
+    elif isinstance(expected, (list, tuple, np.ndarray)):
+        assert len(actual) == len(expected), f"{path}: {len(actual)} items, expected {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_close(a, e, f"{path}[{i}]", rtol, atol)
+    elif isinstance(expected, (bool, np.bool_, str)) or expected is None:
+        assert actual == expected, f"{path}: {actual!r} != {expected!r}"
+    else:
+        e, a = float(expected), float(actual)
+        if e == 0 or math.isinf(e):
+            assert a == e, f"{path}: {a!r} != {e!r} (must be exact)"
+        else:
+            assert math.isclose(a, e, rel_tol=rtol, abs_tol=atol), f"{path}: {a!r} != {e!r}"
+
+
+def run_bundled(tmp_path: Path, module_text: str, function: str, calls: list) -> list:
+    """Call `function(*args)` of the module text for each args in `calls`, under node."""
+    module = tmp_path / "bundle.mjs"
+    module.write_text(module_text, encoding="utf-8")
+    done = subprocess.run(
+        [node(), str(JS_TESTS / "run_vectors.mjs"), str(module), function],
+        input=json.dumps(calls), capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return from_json(json.loads(done.stdout))
+
+
+# --- the shared vectors -------------------------------------------------------------
+
+def test_committed_vectors_equal_what_the_package_computes():
+    committed = from_json(json.loads(VECTORS_PATH.read_text(encoding="utf-8")))
+    fresh = from_json(build_vectors())
+    assert_close(committed, fresh, rtol=1e-12, atol=1e-15)
+    assert committed.keys() == fresh.keys()
+
+
+def test_node_tests_of_the_unbundled_modules_pass():
+    done = subprocess.run([node(), "--test", str(JS_TESTS)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert re.search(r"^# pass [1-9]", done.stdout, re.MULTILINE), done.stdout[-1000:]
+    assert re.search(r"^# fail 0$", done.stdout, re.MULTILINE), done.stdout[-1000:]
+
+
+def test_bundled_scores_module_reproduces_the_package(tmp_path):
+    cases = build_vectors()["scores"]
+    results = run_bundled(tmp_path, ScoresExplorer._esm, "computeScores", [[c["state"]] for c in cases])
+    for case, result in zip(cases, results):
+        assert_close(result, from_json(case["expected"]))
+
+
+def test_bundled_masks_module_reproduces_the_package(tmp_path):
+    cases = build_vectors()["masks"]
+    results = run_bundled(tmp_path, MaskExplorer._esm, "computeMasks", [[c["state"]] for c in cases])
+    for case, result in zip(cases, results):
+        assert_close(result, case["expected"])
+
+
+def test_bundled_scaling_module_reproduces_the_package(tmp_path):
+    widget = ScalingExplorer()
+    queries, keys = widget.vectors()
+    d_ks = [1, 3, 100, 512]
+    results = run_bundled(tmp_path, ScalingExplorer._esm, "computeScaling",
+                          [[{**widget.state(), "d_k": d_k}] for d_k in d_ks])
+    for d_k, result in zip(d_ks, results):
+        for name, scaled in (("unscaled", False), ("scaled", True)):
+            s = scaling_stats(queries, keys, d_k, scaled)
+            expected = {"scores": s["scores"], "weights": s["weights"], "spread": s["spread"],
+                        "maxWeight": s["max_weight"], "entropy": s["entropy"]}
+            assert_close(result[name], expected, f"d_k={d_k} {name}")
+
+
+def test_bundled_cost_module_counts_exactly_like_the_package(tmp_path):
+    cases = build_vectors()["cost"]
+    results = run_bundled(tmp_path, CostExplorer._esm, "computeCost", [[c["state"]] for c in cases])
+    for case, result in zip(cases, results):
+        assert {**result, "flops": result["flops"]["total"]} == case["expected"]
+
+
+# --- initial state comes from the package -------------------------------------------
+
+def test_scores_explorer_starts_at_the_seed_example():
+    widget = ScoresExplorer()
+    trace = trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values)
+    assert widget.scores == trace.scores.tolist()
+    assert widget.d_k == BANK_BOT.d_k == 4
+    assert widget.tokens == list(BANK_BOT.tokens)
+    np.testing.assert_array_equal(widget.trace().weights, trace.weights)
+    # The seed's numbers, as the page prints them.
+    assert [js_fixed(w, 3) for w in widget.trace().weights] == ["0.064", "0.782", "0.048", "0.106"]
+    assert js_fixed(widget.trace().exp_sum, 2) == "25.67"
+    assert [js_fixed(x, 2) for x in widget.trace().output] == ["0.19", "0.91"]
+
+
+def test_scores_typed_by_hand_drive_the_trace():
+    widget = ScoresExplorer()
+    widget.source, widget.scores = "scores", [0.0, 0.0, 0.0, 0.0]
+    np.testing.assert_allclose(widget.trace().weights, [0.25] * 4)
+    widget.scores = [2000.0, 0.0, 0.0, 0.0]  # exp(2000 / 2): the unshifted exp overflows; the weights must not
+    trace = widget.trace()
+    assert trace.exponentials[0] == np.inf
+    np.testing.assert_array_equal(trace.weights, [1.0, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize(("name", "value"), [("d_k", 0), ("query", [1.0, 2.0]), ("scores", [1.0])])
+def test_scores_explorer_rejects_bad_state(name, value):
+    with pytest.raises(traitlets.TraitError, match=name):
+        setattr(ScoresExplorer(), name, value)
+
+
+def test_scaling_sample_is_unit_variance_and_round_trips():
+    rng = np.random.default_rng(3)
+    text = encode_sample(16, 16, 512, rng)
+    assert len(text) == math.ceil(32 * 512 / 3) * 4  # base64 of one byte per entry
+    queries, keys = decode_sample(text, 16, 16, 512)
+    assert queries.shape == (16, 512) and keys.shape == (16, 512)
+    entries = np.concatenate([queries, keys]).ravel()
+    assert abs(entries.mean()) < 0.03 and abs(entries.var() - 1) < 0.05
+    np.testing.assert_array_equal(entries * 32, np.rint(entries * 32))  # steps of exactly 1/32
+    with pytest.raises(ValueError, match="expected"):
+        decode_sample(text, 16, 16, 256)
+
+
+def test_scaling_stats_show_the_sqrt_dk_spread_and_the_fix():
+    queries, keys = ScalingExplorer().vectors()
+    raw = scaling_stats(queries, keys, 512, scaled=False)
+    fixed = scaling_stats(queries, keys, 512, scaled=True)
+    assert 0.7 * math.sqrt(512) < raw["spread"] < 1.3 * math.sqrt(512)
+    assert 0.7 < fixed["spread"] < 1.3
+    assert raw["max_weight"] > 0.9 > fixed["max_weight"]
+    assert raw["entropy"] < 0.5 < fixed["entropy"] <= math.log(16)
+    with pytest.raises(traitlets.TraitError, match="d_k"):
+        ScalingExplorer(d_k=513)
+
+
+def test_mask_explorer_matches_the_package_and_zeroes_masked_keys():
+    widget = MaskExplorer()  # causal and padding on; "card" selected
+    n = len(widget.tokens)
+    assert widget.tokens[widget.selected] == "card" and widget.n_real == len(BANK_BOT.tokens)
+    expected_mask = causal_mask(n) & padding_mask([widget.n_real], n)[0]
+    np.testing.assert_array_equal(widget.mask(), expected_mask)
+    weights = widget.weights()
+    np.testing.assert_array_equal(weights[~expected_mask], 0.0)
+    # "blocked", the last real token, sees what it saw in the worked example.
+    blocked = widget.tokens.index("blocked")
+    np.testing.assert_allclose(weights[blocked, :4], trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values).weights)
+    widget.causal = widget.padding = False
+    assert widget.mask() is None
+    np.testing.assert_array_equal(widget.weights(), attention_weights(widget.query_vectors, widget.key_vectors))
+    assert (widget.weights()[:, widget.n_real:] > 0).all()  # unmasked padding takes weight
+    with pytest.raises(ValueError, match="selected"):
+        MaskExplorer(selected="bank")
+    with pytest.raises(traitlets.TraitError, match="selected"):
+        widget.selected = n
+
+
+def test_cost_explorer_uses_the_package_counts():
+    widget = CostExplorer(n=2048, d=64, dtype="float16", block_size=256)
+    costs = widget.costs()
+    assert costs["flops"] == attention_flops(2048, 2048, 64).total
+    assert costs["plain_score_bytes"] == score_matrix_bytes(2048, 2048, "float16") == 2048 * 2048 * 2
+    assert costs["tiled_score_bytes"] == score_matrix_bytes(256, 256, "float16")
+    assert costs["tile_pairs"] == 64
+    assert widget.itemsizes == {"float16": 2, "float32": 4, "float64": 8}
+    with pytest.raises(traitlets.TraitError):
+        widget.dtype = "int8"
+    with pytest.raises(traitlets.TraitError, match="n must be"):
+        widget.n = widget.n_max + 1
+
+
+# --- live widget: the traitlets state the kernel syncs ------------------------------
+
+@pytest.mark.parametrize("cls", EXPLORERS)
+def test_widget_state_carries_the_module_and_the_explorer_traits(cls):
+    widget = cls()
+    state = widget.get_state()  # what the kernel sends to JupyterLab
+    assert state["_esm"] == bundle(cls._module)
+    assert "export default { render }" in state["_esm"]
+    assert not re.search(r"^\s*import\b", state["_esm"], re.MULTILINE)  # every import inlined
+    assert state["_css"].startswith("/*")
+    for name, value in widget.state().items():
+        assert state[name] == value
+
+
+def test_frontend_updates_reach_python_and_are_validated():
+    widget = ScoresExplorer()
+    widget.set_state({"d_k": 16})  # what a message from the page does
+    assert widget.d_k == 16
+    assert widget.trace().scale == 0.25
+    with pytest.raises(traitlets.TraitError):
+        widget.set_state({"d_k": 0})
+    assert widget.d_k == 16
+
+
+# --- the static page: text/html that mounts the same module -------------------------
+
+@pytest.mark.parametrize("cls", EXPLORERS)
+def test_mimebundle_inlines_the_module_and_needs_no_network(cls):
+    widget = cls()
+    data, _ = widget._repr_mimebundle_()
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.model_id
+    assert data["text/plain"] == widget.summary()
+    page = data["text/html"]
+    assert script_json(widget._esm) in page  # the very module anywidget runs, as a string literal
+    assert script_json(widget.state()) in page
+    assert page.count("<script") == 1 and page.count("</script") == 1
+    assert '<script type="module">' in page
+    assert not re.search(r"\b(src|href)\s*=", page)
+    assert "import(" in page and "data:text/javascript" in page
+    # The only URL in the page is the SVG namespace name, which is never fetched.
+    assert set(re.findall(r"https?://[^\s\"'<>\\]+", page)) <= {"http://www.w3.org/2000/svg"}
+    assert f'id="ac-explorer-{widget.model_id}"' in page
+    assert "<noscript>" in page
+
+
+def test_script_json_cannot_close_the_script():
+    text = script_json({"tokens": ["</script><script>alert(1)</script>", "<!--", "a & b"]})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"tokens": ["</script><script>alert(1)</script>", "<!--", "a & b"]}
+
+
+# --- the bundler --------------------------------------------------------------------
+
+def write_modules(directory: Path, **modules: str) -> Path:
+    for name, text in modules.items():
+        (directory / f"{name}.js").write_text(text, encoding="utf-8")
+    return directory
+
+
+def test_bundle_inlines_each_dependency_once_and_keeps_private_names_apart(tmp_path):
+    js = write_modules(
+        tmp_path,
+        a='import { c } from "./c.js";\nconst helper = () => 1;\nexport function a() { return helper() + c(); }\n',
+        b='import { c as cc } from "./c.js";\nconst helper = () => 10;\nexport const b = () => helper() + cc();\n',
+        c="let calls = 0;\nexport function c() { calls += 1; return 100; }\n",
+        entry='import { a } from "./a.js";\nimport { b } from "./b.js";\nexport function total() { return a() + b(); }\nexport default { total };\n',
+    )
+    text = bundle("entry.js", js)
+    assert text.count("// --- c.js") == 1
+    assert text.index("// --- c.js") < text.index("// --- a.js") < text.index("// --- entry.js")
+    assert run_bundled(tmp_path, text, "total", [[]]) == [211]
+
+
+@pytest.mark.parametrize(("modules", "message"), [
+    ({"entry": 'import { x } from "./missing.js";\n'}, "no ES module"),
+    ({"entry": 'import { a } from "./a.js";\n', "a": 'import { b } from "./entry.js";\nexport const a = 1;\n'}, "cycle"),
+    ({"entry": 'import thing from "./a.js";\n', "a": "export const a = 1;\n"}, "only"),
+    ({"entry": 'import { a } from "https://cdn.example/a.js";\n'}, "only"),
+    ({"entry": 'import { a } from "./a.js";\n', "a": "export default 1;\n"}, "default export"),
+    ({"entry": 'import { a } from "./a.js";\n', "a": "const a = 1;\nexport { a };\n"}, "only"),
+])
+def test_bundle_rejects_what_it_cannot_inline(tmp_path, modules, message):
+    js = write_modules(tmp_path, **modules)
+    with pytest.raises(ValueError, match=message):
+        bundle("entry.js", js)
+
+
+def test_every_explorer_module_bundles_and_parses(tmp_path):
+    for cls in EXPLORERS:
+        module = tmp_path / f"{cls.__name__}.mjs"
+        module.write_text(cls._esm, encoding="utf-8")
+        done = subprocess.run([node(), "--check", str(module)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+    assert base64.b64decode(ScalingExplorer().sample)  # the sample is valid base64
