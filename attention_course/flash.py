@@ -10,28 +10,65 @@ accumulated on the fly: for each query we keep
 
 When a new tile raises the max from m to m', what was accumulated is rescaled
 by exp(m - m'), so at the end acc / l is exactly softmax(scores) @ V. Memory
-holds one (block, block) tile of scores instead of n_q x n_k; the arithmetic is
-the same O(n_q n_k d) as the plain version.
+holds one (block_q, block_k) tile of scores per core instead of n_q x n_k; the
+arithmetic is the same O(n_q n_k d) as the plain version.
+
+What makes it fast in NumPy (measured in benchmarks/bench_attention.py):
+
+- Tiles of 128 queries x 512 keys: each NumPy call does enough work to hide
+  Python's per-call cost, yet a float32 tile (256 KiB) still fits in a core's
+  L2 cache while it goes through its five passes.
+- Every pass over a tile writes into the same scratch buffer (`out=`), so no
+  temporary (block_q, block_k) array is allocated per tile.
+- Query tiles are independent, so they are shared among threads, one per core
+  (`_threads.run_jobs`): NumPy releases the GIL in BLAS and in its ufuncs.
+- Under `is_causal`, key tiles that lie entirely after a query tile's last
+  query are never computed: that halves the work.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ._checks import broadcast_batch, check_scale, positive_int
+from ._threads import cpu_count, run_jobs
 from .attention import check_qkv
-from .masks import check_attn_mask, mask_to_bias
+from .masks import check_attn_mask
 
-DEFAULT_BLOCK_SIZE = 128
+DEFAULT_BLOCK_SIZE = (128, 512)
+"""(block_q, block_k): queries and keys per tile, chosen by measurement on a 2-core machine."""
+
+MIN_SCORES_FOR_THREADS = 1 << 20
+"""Below this many scores (1024 x 1024) one thread is used: small calls stay simple and repeatable."""
 
 
-def _mask_tile(mask: np.ndarray, rows: slice, cols: slice) -> np.ndarray:
-    """The part of a (broadcastable) mask that covers one tile of scores."""
-    if mask.ndim >= 2 and mask.shape[-2] != 1:
-        mask = mask[..., rows, :]
-    if mask.shape[-1] != 1:
-        mask = mask[..., cols]
-    return mask
+def _block_sizes(block_size) -> tuple[int, int]:
+    """(block_q, block_k) from an int (both the same) or a pair of positive ints."""
+    if isinstance(block_size, (tuple, list)):
+        if len(block_size) != 2:
+            raise ValueError(
+                f"block_size must be a positive int or a pair (block_q, block_k); got {block_size!r}"
+            )
+        return positive_int(block_size[0], "block_size[0] (block_q)"), positive_int(block_size[1], "block_size[1] (block_k)")
+    size = positive_int(block_size, "block_size")
+    return size, size
+
+
+def _tiles(n: int, block: int) -> list[slice]:
+    """Consecutive slices of at most `block` positions covering 0..n-1."""
+    return [slice(start, min(start + block, n)) for start in range(0, n, block)]
+
+
+def _key_tiles(rows: slice, n_k: int, block_k: int, is_causal: bool) -> Iterator[slice]:
+    """The key tiles that the queries in `rows` can see.
+
+    Under the causal mask query i sees keys 0..i, so keys from `rows.stop` on
+    are hidden from every query of the tile and are not visited at all.
+    """
+    last_key = min(n_k, rows.stop) if is_causal else n_k
+    return iter(_tiles(last_key, block_k))
 
 
 def _causal_tile(rows: slice, cols: slice) -> np.ndarray:
@@ -41,6 +78,66 @@ def _causal_tile(rows: slice, cols: slice) -> np.ndarray:
     return j <= i
 
 
+def _mask_tile(mask: np.ndarray, rows: slice, cols: slice) -> np.ndarray:
+    """The part of a (n_q or 1, n_k or 1) mask that covers one tile of scores."""
+    if mask.shape[-2] != 1:
+        mask = mask[rows, :]
+    if mask.shape[-1] != 1:
+        mask = mask[:, cols]
+    return mask
+
+
+def _apply_mask(scores: np.ndarray, allowed: np.ndarray) -> None:
+    """Mask one tile of scores in place: False -> -inf (bool), or add the float mask."""
+    if allowed.dtype == bool:
+        np.copyto(scores, -np.inf, where=~allowed)  # (bq, bk); `allowed` broadcasts
+    else:
+        scores += allowed.astype(scores.dtype, copy=False)  # same rounding as the plain path
+
+
+def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch) -> np.ndarray:
+    """The online softmax for one tile of queries against all the keys it can see.
+
+    Args:
+        q_tile: (bq, d_k) the queries of `rows`, already multiplied by the scale.
+        k: (n_k, d_k) keys; v: (n_k, d_v) values.
+        mask: None or a 2-D (n_q or 1, n_k or 1) bool or float mask.
+        is_causal: apply the top-left causal mask.
+        rows: which queries q_tile holds.
+        block_k: keys per tile.
+        scratch: (>= bq, >= block_k) buffer that holds one tile of scores.
+
+    Returns:
+        (bq, d_v) the attention output of these queries (zeros for a query
+        with nothing to attend to).
+    """
+    bq, d_v = q_tile.shape[0], v.shape[-1]
+    dtype = scratch.dtype
+    m = np.full((bq, 1), -np.inf, dtype=dtype)  # (bq, 1) running max
+    l = np.zeros((bq, 1), dtype=dtype)  # (bq, 1) running denominator
+    acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v) running numerator
+    for cols in _key_tiles(rows, k.shape[0], block_k, is_causal):
+        s = scratch[:bq, : cols.stop - cols.start]  # a view: this tile's scores live in the scratch buffer
+        np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
+        if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
+            _apply_mask(s, _causal_tile(rows, cols))
+        if mask is not None:
+            _apply_mask(s, _mask_tile(mask, rows, cols))
+        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (bq, 1)
+        # A row with only -inf so far keeps m_new = -inf; shift it by 0 instead (-inf - -inf is NaN).
+        m_shift = np.where(m_new == -np.inf, 0.0, m_new).astype(dtype, copy=False)  # (bq, 1)
+        np.subtract(s, m_shift, out=s)  # every exponent <= 0
+        np.exp(s, out=s)  # (bq, bk) this tile's unnormalised weights p
+        alpha = np.exp(m - m_shift)  # (bq, 1) rebases what was summed under the old max
+        l *= alpha
+        l += s.sum(axis=-1, keepdims=True)
+        acc *= alpha
+        acc += s @ v[cols]  # (bq, bk) x (bk, d_v) -> (bq, d_v)
+        m = m_new
+    # A row that saw only -inf has l == 0: it attends to nothing and gets zeros, as in torch.
+    return np.divide(acc, l, out=np.zeros_like(acc), where=l != 0)
+
+
 def flash_attention(
     query,
     key,
@@ -48,7 +145,7 @@ def flash_attention(
     attn_mask=None,
     is_causal: bool = False,
     scale=None,
-    block_size: int = DEFAULT_BLOCK_SIZE,
+    block_size: int | tuple[int, int] = DEFAULT_BLOCK_SIZE,
 ) -> np.ndarray:
     """Exactly `scaled_dot_product_attention`, computed tile by tile.
 
@@ -57,14 +154,16 @@ def flash_attention(
         attn_mask, is_causal, scale: as in `scaled_dot_product_attention`.
             Under is_causal, key tiles that every query of a tile is masked
             from are skipped, which halves the work.
-        block_size: rows of queries and of keys per tile. Peak extra memory
-            grows with block_size**2, not with n_q * n_k.
+        block_size: queries and keys per tile, an int for square tiles or a
+            pair (block_q, block_k). Peak extra memory grows with
+            block_q * block_k (one tile per core), not with n_q * n_k.
 
     Returns:
-        (..., n_q, d_v), equal to the plain computation up to rounding.
+        (..., n_q, d_v), equal to the plain computation up to rounding; float32
+        in gives float32 out; the inputs are not modified.
     """
     q, k, v = check_qkv(query, key, value)
-    block_size = positive_int(block_size, "block_size")
+    block_q, block_k = _block_sizes(block_size)
     n_q, d_k = q.shape[-2:]
     n_k, d_v = v.shape[-2:]
     scale = check_scale(scale, d_k)
@@ -74,31 +173,31 @@ def flash_attention(
         shapes["attn_mask"] = mask.shape
     batch = broadcast_batch(shapes)
     dtype = np.result_type(q, k, v)
+    q, k, v = (x.astype(dtype, copy=False) for x in (q, k, v))  # one dtype, so BLAS never converts per tile
+    # Views (no copies) with the full batch shape, so each batch index picks its own (n, d) matrices.
+    q, k, v = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (q, k, v))
+    if mask is not None:
+        mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # a (n_k,) mask becomes (1, n_k)
+        mask = np.broadcast_to(mask, batch + mask.shape[-2:])  # (..., n_q or 1, n_k or 1)
     out = np.empty(batch + (n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
-    k_t = np.swapaxes(k, -1, -2)  # (..., n_k, d_k) -> (..., d_k, n_k), a view
+    scale = dtype.type(scale)
 
-    for i0 in range(0, n_q, block_size):
-        rows = slice(i0, min(i0 + block_size, n_q))
-        q_tile = q[..., rows, :] * np.asarray(scale, dtype=dtype)  # (..., bq, d_k), scaled once
-        m = np.full(batch + (rows.stop - i0, 1), -np.inf, dtype=dtype)  # (..., bq, 1) running max
-        l = np.zeros_like(m)  # (..., bq, 1) running denominator
-        acc = np.zeros(batch + (rows.stop - i0, d_v), dtype=dtype)  # (..., bq, d_v) running numerator
-        # Under the causal mask, keys after the tile's last query are hidden from all its rows.
-        last_key = min(n_k, rows.stop) if is_causal else n_k
-        for j0 in range(0, last_key, block_size):
-            cols = slice(j0, min(j0 + block_size, last_key))
-            s = q_tile @ k_t[..., :, cols]  # (..., bq, d_k) x (..., d_k, bk) -> (..., bq, bk)
-            if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
-                s = np.where(_causal_tile(rows, cols), s, -np.inf)
-            if mask is not None:
-                s = s + mask_to_bias(_mask_tile(mask, rows, cols), dtype)
-            m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (..., bq, 1)
-            m_safe = np.where(m_new == -np.inf, 0.0, m_new).astype(dtype)  # rows masked so far: avoid -inf - -inf
-            p = np.exp(s - m_safe)  # (..., bq, bk) unnormalised weights of this tile
-            alpha = np.exp(m - m_safe)  # (..., bq, 1) rescales what was summed under the old max
-            l = alpha * l + p.sum(axis=-1, keepdims=True)
-            acc = alpha * acc + p @ v[..., cols, :]  # (..., bq, bk) x (..., bk, d_v) -> (..., bq, d_v)
-            m = m_new
-        # A row that saw only -inf has l == 0: it attends to nothing and gets zeros.
-        out[..., rows, :] = np.divide(acc, l, out=np.zeros_like(acc), where=l != 0)
+    def make_worker():
+        scratch = np.empty((block_q, block_k), dtype=dtype)  # this thread's tile of scores
+
+        def attend(job: tuple[tuple, slice]) -> None:
+            b, rows = job  # b: index into the batch dims; rows: one tile of queries
+            q_tile = q[b][rows] * scale  # (bq, d_k), scaled once per tile
+            mask_b = None if mask is None else mask[b]
+            out[b][rows] = _attend_query_tile(q_tile, k[b], v[b], mask_b, is_causal, rows, block_k, scratch)
+
+        return attend
+
+    row_tiles = _tiles(n_q, block_q)
+    if is_causal:  # the last query tiles see the most keys: start them first so the threads finish together
+        row_tiles.reverse()
+    jobs = [(b, rows) for b in np.ndindex(batch) for rows in row_tiles]
+    n_scores = int(np.prod(batch, dtype=np.int64)) * n_q * n_k
+    n_workers = cpu_count() if n_scores >= MIN_SCORES_FOR_THREADS else 1
+    run_jobs(jobs, make_worker, n_workers)
     return out
