@@ -44,6 +44,11 @@ MIN_SCORES_FOR_THREADS = 1 << 20
 """Below this many scores (1024 x 1024) one thread is used: small calls stay simple and repeatable."""
 
 
+def _threads_for(n_scores: int) -> int:
+    """How many threads share the query tiles of a call that computes `n_scores` scores."""
+    return cpu_count() if n_scores >= MIN_SCORES_FOR_THREADS else 1
+
+
 def _block_sizes(block_size) -> tuple[int, int]:
     """(block_q, block_k) from an int (both the same) or a pair of positive ints."""
     if isinstance(block_size, (tuple, list)):
@@ -160,7 +165,11 @@ def flash_attention(
 
     Returns:
         (..., n_q, d_v), equal to the plain computation up to rounding; float32
-        in gives float32 out; the inputs are not modified.
+        in gives float32 out; the inputs are not modified. A query with nothing
+        to attend to gets zeros. NaN reaches every output that can see it; a
+        NaN key or value in a tile that is skipped (under is_causal) leaves the
+        queries that cannot see it untouched, where the plain path, which
+        multiplies it by a zero weight, gives NaN.
     """
     q, k, v = check_qkv(query, key, value)
     block_q, block_k = _block_sizes(block_size)
@@ -198,6 +207,5 @@ def flash_attention(
         row_tiles.reverse()
     jobs = [(b, rows) for b in np.ndindex(batch) for rows in row_tiles]
     n_scores = int(np.prod(batch, dtype=np.int64)) * n_q * n_k
-    n_workers = cpu_count() if n_scores >= MIN_SCORES_FOR_THREADS else 1
-    run_jobs(jobs, make_worker, n_workers)
+    run_jobs(jobs, make_worker, _threads_for(n_scores))
     return out
