@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,7 +115,7 @@ class Measurement:
         return max(self.peak_bytes - self.result_bytes, 0)
 
 
-def measure(fn, *args, repeat: int = 5, warmup: int = 1, **kwargs) -> Measurement:
+def measure(fn, *args, repeat: int = 5, warmup: int = 1, blas_threads: int | None = None, **kwargs) -> Measurement:
     """Time `fn(*args, **kwargs)` and measure the peak memory it allocates.
 
     Timing uses `time.perf_counter` around each of `repeat` calls, after
@@ -124,9 +125,15 @@ def measure(fn, *args, repeat: int = 5, warmup: int = 1, **kwargs) -> Measuremen
 
     Args:
         fn: the function to call.
-        *args, **kwargs: its arguments.
+        *args, **kwargs: its arguments (`fn` cannot take keyword arguments
+            named repeat, warmup or blas_threads through here).
         repeat: timed calls (at least 1).
         warmup: untimed calls first (caches, lazy imports).
+        blas_threads: limit the BLAS behind NumPy's matrix products to this
+            many threads during all the calls (via threadpoolctl); None leaves
+            it as it is. On a busy machine, a multi-threaded BLAS that waits
+            for a core someone else is using can make small calls many times
+            slower; one thread gives timings that depend on the work.
 
     Returns:
         A Measurement: times, peak_bytes, result_bytes.
@@ -136,16 +143,27 @@ def measure(fn, *args, repeat: int = 5, warmup: int = 1, **kwargs) -> Measuremen
     repeat = positive_int(repeat, "repeat")
     if not isinstance(warmup, int) or warmup < 0:
         raise ValueError(f"warmup must be a non-negative integer; got {warmup!r}")
-    for _ in range(warmup):
-        fn(*args, **kwargs)
-    times = np.empty(repeat)
-    for i in range(repeat):
-        start = time.perf_counter()
-        fn(*args, **kwargs)
-        times[i] = time.perf_counter() - start
-    peak, result = _peak_memory(fn, args, kwargs)
+    with _blas_limit(blas_threads):
+        for _ in range(warmup):
+            fn(*args, **kwargs)
+        times = np.empty(repeat)
+        for i in range(repeat):
+            start = time.perf_counter()
+            fn(*args, **kwargs)
+            times[i] = time.perf_counter() - start
+        peak, result = _peak_memory(fn, args, kwargs)
     result_bytes = int(result.nbytes) if isinstance(result, np.ndarray) else 0
     return Measurement(times=times, peak_bytes=peak, result_bytes=result_bytes)
+
+
+def _blas_limit(blas_threads):
+    """A context that limits BLAS to `blas_threads` threads, or does nothing for None."""
+    if blas_threads is None:
+        return nullcontext()
+    blas_threads = positive_int(blas_threads, "blas_threads")
+    from threadpoolctl import threadpool_limits  # imported here: `import attention_course` stays light
+
+    return threadpool_limits(limits=blas_threads, user_api="blas")
 
 
 def _peak_memory(fn, args, kwargs) -> tuple[int, object]:

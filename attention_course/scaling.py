@@ -127,9 +127,9 @@ def jacobian_norm(scores) -> np.ndarray:
     """Size of the softmax's Jacobian: its Frobenius norm, sqrt(sum_ij J_ij^2).
 
     The gradient that reaches the scores is J^T times the gradient on the
-    weights, so this bounds how much learning signal passes through. It is
-    largest for uniform weights, (1/n) sqrt(n - 1) over n keys, and 0 for
-    one-hot weights.
+    weights, so this bounds how much learning signal passes through. It is 0
+    for one-hot weights, sqrt(n - 1) / n for even weights over n keys, and at
+    most 1/2 (two keys sharing the weight equally).
 
     Args:
         scores: (..., n_k) scores.

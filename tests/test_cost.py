@@ -127,6 +127,21 @@ def test_measure_nests_inside_an_existing_trace():
     assert m.result_bytes == 2**20 and m.peak_bytes >= 2**20
 
 
+def test_measure_can_limit_blas_threads():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen = []
+
+    def record():
+        seen.append([pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"])
+
+    before = [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    assert before, "threadpoolctl does not see NumPy's BLAS"
+    measure(record, repeat=2, blas_threads=1)
+    assert len(seen) == 4 and all(threads == [1] * len(before) for threads in seen)
+    after = [pool["num_threads"] for pool in threadpoolctl.threadpool_info() if pool["user_api"] == "blas"]
+    assert after == before  # restored afterwards
+
+
 def test_measure_rejects_bad_arguments():
     with pytest.raises(TypeError, match="fn"):
         measure(42)
@@ -134,6 +149,8 @@ def test_measure_rejects_bad_arguments():
         measure(lambda: None, repeat=0)
     with pytest.raises(ValueError, match="warmup"):
         measure(lambda: None, warmup=-1)
+    with pytest.raises(ValueError, match="blas_threads"):
+        measure(lambda: None, blas_threads=0)
 
 
 def test_plain_attention_memory_grows_as_n_squared_and_tiled_stays_flat():

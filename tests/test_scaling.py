@@ -124,6 +124,13 @@ def test_jacobian_of_uniform_weights_and_its_norm():
     assert jacobian_norm(np.zeros(n)) == pytest.approx(math.sqrt(n - 1) / n, rel=1e-12)
 
 
+def test_jacobian_norm_is_largest_for_two_keys_sharing_equally():
+    assert jacobian_norm([0.0, 0.0]) == pytest.approx(0.5)
+    assert jacobian_norm([0.0, 0.0, -np.inf, -np.inf]) == pytest.approx(0.5)
+    rows = np.random.default_rng(0).normal(0, 3, size=(2000, 6))
+    assert jacobian_norm(rows).max() <= 0.5
+
+
 def test_jacobian_vanishes_as_the_scores_spread():
     # The seed's scores 30 and 5: weight 1 - e^-25 on the first, a Jacobian of about e^-25.
     tiny = jacobian_norm([30.0, 5.0])
