@@ -1,0 +1,125 @@
+"""The package's attention against torch.nn.functional.scaled_dot_product_attention.
+
+The names and semantics of the primitives follow torch's, so what a student
+learns here transfers: this file checks that claim number by number. It runs
+where torch is installed (`pip install -e ".[torch]"`) and is skipped, with the
+reason, where it is not.
+"""
+
+import numpy as np
+import pytest
+
+from attention_course import attention_weights, causal_mask, flash_attention, padding_mask, scaled_dot_product_attention
+
+torch = pytest.importorskip("torch", reason="torch is not installed: pip install -e '.[torch]' to cross-check against it")
+F = torch.nn.functional
+
+TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-5)}
+OURS = {"plain": scaled_dot_product_attention, "flash": lambda *a, **kw: flash_attention(*a, block_size=(4, 3), **kw)}
+
+
+def torch_sdpa(q, k, v, attn_mask=None, **kwargs) -> np.ndarray:
+    """torch's SDPA on NumPy arrays, back as NumPy."""
+    t = [torch.from_numpy(np.ascontiguousarray(x)) for x in (q, k, v)]
+    mask = None if attn_mask is None else torch.from_numpy(np.ascontiguousarray(attn_mask))
+    return F.scaled_dot_product_attention(*t, attn_mask=mask, **kwargs).numpy()
+
+
+def problem(seed, n_q, n_k, batch=(2, 3), d_k=8, d_v=5, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal(batch + (n_q, d_k)).astype(dtype)
+    k = rng.standard_normal(batch + (n_k, d_k)).astype(dtype)
+    v = rng.standard_normal(batch + (n_k, d_v)).astype(dtype)
+    return rng, q, k, v
+
+
+@pytest.fixture(params=sorted(OURS))
+def ours(request):
+    return OURS[request.param]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_q, n_k", [(7, 7), (5, 11), (11, 5), (1, 1)])
+def test_no_mask(n_q, n_k, dtype, ours):
+    _, q, k, v = problem(0, n_q, n_k, dtype=dtype)
+    got = ours(q, k, v)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, torch_sdpa(q, k, v), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_q, n_k", [(9, 9), (4, 10), (10, 4)])
+def test_is_causal_is_aligned_top_left_as_in_torch(n_q, n_k, dtype, ours):
+    _, q, k, v = problem(1, n_q, n_k, dtype=dtype)
+    want = torch_sdpa(q, k, v, is_causal=True)
+    np.testing.assert_allclose(ours(q, k, v, is_causal=True), want, **TOL[dtype])
+    # ... and is the same as passing our causal_mask as a boolean mask
+    np.testing.assert_allclose(torch_sdpa(q, k, v, attn_mask=causal_mask(n_q, n_k)), want, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("mask_shape", [(6, 9), (1, 9), (3, 6, 9), (2, 1, 6, 9)])
+def test_boolean_mask_true_means_may_attend(mask_shape, dtype, ours):
+    rng, q, k, v = problem(2, 6, 9, dtype=dtype)
+    mask = rng.random(mask_shape) < 0.7
+    mask[..., 0] = True  # every query sees key 0; fully masked rows have their own test below
+    np.testing.assert_allclose(ours(q, k, v, attn_mask=mask), torch_sdpa(q, k, v, attn_mask=mask), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_mask_is_added_to_the_scores(dtype, ours):
+    rng, q, k, v = problem(3, 6, 9, dtype=dtype)
+    bias = rng.standard_normal((6, 9)).astype(dtype)
+    bias[rng.random(bias.shape) < 0.3] = -np.inf
+    bias[:, 0] = 0.0
+    np.testing.assert_allclose(ours(q, k, v, attn_mask=bias), torch_sdpa(q, k, v, attn_mask=bias), **TOL[dtype])
+
+
+def test_padding_mask_as_in_torch(ours):
+    _, q, k, v = problem(4, 6, 6, batch=(3,))
+    mask = padding_mask([6, 2, 4], 6)  # (B, 1, n_k)
+    np.testing.assert_allclose(ours(q, k, v, attn_mask=mask), torch_sdpa(q, k, v, attn_mask=mask), **TOL[np.float64])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fully_masked_rows_are_zeros_as_in_torch(dtype, ours):
+    rng, q, k, v = problem(5, 6, 7, batch=(2,), dtype=dtype)
+    mask = rng.random((2, 6, 7)) < 0.6
+    mask[0, 2] = False
+    mask[1, [0, 5]] = False
+    want = torch_sdpa(q, k, v, attn_mask=mask)
+    assert np.all(want[0, 2] == 0) and np.all(want[1, [0, 5]] == 0)  # torch 2.13: zeros, not NaN
+    got = ours(q, k, v, attn_mask=mask)
+    np.testing.assert_allclose(got, want, **TOL[dtype])
+    assert np.all(got[0, 2] == 0) and np.all(got[1, [0, 5]] == 0)
+
+
+def test_scale_argument(ours):
+    _, q, k, v = problem(6, 5, 8)
+    for scale in (0.1, 1.0, 2.5):
+        np.testing.assert_allclose(ours(q, k, v, scale=scale), torch_sdpa(q, k, v, scale=scale), **TOL[np.float64])
+
+
+def test_broadcast_batch_dims():
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((2, 3, 5, 4))
+    k = rng.standard_normal((1, 3, 6, 4))
+    v = rng.standard_normal((2, 1, 6, 2))
+    want = torch_sdpa(q, np.broadcast_to(k, (2, 3, 6, 4)), np.broadcast_to(v, (2, 1 * 3, 6, 2)))
+    for f in OURS.values():
+        np.testing.assert_allclose(f(q, k, v), want, **TOL[np.float64])
+
+
+def test_weights_match_the_softmax_of_torch():
+    _, q, k, _ = problem(8, 5, 7)
+    tq, tk = torch.from_numpy(q), torch.from_numpy(k)
+    want = torch.softmax(tq @ tk.transpose(-1, -2) / np.sqrt(q.shape[-1]), dim=-1).numpy()
+    np.testing.assert_allclose(attention_weights(q, k), want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_flash_at_the_default_tile_size(dtype, is_causal):
+    # Large enough for several 128 x 512 tiles and the threaded path.
+    _, q, k, v = problem(9, 1100, 1300, batch=(2,), d_k=64, d_v=64, dtype=dtype)
+    np.testing.assert_allclose(flash_attention(q, k, v, is_causal=is_causal), torch_sdpa(q, k, v, is_causal=is_causal), **TOL[dtype])
