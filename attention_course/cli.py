@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
 # The modules that contribute subcommands; each defines `register(subparsers)`.
 COMMAND_MODULES: tuple[str, ...] = (
     "attention_course.pretrained.cli",
+    "attention_course.grading.cli",
 )
 
 

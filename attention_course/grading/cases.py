@@ -79,7 +79,8 @@ def format_value(value, names: tuple[str, ...] | None = None) -> str:
 def _format_array(arr: np.ndarray) -> str:
     dtype = "" if arr.dtype in (np.float64, np.bool_) else f"  (dtype {arr.dtype})"
     if arr.ndim == 0:
-        return f"{arr.item()!r}{dtype}"
+        item = arr.item()
+        return f"{item:.6g}{dtype}" if isinstance(item, float) else f"{item!r}{dtype}"
     if arr.size > SHOW_MAX_ELEMENTS:
         finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
         span = f", values from {finite.min():.4g} to {finite.max():.4g}" if finite.size and arr.dtype != bool else ""

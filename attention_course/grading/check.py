@@ -78,8 +78,8 @@ class Check:
         """The reference result for case `i` (computed once, in this process)."""
         return self._prepared(i)[0]
 
-    def predictions(self, i: int) -> dict[str, object]:
-        """What each recognised mistake returns for case `i`."""
+    def predictions(self, i: int) -> dict[int, object]:
+        """What each recognised mistake (by position in `mistakes`) returns for case `i`."""
         return self._prepared(i)[1]
 
     def prepare(self) -> None:

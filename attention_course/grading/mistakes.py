@@ -128,17 +128,17 @@ def same_values(got, predicted, tolerance: tuple[float, float]) -> bool:
     return bool(np.allclose(got.astype(np.float64), predicted.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True))
 
 
-def predict_all(mistakes: tuple[Mistake, ...], case: Case) -> dict[str, object]:
-    """What each mistake would return for this input (computed by the grader)."""
+def predict_all(mistakes: tuple[Mistake, ...], case: Case) -> dict[int, object]:
+    """What each mistake (by position: several may share an id) would return for this input."""
     out = {}
-    for mistake in mistakes:
+    for position, mistake in enumerate(mistakes):
         if mistake.predict is None:
             continue
         with np.errstate(all="ignore"):
             try:
-                out[mistake.id] = as_plain(mistake.predict(*case.args, **case.kwargs))
+                out[position] = as_plain(mistake.predict(*case.args, **case.kwargs))
             except (ValueError, IndexError, TypeError, ZeroDivisionError):
-                out[mistake.id] = None  # the mistake cannot even run on this input
+                out[position] = None  # the mistake cannot even run on this input
     return out
 
 
@@ -149,15 +149,15 @@ def as_plain(value):
     return None if value is None else np.asarray(value)
 
 
-def diagnose(case: Case, expected, got, predictions: dict[str, object], mistakes: tuple[Mistake, ...],
+def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes: tuple[Mistake, ...],
              names: tuple[str, ...] | None = None,
              specific: Callable[[Case, object, object], Mistake | None] | None = None) -> tuple[str, Mistake | None] | None:
     """Why `got` is wrong: (message, recognised mistake or None); None if it is right."""
     message = difference(expected, got, case.tolerance, names)
     if message is None:
         return None
-    for mistake in mistakes:
-        if same_values(got, predictions.get(mistake.id), case.tolerance):
+    for position, mistake in enumerate(mistakes):
+        if same_values(got, predictions.get(position), case.tolerance):
             return message, mistake
     if got is None:
         return message, RETURNS_NONE

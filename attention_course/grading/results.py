@@ -122,6 +122,8 @@ class CheckResult:
 
     def __str__(self) -> str:
         lines = [self.headline(), f"  {self.message}"]
+        if self.status == PASSED and self.cases and all(_short(c.got) for c in self.cases):
+            lines += [f"  {c.label}: got {c.got}" for c in self.cases]
         case = self.first_failure
         if case is not None and self.status == FAILED:
             where = " (an input only the batch grader tries)" if case.hidden else ""
@@ -133,7 +135,7 @@ class CheckResult:
             lines += _labelled("hint", self.hint)
         others = [c for c in self.cases if c is not case and not c.passed and c.status != SKIPPED]
         if others and self.status == FAILED:
-            lines.append("  also failing: " + "; ".join(f"{c.label} ({c.message})" for c in others))
+            lines.append(f"  also failing ({len(others)}): " + "; ".join(c.label for c in others))
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -163,13 +165,20 @@ class CheckResult:
         if self.cases and self.status not in (NOT_ATTEMPTED, MISSING):
             items = "".join(
                 f"<li>{esc(_ICONS.get(c.status, '✗'))} {esc(c.label)}"
+                + (f": got <code>{esc(c.got)}</code>" if _short(c.got) else "")
                 + (f" — {esc(c.message)}" if c.message else "")
                 + "</li>"
                 for c in self.cases
             )
-            parts.append(f"<details><summary>all {len(self.cases)} inputs</summary><ul>{items}</ul></details>")
+            opened = " open" if all(_short(c.got) for c in self.cases) else ""
+            parts.append(f"<details{opened}><summary>all {len(self.cases)} inputs</summary><ul>{items}</ul></details>")
         parts.append("</div>")
         return "".join(parts)
+
+
+def _short(text: str) -> bool:
+    """True for a result that fits on a line, like a measured number."""
+    return bool(text) and "\n" not in text and len(text) <= 40
 
 
 def _labelled(label: str, text: str) -> list[str]:

@@ -23,8 +23,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
-
 from . import calls
 from .calls import Observation
 from .protocol import ProtocolError, decode, encode, pack_value, unpack_observation
@@ -115,8 +113,10 @@ class InvalidNotebook(ValueError):
     """A submission that cannot be read as a notebook."""
 
 
-def read_notebook(path: Path | str) -> nbformat.NotebookNode:
+def read_notebook(path: Path | str):
     """Read and validate a notebook; InvalidNotebook says why it cannot be graded."""
+    import nbformat
+
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -172,10 +172,11 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             status = {"time": calls.TIMEOUT, "memory": calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
             observations[index] = Observation(status, error=attempt.reason)
             incidents.append(f"{call.function}() {attempt.reason}")
-            if status == calls.TIMEOUT:
-                for other in pending:
-                    if other.group == call.group and other.id not in observations:
-                        observations[other.id] = Observation(calls.SKIPPED, error="not tried: an earlier input ran out of time")
+            # The same function would most likely do it again: its other inputs are not tried.
+            why = "ran out of time" if status == calls.TIMEOUT else "ended the process"
+            for other in pending:
+                if other.group == call.group and other.id not in observations:
+                    observations[other.id] = Observation(calls.SKIPPED, error=f"not tried: an earlier input {why}")
         restarts += 1
         if restarts > limits.restarts or time.monotonic() >= deadline:
             why = "its time budget ran out" if time.monotonic() >= deadline else f"its process died {restarts} times"

@@ -82,7 +82,7 @@ def _cases() -> list[Case]:
         Case("very negative scores", (np.array([[-1000.0, -1001.0, -1002.0], [-5.0, 0.0, 5.0]]),)),
         Case("masked entries (-inf)", (np.array([1.0, -np.inf, 2.0, -np.inf]),)),
         Case("a (2, 3, 4) array along axis 1", (rng.standard_normal((2, 3, 4)) * 2,), {"axis": 1}, hidden=True),
-        Case("float32 large scores", ((rng.standard_normal((3, 4)) * 100).astype(np.float32),), hidden=True),
+        Case("float32 large scores", ((rng.standard_normal((3, 4)) * 300).astype(np.float32),), hidden=True),
         Case("a single score", (np.array([5.0]),), hidden=True),
         Case("along axis -2", (rng.standard_normal((2, 4, 3)),), {"axis": -2}, hidden=True),
     ]
@@ -111,8 +111,9 @@ SOFTMAX = Check(
                 "You divided by the sum of ALL the entries, so the whole array sums to 1 but no single slice "
                 "does. Sum along `axis` only, keeping that axis (keepdims=True) so that the division lines up.",
                 global_softmax),
-        Mistake("not_normalised",
-                "These are the exponentials, not yet weights: divide each slice by its sum so it sums to 1.",
+        Mistake(DOES_NOT_SUM_TO_1.id,
+                "These are the exponentials (shifted by the max), not yet weights: divide each slice by its "
+                "sum so that it sums to 1.",
                 unnormalised),
     ),
     specific=_specific,

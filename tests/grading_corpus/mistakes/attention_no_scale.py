@@ -1,0 +1,10 @@
+"""attention without the 1/sqrt(d_k) scale."""
+CHECK = "attention"
+MISTAKE = "missing_scale"
+
+from attention_course import softmax
+
+
+def attention(Q, K, V):
+    weights = softmax(Q @ K.T)
+    return weights @ V, weights

@@ -1,0 +1,9 @@
+"""causal_mask that hides each token from itself."""
+CHECK = "causal_mask"
+MISTAKE = "excludes_diagonal"
+
+import numpy as np
+
+
+def causal_mask(n):
+    return np.tril(np.ones((n, n), dtype=bool), k=-1)

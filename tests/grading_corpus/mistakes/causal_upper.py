@@ -1,0 +1,9 @@
+"""causal_mask that keeps the upper triangle: every token sees the future."""
+CHECK = "causal_mask"
+MISTAKE = "upper_triangle"
+
+import numpy as np
+
+
+def causal_mask(n):
+    return np.triu(np.ones((n, n), dtype=bool))

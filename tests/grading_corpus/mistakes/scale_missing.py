@@ -1,0 +1,7 @@
+"""scale_scores that forgets to scale."""
+CHECK = "scale_scores"
+MISTAKE = "missing_scale"
+
+
+def scale_scores(scores, d_k):
+    return scores.copy()

@@ -1,0 +1,10 @@
+"""softmax normalised by the sum of every entry: slices do not sum to 1."""
+CHECK = "softmax"
+MISTAKE = "normalised_over_everything"
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e)

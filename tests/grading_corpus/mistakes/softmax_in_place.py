@@ -1,0 +1,11 @@
+"""softmax that subtracts the maximum in place: it changes the caller's scores."""
+CHECK = "softmax"
+MISTAKE = "modifies_input"
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x -= np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)

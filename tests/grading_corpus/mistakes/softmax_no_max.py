@@ -1,0 +1,10 @@
+"""softmax straight from the formula: exp overflows on large scores."""
+CHECK = "softmax"
+MISTAKE = "no_max_subtraction"
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)

@@ -1,0 +1,9 @@
+"""dot_product_spread that returns the formula instead of measuring."""
+CHECK = "dot_product_spread"
+MISTAKE = "formula_not_measurement"
+
+import math
+
+
+def dot_product_spread(d_k, n_samples=10_000, seed=0):
+    return math.sqrt(d_k)
