@@ -175,3 +175,14 @@ def test_sentence_embeddings_have_length_one_and_tell_the_parties_apart_only_a_l
     c = model("my card was blocked").sentence_embedding()
     assert np.linalg.norm(a) == pytest.approx(1.0)
     assert a @ b > 0.95 > a @ c
+
+
+def test_the_examples_in_the_docstrings_run(model):
+    import doctest
+
+    import attention_course.pretrained as pretrained
+    from attention_course.pretrained import model as model_module
+
+    for module in (pretrained, model_module):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

@@ -3,7 +3,7 @@
 >>> model = load_model()                      # reads the cache; see `fetch_model`
 >>> run = model("Such indemnity survives.")
 >>> run.attentions.shape                      # (L, h, n, n)
-(6, 12, 6, 6)
+(6, 12, 8, 8)
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ function render({ model, el }) {
   const layerSelect = h("select", { "data-role": "layer", onchange: (e) => pick({ layer: Number(e.target.value) }) });
   const headSelect = h("select", { "data-role": "head", onchange: (e) => pick({ head: Number(e.target.value) }) });
   const querySelect = h("select", { "data-role": "query", onchange: (e) => pick({ query: Number(e.target.value) }) });
-  const picture = svg("svg", { "data-role": "head-view", role: "img" });
+  const picture = svg("svg", { "data-role": "head-view", role: "img", style: "max-width: 28rem" });
   const caption = h("figcaption", { class: "ac-note", "data-role": "caption" });
   const listCaption = h("caption", {});
   const listBody = h("tbody", { "data-role": "top-keys" });
