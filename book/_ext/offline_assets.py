@@ -1,7 +1,7 @@
 """Make the rendered book self-contained: it must work from file:// with the network off.
 
 A local Sphinx extension, wired in `_config.yml` under `sphinx: local_extensions`.
-It does three things Jupyter Book 1 does not do by itself:
+It does four things Jupyter Book 1 does not do by itself:
 
 1. MathJax from the build, not from a CDN. Sphinx's default `mathjax_path` is
    a jsDelivr URL. We copy MathJax 3 from the npm package that `npm ci`
@@ -18,7 +18,8 @@ It does three things Jupyter Book 1 does not do by itself:
    (Firefox treats only the page's own folder and its subfolders as the
    same origin) refuse web fonts from `../_static/`, where the chapters in
    `book/` find them; SVG output has no fonts to refuse. Set
-   `offline_mathjax_bundle: tex-chtml.js` to switch.
+   `offline_mathjax_bundle: tex-chtml.js` to switch. When a chapter title
+   holds math, the sidebar shows it on every page, so every page gets MathJax.
 
    The source folder is never named `_static`: Jupyter Book adds every `.js`
    found in a source `_static` folder to every page, which would load 2 MB of
@@ -32,6 +33,11 @@ It does three things Jupyter Book 1 does not do by itself:
 
 3. The book's own small stylesheet, `assets/course.css` (tables of the
    attention trace, shapes that do not wrap), served from `_static/`.
+
+4. A front door that follows the root. `index.html` redirects to the root
+   chapter, but sphinx-external-toc writes it only when it is missing, so a
+   build folder made before the root changed keeps sending readers to a page
+   that no longer exists. We rewrite the redirect whenever it is stale.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 from sphinx.util import logging
@@ -142,6 +149,31 @@ def _package_version(package: Path) -> str:
         return "(unknown version)"
 
 
+def _mathjax_for_math_in_titles(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """html-page-context: every page whose navigation shows a title with math needs MathJax.
+
+    Sphinx adds MathJax only to pages with equations in their body, but the
+    sidebar lists every chapter's title, so a title such as "Why scale by
+    $\\sqrt{d_k}$" would show as raw TeX on the other pages. If any title holds
+    math, load MathJax on every page (runs before sphinx.ext.mathjax's handler).
+    """
+    if app.builder.format != "html" or app.registry.html_assets_policy == "always":
+        return
+    if any(next(iter(title.findall(nodes.math)), None) is not None for title in app.env.titles.values()):
+        app.set_html_assets_policy("always")
+
+
+def _refresh_index_redirect(app: Sphinx, exception: Exception | None) -> None:
+    """build-finished: make `index.html` redirect to the current root document."""
+    if exception is not None or app.builder.name != "html" or app.config.root_doc == "index":
+        return
+    index = Path(app.outdir) / "index.html"
+    redirect = f'<meta http-equiv="Refresh" content="0; url={app.config.root_doc}.html" />\n'
+    current = index.read_text(encoding="utf8") if index.exists() else None
+    if current != redirect and (current is None or current.startswith("<meta http-equiv=\"Refresh\"")):
+        index.write_text(redirect, encoding="utf8")  # only ever replace a redirect, never a page
+
+
 def _drop_unused_thebe(app: Sphinx, config) -> None:
     """config-inited: unhook sphinx-thebe unless the thebe launch button is on."""
     launch = (config.html_theme_options or {}).get("launch_buttons", {}) or {}
@@ -163,5 +195,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _drop_unused_thebe)
     app.connect("builder-inited", _require_mathjax)
     app.connect("builder-inited", _add_course_styles)
+    app.connect("html-page-context", _mathjax_for_math_in_titles, priority=400)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _refresh_index_redirect, priority=900)  # after sphinx-external-toc
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,399 @@
+"""Checks on the built book (`_build/html`) and on the committed notebooks.
+
+The book must be built first: `make test` does it (`make book`); otherwise build
+with `jupyter-book build .` or point ATTENTION_COURSE_BOOK_HTML at a built
+site's `html/` folder. Checked here:
+
+- every chapter listed in `_toc.yml` was rendered, from its current source, with
+  the outputs of its executed cells;
+- no page loads anything from outside the machine: every script, style sheet,
+  image, font, frame and CSS `url(...)` is local (links to the web are fine);
+- math is typeset by the MathJax copied into the build, with its licence;
+- in headless Chromium, opened from file:// with every non-local request
+  refused, each chapter renders all its math, shows all its images and logs no
+  console error (screenshots in test-results/book/);
+- notebooks in book/, exercises/ and solutions/ are committed without outputs
+  and without execution counts (the project's rule: the build and nbval run
+  them), with the python3 kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK_HTML = Path(os.environ.get("ATTENTION_COURSE_BOOK_HTML", ROOT / "_build" / "html")).resolve()
+SCREENSHOTS = ROOT / "test-results" / "book"
+NOTEBOOK_FOLDERS = ("book", "exercises", "solutions")
+MATHJAX = "_static/mathjax/tex-svg-full.js"
+
+
+# -- what the book should contain ------------------------------------------------------
+
+
+def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
+    """Every file named in the table of contents, root first, without suffix."""
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf8"))
+    files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                files.append(entry["file"])
+            walk(entry.get("sections"))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    walk(toc.get("chapters"))
+    return [str(Path(f).with_suffix("")) for f in files]
+
+
+def source_of(docname: str) -> Path:
+    """The source file of a TOC entry: a notebook or a MyST page."""
+    for suffix in (".ipynb", ".md"):
+        path = ROOT / f"{docname}{suffix}"
+        if path.exists():
+            return path
+    raise AssertionError(f"{docname} is in _toc.yml but neither {docname}.ipynb nor {docname}.md exists")
+
+
+def all_notebooks() -> list[Path]:
+    return sorted(
+        path
+        for folder in NOTEBOOK_FOLDERS
+        for path in (ROOT / folder).rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in path.parts and "_build" not in path.parts
+    )
+
+
+CHAPTERS = toc_files()
+
+
+@pytest.fixture(scope="module")
+def html_dir() -> Path:
+    if not (BOOK_HTML / "index.html").exists():
+        pytest.fail(
+            f"No built book at {BOOK_HTML}. Build it first: `make book` "
+            "(or `.venv/bin/jupyter-book build .`), or set ATTENTION_COURSE_BOOK_HTML "
+            "to the html/ folder of a build."
+        )
+    return BOOK_HTML
+
+
+def page_of(html_dir: Path, docname: str) -> Path:
+    return html_dir / f"{docname}.html"
+
+
+def site_pages(html_dir: Path) -> list[Path]:
+    """Every HTML page of the site (not the theme's template fragments in _static/)."""
+    return sorted(
+        page for page in html_dir.rglob("*.html")
+        if not {"_static", "_sources"} & set(page.relative_to(html_dir).parts)
+    )
+
+
+# -- every chapter rendered ----------------------------------------------------------------
+
+
+def test_the_toc_lists_the_book_and_its_files_exist():
+    assert CHAPTERS[0] == "book/introduction"
+    assert len(CHAPTERS) == len(set(CHAPTERS)), "a chapter is listed twice in _toc.yml"
+    for docname in CHAPTERS:
+        source_of(docname)  # raises with the missing name
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_every_chapter_was_rendered_from_its_current_source(html_dir, docname):
+    page = page_of(html_dir, docname)
+    assert page.exists(), f"{docname} is in _toc.yml but {page} was not built"
+    source = source_of(docname)
+    assert page.stat().st_mtime >= source.stat().st_mtime, (
+        f"{page} is older than {source}: rebuild the book (make book)"
+    )
+    if source.suffix == ".ipynb":
+        notebook = json.loads(source.read_text(encoding="utf8"))
+        shown = [
+            cell for cell in notebook["cells"]
+            if cell["cell_type"] == "code"
+            and not {"remove-cell", "remove-output"} & set(cell.get("metadata", {}).get("tags", []))
+        ]
+        if shown:
+            html = page.read_text(encoding="utf8")
+            assert 'class="cell_output' in html, f"{page} shows no cell output: was {source} executed?"
+
+
+def test_the_index_page_leads_to_the_root_chapter(html_dir):
+    targets = [url for where, url in loaded_urls((html_dir / "index.html").read_text(encoding="utf8"))
+               if where == "<meta refresh>"]
+    assert targets == [f"{CHAPTERS[0]}.html"], f"index.html redirects to {targets}, not to the root chapter"
+    assert (html_dir / targets[0]).exists()
+
+
+# -- nothing loaded from outside the machine -------------------------------------------------
+
+
+#: (tag, attribute) pairs whose URL the browser fetches by itself.
+LOADING_ATTRIBUTES = {
+    ("script", "src"), ("link", "href"), ("img", "src"), ("img", "srcset"), ("iframe", "src"),
+    ("frame", "src"), ("source", "src"), ("source", "srcset"), ("video", "src"), ("video", "poster"),
+    ("audio", "src"), ("track", "src"), ("embed", "src"), ("object", "data"), ("input", "src"),
+    ("image", "href"), ("image", "xlink:href"), ("use", "href"), ("use", "xlink:href"),
+    ("body", "background"),
+}
+CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]+)\1\s*\)|@import\s+(['"])([^'"]+)\3""")
+MODULE_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)(['"])((?:https?:)?//[^'"]+)\1""")
+
+
+def is_external(url: str) -> bool:
+    """True for a URL that leaves the machine (http, https, protocol-relative, ws...)."""
+    url = url.strip()
+    if url.startswith("//"):
+        return True
+    scheme = urlsplit(url).scheme.lower()
+    return scheme not in ("", "file", "data", "blob", "about", "javascript", "mailto")
+
+
+def _srcset_urls(value: str) -> list[str]:
+    return [candidate.split()[0] for candidate in value.split(",") if candidate.strip()]
+
+
+def css_urls(css: str) -> list[str]:
+    return [m.group(2) or m.group(4) for m in CSS_URL.finditer(css)]
+
+
+class LoadedURLs(HTMLParser):
+    """Collects every URL an HTML page makes the browser fetch, with where it came from."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[str, str]] = []  # (where, url)
+        self._in: str | None = None
+        self._script_type = ""
+
+    def handle_starttag(self, tag, attrs):
+        attrs = {name: value or "" for name, value in attrs}
+        for name, value in attrs.items():
+            if (tag, name) in LOADING_ATTRIBUTES:
+                urls = _srcset_urls(value) if name == "srcset" else [value]
+                self.found += [(f"<{tag} {name}>", url) for url in urls]
+            if name == "style":
+                self.found += [(f"<{tag} style>", url) for url in css_urls(value)]
+        if tag == "meta" and attrs.get("http-equiv", "").lower() == "refresh":
+            target = attrs.get("content", "").partition("url=")[2]
+            if target:
+                self.found.append(("<meta refresh>", target))
+        if tag in ("style", "script"):
+            self._in = tag
+            self._script_type = attrs.get("type", "")
+
+    def handle_endtag(self, tag):
+        if tag == self._in:
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in == "style":
+            self.found += [("<style>", url) for url in css_urls(data)]
+        elif self._in == "script":
+            # Inline modules (the explorers) must not import from the web either.
+            self.found += [("<script> import", m.group(2)) for m in MODULE_IMPORT.finditer(data)]
+
+
+def loaded_urls(html: str) -> list[tuple[str, str]]:
+    parser = LoadedURLs()
+    parser.feed(html)
+    parser.close()
+    return parser.found
+
+
+def test_the_url_scanner_finds_what_a_browser_would_fetch():
+    page = """
+    <html><head>
+    <link rel="stylesheet" href="https://cdn.example.org/a.css">
+    <script src="//unpkg.com/thebe/lib/index.js"></script>
+    <script type="module">import { x } from "https://esm.sh/anywidget"; await import('http://e.x/y.js');</script>
+    <style>@font-face { src: url("https://fonts.gstatic.com/f.woff2") } @import 'http://e.x/s.css';</style>
+    </head><body>
+    <img srcset="local.png 1x, https://img.example.org/b.png 2x" src="data:image/png;base64,AAAA">
+    <iframe src="https://www.youtube.com/embed/x"></iframe>
+    <div style="background: url(http://e.x/bg.png)"></div>
+    <a href="https://pytorch.org/docs">a link is fine</a>
+    <script>const text = "https://not-a-load.example.org";</script>
+    <img src="../_images/figure.png"><script src="../_static/mathjax/tex-svg-full.js"></script>
+    </body></html>
+    """
+    external = sorted(url for _, url in loaded_urls(page) if is_external(url))
+    assert external == sorted([
+        "https://cdn.example.org/a.css", "//unpkg.com/thebe/lib/index.js", "https://esm.sh/anywidget",
+        "http://e.x/y.js", "https://fonts.gstatic.com/f.woff2", "http://e.x/s.css",
+        "https://img.example.org/b.png", "https://www.youtube.com/embed/x", "http://e.x/bg.png",
+    ])
+
+
+def _local_target(page: Path, url: str, html_dir: Path) -> Path | None:
+    path = urlsplit(url).path
+    if not path or is_external(url) or url.startswith(("data:", "blob:", "about:", "javascript:", "#")):
+        return None
+    return (page.parent / path).resolve() if not path.startswith("/") else None
+
+
+def test_no_page_loads_anything_from_outside_the_machine(html_dir):
+    pages = site_pages(html_dir)
+    assert len(pages) >= len(CHAPTERS)
+    offending, missing, styles = [], [], set()
+    for page in pages:
+        for where, url in loaded_urls(page.read_text(encoding="utf8")):
+            rel = page.relative_to(html_dir)
+            if is_external(url):
+                offending.append(f"{rel}: {where} {url}")
+                continue
+            target = _local_target(page, url, html_dir)
+            if target is not None and where != "<meta refresh>":
+                if not target.exists():
+                    missing.append(f"{rel}: {where} {url}")
+                elif target.suffix == ".css":
+                    styles.add(target)
+    # Style sheets load fonts and images in turn (and @import other sheets).
+    seen: set[Path] = set()
+    while styles:
+        sheet = styles.pop()
+        seen.add(sheet)
+        for url in css_urls(sheet.read_text(encoding="utf8", errors="replace")):
+            if is_external(url):
+                offending.append(f"{sheet.relative_to(html_dir)}: url() {url}")
+            elif (target := _local_target(sheet, url, html_dir)) is not None:
+                if target.suffix == ".css" and target.exists() and target not in seen:
+                    styles.add(target)
+    assert not offending, "pages load from outside the machine:\n" + "\n".join(offending)
+    assert not missing, "pages refer to local files that were not built:\n" + "\n".join(missing)
+
+
+# -- math served locally -----------------------------------------------------------------------
+
+
+def test_math_is_typeset_by_the_mathjax_copied_into_the_build(html_dir):
+    mathjax = html_dir / MATHJAX
+    assert mathjax.stat().st_size > 1_000_000, f"{mathjax} is missing or truncated"
+    licence = (mathjax.parent / "LICENSE").read_text(encoding="utf8")
+    assert "Apache License" in licence
+    pages_with_math = 0
+    for page in site_pages(html_dir):
+        html = page.read_text(encoding="utf8")
+        scripts = [url for where, url in loaded_urls(html) if where == "<script src>" and "mathjax" in url.lower()]
+        has_math = 'class="math' in html
+        if has_math:
+            pages_with_math += 1
+            assert scripts, f"{page.relative_to(html_dir)} has math but loads no MathJax"
+        for url in scripts:
+            assert (page.parent / urlsplit(url).path).resolve() == mathjax.resolve(), (
+                f"{page.relative_to(html_dir)} loads MathJax from {url}, not from the build's copy"
+            )
+    assert pages_with_math >= 3, "expected the chapters' equations to be on the pages"
+
+
+def test_no_page_carries_the_unused_thebe_configuration(html_dir):
+    for page in site_pages(html_dir):
+        html = page.read_text(encoding="utf8")
+        assert "THEBE_JS_URL" not in html and "x-thebe-config" not in html, page
+
+
+# -- the rendered pages in a real browser ----------------------------------------------------
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_chapter_renders_offline_in_chromium(html_dir, browser, docname):
+    page_path = page_of(html_dir, docname)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests_out, problems = [], []
+
+    def route(r):
+        if r.request.url.startswith(("file://", "data:", "blob:")):
+            r.continue_()
+        else:
+            requests_out.append(r.request.url)
+            r.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url} {r.failure}"))
+    try:
+        page.goto(page_path.as_uri(), wait_until="load")
+        math_nodes = page.locator(".math").count()
+        if math_nodes:
+            page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
+            page.evaluate("MathJax.startup.promise")
+            assert page.locator("mjx-container").count() >= math_nodes
+            assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset a formula"
+        broken = page.evaluate(
+            "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+        )
+        assert not broken, f"images that did not load: {broken}"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=SCREENSHOTS / f"{docname.replace('/', '__')}.png")  # the first screen
+    finally:
+        context.close()
+    assert not requests_out, f"the page tried to reach the network: {requests_out}"
+    assert not problems, "\n".join(problems)
+
+
+# -- notebooks are committed without outputs ------------------------------------------------
+
+
+NOTEBOOKS = all_notebooks()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(ROOT)) for p in NOTEBOOKS])
+def test_notebook_is_committed_without_outputs(path):
+    notebook = json.loads(path.read_text(encoding="utf8"))
+    rel = path.relative_to(ROOT)
+    with_outputs = [i for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code" and c.get("outputs")]
+    counted = [i for i, c in enumerate(notebook["cells"]) if c["cell_type"] == "code" and c.get("execution_count")]
+    fix = f"clear them: .venv/bin/jupyter nbconvert --clear-output --inplace {rel}"
+    assert not with_outputs, f"{rel}: cells {with_outputs} have outputs; {fix}"
+    assert not counted, f"{rel}: cells {counted} have execution counts; {fix}"
+    assert "widgets" not in notebook.get("metadata", {}), f"{rel} stores widget state; {fix}"
+    assert notebook.get("metadata", {}).get("kernelspec", {}).get("name") == "python3", (
+        f"{rel}: the kernel must be python3 (the build and nbval start that kernel)"
+    )
+
+
+def test_the_notebook_rule_is_enforced_on_something():
+    folders = {path.relative_to(ROOT).parts[0] for path in NOTEBOOKS}
+    assert "book" in folders and len(NOTEBOOKS) >= 4
+
+
+# -- the test command runs the notebooks -----------------------------------------------------
+
+
+def test_pytest_collects_every_chapter_and_solution_and_nothing_else():
+    """`make test` runs pytest with the defaults of pyproject.toml: check which notebooks they collect.
+
+    The Python test modules are left out of this collection (--ignore-glob) only
+    to keep it fast; the folders walked, the nbval option and the ignore rules
+    are the defaults.
+    """
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "--ignore-glob=*.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    collected = {line.split("::")[0] for line in result.stdout.splitlines() if "::" in line}
+    notebooks = {path for path in collected if path.endswith(".ipynb")}
+    chapters = {f"{name}.ipynb" for name in CHAPTERS if source_of(name).suffix == ".ipynb"}
+    solutions = {str(p.relative_to(ROOT)) for p in (ROOT / "solutions").glob("*.ipynb")}
+    assert chapters <= notebooks, f"chapters nbval does not run: {sorted(chapters - notebooks)}"
+    assert solutions <= notebooks, f"solutions nbval does not run: {sorted(solutions - notebooks)}"
+    stray = sorted(p for p in notebooks if not p.startswith(("book/", "solutions/")))
+    assert not stray, f"nbval must not run these: {stray}"
