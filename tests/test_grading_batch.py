@@ -1,0 +1,108 @@
+"""Tests for attention_course/grading/batch.py: whole notebooks, graded in sandboxes, in parallel.
+
+Every solution scores full marks, every untouched exercise scores zero without
+crashing, and the hostile corpus is graded correctly in one batch.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from attention_course.grading import results
+from attention_course.grading.batch import collect, grade_submissions
+from attention_course.grading.runner import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+HOSTILE = ROOT / "tests" / "grading_corpus" / "hostile"
+FAST = Limits(cell_seconds=3, call_seconds=3, grace_seconds=1, notebook_seconds=60, memory_bytes=1 << 30)
+
+
+@pytest.fixture(scope="module")
+def released():
+    grades = grade_submissions(collect([ROOT / "solutions", ROOT / "exercises"]), FAST, progress=False)
+    return {(Path(g.submission.path).parent.name, Path(g.submission.path).stem): g for g in grades}
+
+
+def test_every_solution_scores_full_marks(released):
+    solutions = {stem: g for (folder, stem), g in released.items() if folder == "solutions"}
+    assert len(solutions) == 8
+    for stem, grade in solutions.items():
+        nb = grade.notebooks[0]
+        assert nb.exercise == stem and grade.status == "ok", (stem, nb.incidents)
+        assert nb.score == nb.max_score > 0, [str(c) for c in nb.checks if not c.passed]
+
+
+def test_every_untouched_exercise_scores_zero_without_crashing(released):
+    exercises = {stem: g for (folder, stem), g in released.items() if folder == "exercises"}
+    assert len(exercises) == 8
+    for stem, grade in exercises.items():
+        nb = grade.notebooks[0]
+        assert grade.status == "not attempted" and nb.incidents == [], (stem, nb.incidents)
+        assert nb.score == 0 and all(c.status == results.NOT_ATTEMPTED for c in nb.checks)
+
+
+def _digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        h.update(str(path.relative_to(folder)).encode())
+        if path.is_file():
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def test_hostile_submissions_are_graded_correctly_in_one_batch(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a notebook that escaped its folder would write here
+    expected = json.loads((HOSTILE / "expected.json").read_text())
+    before = _digest(HOSTILE)
+    grades = grade_submissions(collect([HOSTILE]), FAST, jobs=2, progress=False)
+    assert _digest(HOSTILE) == before and list(tmp_path.iterdir()) == []
+    by_name = {Path(g.submission.path).name: g for g in grades}
+    assert set(by_name) == set(expected), "every submission gets a row"
+    for name, want in expected.items():
+        grade = by_name[name]
+        nb = grade.notebooks[0]
+        assert grade.status.split(", ") == want["status"], (name, grade.status, nb.incidents)
+        scores = {c.check: c for c in nb.checks}
+        assert set(scores) == set(want["checks"]), name
+        for check, verdict in want["checks"].items():
+            result = scores[check]
+            if verdict == "full":
+                assert result.score == result.max_score, (name, str(result))
+            elif verdict == "zero":
+                assert result.score == 0, (name, str(result))
+            else:
+                assert 0 <= result.score < result.max_score, (name, str(result))
+        for check, mistake in want.get("mistakes", {}).items():
+            assert scores[check].mistake == mistake, (name, str(scores[check]))
+        if "column" in want:
+            assert nb.exercise == want["column"]
+
+
+def test_collect_rules(tmp_path):
+    (tmp_path / "alice").mkdir()
+    shutil.copy(ROOT / "solutions" / "03_softmax.ipynb", tmp_path / "alice")
+    (tmp_path / "alice" / ".ipynb_checkpoints").mkdir()
+    shutil.copy(ROOT / "solutions" / "03_softmax.ipynb", tmp_path / "alice" / ".ipynb_checkpoints" / "x.ipynb")
+    shutil.copy(ROOT / "solutions" / "04_attention.ipynb", tmp_path / "bob_04.ipynb")
+    (tmp_path / "notes.txt").write_text("not a notebook")
+    (tmp_path / "empty").mkdir()
+    subs = collect([tmp_path])
+    assert [(s.name, len(s.notebooks), s.is_folder) for s in subs] == [
+        ("alice", 1, True), ("bob_04", 1, False), ("empty", 0, True)]
+    with pytest.raises(FileNotFoundError):
+        collect([tmp_path / "nobody"])
+
+
+def test_a_student_folder_is_one_submission(tmp_path):
+    student = tmp_path / "carol"
+    student.mkdir()
+    shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", student)
+    shutil.copy(ROOT / "exercises" / "03_softmax.ipynb", student)
+    (grade,) = grade_submissions(collect([tmp_path]), FAST, progress=False)
+    assert grade.submission.name == "carol" and len(grade.notebooks) == 2
+    assert grade.status == "03_softmax: not attempted"
+    assert set(grade.by_exercise()) == {"01_dot_scores", "03_softmax"}

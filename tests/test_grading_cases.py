@@ -1,0 +1,47 @@
+"""Tests for attention_course/grading/cases.py: inputs and how they are shown."""
+
+import numpy as np
+
+from attention_course.grading.calls import Opaque
+from attention_course.grading.cases import Case, format_value, shape_of
+
+
+def test_small_arrays_are_printed_with_their_shape():
+    text = format_value(np.array([[1.0, 2.0], [3.0, 4.5]]))
+    assert "4.5" in text and "shape (2, 2)" in text
+
+
+def test_large_arrays_are_summarised():
+    text = format_value(np.arange(1000.0).reshape(100, 10))
+    assert text == "array of shape (100, 10), values from 0 to 999"
+
+
+def test_nan_in_a_large_array_is_mentioned():
+    arr = np.zeros(100)
+    arr[3] = np.nan
+    assert "contains nan" in format_value(arr)
+
+
+def test_float32_is_named_and_scalars_are_short():
+    assert "float32" in format_value(np.ones(2, dtype=np.float32))
+    assert format_value(np.asarray(11.313708498984761)) == "11.3137"
+    assert format_value(None) == "None" and format_value(Opaque("a dict")) == "a dict"
+
+
+def test_tuples_name_their_items():
+    text = format_value((np.zeros(2), np.ones(2)), ("output", "weights"))
+    assert text.startswith("a tuple of 2") and "output = " in text and "weights = " in text
+
+
+def test_describe_names_every_argument():
+    c = Case("x", (np.array([1.0, 2.0]), 4), {"axis": 0}, note="made up")
+    assert c.describe(("scores", "d_k")) == "scores = [1., 2.]\nd_k = 4\naxis = 0\n(made up)"
+
+
+def test_float32_inputs_are_compared_more_loosely():
+    assert Case("a", (np.ones(2, dtype=np.float32),)).tolerance > Case("b", (np.ones(2),)).tolerance
+
+
+def test_shape_of():
+    assert shape_of(np.zeros((2, 3))) == "shape (2, 3)"
+    assert shape_of((1, 2)) == "a tuple of 2"

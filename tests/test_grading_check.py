@@ -1,0 +1,84 @@
+"""Tests for attention_course/grading/check.py: the engine shared by notebook and batch."""
+
+import numpy as np
+
+from attention_course.grading import calls, results
+from attention_course.grading.calls import Observation
+from attention_course.grading.check import judge, run_check
+from attention_course.grading.scores_checks import SCALE_SCORES
+from attention_course.grading.softmax_checks import SOFTMAX
+
+
+def good_softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_visible_and_hidden_inputs():
+    visible = run_check(SOFTMAX, good_softmax)
+    everything = run_check(SOFTMAX, good_softmax, hidden=True)
+    assert visible.passed and everything.passed
+    assert visible.max_score == len(SOFTMAX.indices(False)) < everything.max_score == len(SOFTMAX.cases)
+    assert not any(c.hidden for c in visible.cases) and any(c.hidden for c in everything.cases)
+
+
+def test_not_a_function():
+    r = run_check(SOFTMAX, 3)
+    assert r.status == results.FAILED and "check_softmax(softmax)" in r.hint
+
+
+def test_a_right_value_that_modifies_its_input_fails():
+    def in_place(x, axis=-1):
+        out = good_softmax(x, axis)
+        x[...] = 0
+        return out
+
+    r = run_check(SOFTMAX, in_place)
+    assert not r.passed and r.mistake == "modifies_input" and "in place" in r.message
+
+
+def test_after_a_timeout_the_other_inputs_are_skipped():
+    def slow(scores, d_k):
+        while True:
+            pass
+
+    object.__setattr__(SCALE_SCORES, "seconds", 0.2)  # the check's own limit, shortened for the test
+    try:
+        r = run_check(SCALE_SCORES, slow)
+    finally:
+        object.__setattr__(SCALE_SCORES, "seconds", 10.0)
+    statuses = [c.status for c in r.cases]
+    assert statuses[0] == results.TIMEOUT and set(statuses[1:]) == {results.SKIPPED}
+
+
+def test_inside_the_batch_worker_notebook_checks_step_aside():
+    calls.self_checks_enabled = False
+    try:
+        r = run_check(SOFTMAX, good_softmax)
+    finally:
+        calls.self_checks_enabled = True
+    assert r.status == results.SKIPPED
+
+
+def test_judge_reads_every_kind_of_observation():
+    kinds = {
+        Observation(calls.NOT_IMPLEMENTED): results.NOT_ATTEMPTED,
+        Observation(calls.MISSING): results.MISSING,
+        Observation(calls.TIMEOUT): results.TIMEOUT,
+        Observation(calls.OUT_OF_MEMORY, error="MemoryError"): results.FAILED,
+        Observation(calls.EXITED, error="called sys.exit(1)"): results.FAILED,
+        Observation(calls.CRASHED, error="crashed (segmentation fault)"): results.FAILED,
+        Observation(calls.RAISED, error="ValueError: operands could not be broadcast"): results.FAILED,
+        Observation(calls.SKIPPED): results.SKIPPED,
+    }
+    for obs, status in kinds.items():
+        assert judge(SOFTMAX, 1, obs).status == status, obs
+    broadcast = judge(SOFTMAX, 1, Observation(calls.RAISED, error="ValueError: operands could not be broadcast"))
+    assert "keepdims" in broadcast.hint
+
+
+def test_judge_of_a_returned_value_matches_the_in_process_check():
+    x = SOFTMAX.cases[3].args[0]  # large scores
+    naive = np.full(x.shape, np.nan)  # what exp(x) / exp(x).sum() gives: inf / inf
+    r = judge(SOFTMAX, 3, Observation(calls.RETURNED, value=naive, args_after=(x.copy(),)))
+    assert r.mistake == "no_max_subtraction" and r.status == results.FAILED

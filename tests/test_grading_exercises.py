@@ -1,0 +1,85 @@
+"""Tests for the exercise registry and every check: the solutions' own code passes them all.
+
+The solution notebooks' code cells run here, in this process, so each check
+function is exercised the way a student's notebook calls it.
+"""
+
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+import attention_course.grading as grading
+from attention_course.grading import results
+from attention_course.grading.exercises import BY_ID, EXERCISES, exercise, identify
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def solution_namespace(exercise_id: str) -> dict:
+    nb = nbformat.read(ROOT / "solutions" / f"{exercise_id}.ipynb", as_version=4)
+    namespace: dict = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code":  # the check cells run too: their results are simply not displayed
+            exec(compile(cell.source, exercise_id, "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=[e.id for e in EXERCISES])
+def test_solution_code_passes_every_check_with_hidden_inputs(ex):
+    namespace = solution_namespace(ex.id)
+    for check in ex.checks:
+        check_function = getattr(grading, f"check_{check.name}")
+        result = check_function(namespace[check.function], hidden=True)
+        assert result.passed, str(result)
+        assert result.score == result.max_score == len(check.cases)
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=[e.id for e in EXERCISES])
+def test_stubs_are_not_attempted(ex):
+    for check in ex.checks:
+        def stub(*args, **kwargs):
+            raise NotImplementedError()
+
+        result = getattr(grading, f"check_{check.name}")(stub)
+        assert result.status == results.NOT_ATTEMPTED and result.score == 0
+
+
+def test_the_nine_checks_of_the_issue_are_importable():
+    from attention_course.grading import (  # noqa: F401
+        check_attention, check_causal_mask, check_dot_scores, check_flash_attention, check_masked_attention,
+        check_multi_head_attention, check_padding_mask, check_scale_scores, check_softmax,
+    )
+
+
+def test_every_check_has_hidden_inputs_and_a_book_chapter():
+    chapters = {"introduction", "worked_example", "masks", "scaling", "stable_softmax", "learned_projections",
+                "cost", "follow_up_questions"}
+    for ex in EXERCISES:
+        assert ex.chapter in chapters
+        for check in ex.checks:
+            assert any(c.hidden for c in check.cases) and any(not c.hidden for c in check.cases), check.name
+
+
+def test_max_score_counts_every_input():
+    assert exercise("05_causal_mask").max_score == len(BY_ID["05_causal_mask"].checks[0].cases) + len(
+        BY_ID["05_causal_mask"].checks[1].cases)
+    with pytest.raises(ValueError, match="unknown exercise"):
+        exercise("09_nothing")
+
+
+def test_identify_by_metadata_then_file_name_then_functions():
+    assert identify({"attention_course": {"exercise": "03_softmax"}}, "anything.ipynb", "").id == "03_softmax"
+    assert identify({}, "bob_07_multi_head_attention.ipynb", "").id == "07_multi_head_attention"
+    code = "def causal_mask(n):\n    pass\n\ndef masked_attention(Q, K, V, mask):\n    pass\n"
+    assert identify({}, "mine.ipynb", code).id == "05_causal_mask"
+    assert identify({}, "mine.ipynb", "print(1)") is None
+
+
+def test_spread_check_tells_measurement_from_formula():
+    def formula(d_k, n_samples=10_000, seed=0):
+        return float(np.sqrt(d_k))
+
+    result = grading.check_dot_product_spread(formula)
+    assert result.mistake == "formula_not_measurement"

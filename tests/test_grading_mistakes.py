@@ -1,0 +1,84 @@
+"""Tests for attention_course/grading/mistakes.py: every mistake of the corpus is recognised.
+
+tests/grading_corpus/mistakes/ holds one wrong implementation per common
+mistake; each names its check (CHECK) and the mistake it must be diagnosed as
+(MISTAKE). The check must fail it and give that mistake's hint.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attention_course.grading.cases import Case
+from attention_course.grading.check import run_check
+from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.mistakes import difference, diagnose, same_values
+
+CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
+CHECKS = {check.name: check for exercise in EXERCISES for check in exercise.checks}
+ISSUE_MISTAKES = {  # the mistakes issue 5 asks for, each with at least one corpus entry
+    "no_max_subtraction", "softmax_wrong_axis", "does_not_sum_to_1", "missing_scale", "divided_by_d_k",
+    "mask_after_softmax", "mask_filled_with_zero", "query_key_swapped", "returns_weights_as_output",
+    "builds_full_matrix", "modifies_input",
+}
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"corpus_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ENTRIES = sorted(CORPUS.glob("*.py"))
+
+
+@pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
+def test_each_wrong_implementation_gets_its_hint(path):
+    wrong = load(path)
+    check = CHECKS[wrong.CHECK]
+    result = run_check(check, getattr(wrong, check.function), hidden=True)
+    assert not result.passed
+    assert result.mistake == wrong.MISTAKE, str(result)
+    hints = {m.hint for m in check.mistakes if m.id == wrong.MISTAKE}
+    failing = [c for c in result.cases if c.mistake == wrong.MISTAKE]
+    assert failing and all(c.hint for c in failing)
+    if hints:  # mistakes recognised by prediction carry the prediction's own hint
+        assert {c.hint for c in failing} <= hints
+    assert failing[0].hint in str(result) or result.hint in str(result)
+
+
+def test_the_corpus_covers_every_mistake_of_the_issue():
+    covered = {load(p).MISTAKE for p in ENTRIES}
+    assert ISSUE_MISTAKES <= covered, ISSUE_MISTAKES - covered
+
+
+def test_difference_names_shape_nan_and_dtype():
+    tol = (1e-6, 1e-9)
+    assert difference(np.zeros(3), np.zeros(3), tol) is None
+    assert difference(np.zeros(3), np.zeros((3, 1)), tol) == "expected shape (3,), got shape (3, 1)"
+    assert "got nan at index 1" in difference(np.zeros(3), np.array([0.0, np.nan, 0.0]), tol)
+    assert "booleans" in difference(np.ones(2, dtype=bool), np.ones(2), tol)
+    assert "expected a tuple" in difference((np.zeros(1), np.zeros(1)), np.zeros(1), tol, ("output", "weights"))
+    assert difference((np.zeros(1), np.zeros(1)), (np.zeros(1), np.ones(1)), tol, ("output", "weights")).startswith("weights:")
+
+
+def test_same_values_needs_the_same_structure():
+    tol = (1e-6, 1e-9)
+    assert same_values(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), tol)
+    assert not same_values(np.zeros(2), np.zeros(3), tol)
+    assert not same_values(np.zeros(2), (np.zeros(2),), tol)
+    assert not same_values(np.zeros(2), None, tol)
+
+
+def test_unexplained_wrong_values_get_a_generic_diagnosis():
+    case = Case("c", (np.zeros(2),))
+    message, mistake = diagnose(case, np.zeros(2), np.zeros((2, 2)), {}, ())
+    assert mistake.id == "wrong_shape" and "shape" in message
+    message, mistake = diagnose(case, np.zeros(2), None, {}, ())
+    assert mistake.id == "returns_none"
+    message, mistake = diagnose(case, np.zeros(2), np.array([np.inf, 0.0]), {}, ())
+    assert mistake.id == "not_finite"
+    assert diagnose(case, np.zeros(2), np.zeros(2), {}, ()) is None

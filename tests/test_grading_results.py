@@ -1,0 +1,76 @@
+"""Tests for attention_course/grading/results.py: summaries and their text and HTML forms."""
+
+from attention_course.grading import results
+from attention_course.grading.results import CaseResult, CheckResult
+
+
+def case(status, label="an input", message="", hint="", mistake=None, got="[1.0]", hidden=False):
+    return CaseResult(label, "x = [1.0, 2.0]", "[0.5, 0.5]", got, status, message, hint, mistake, hidden)
+
+
+def test_all_passed_is_passed_with_full_score():
+    r = CheckResult.from_cases("softmax", "softmax", [case(results.PASSED), case(results.PASSED)])
+    assert (r.passed, r.score, r.max_score, r.status) == (True, 2, 2, results.PASSED)
+    assert r.first_failure is None
+
+
+def test_first_failure_gives_message_hint_and_mistake():
+    cases = [
+        case(results.PASSED),
+        case(results.FAILED, "large scores", "got nan", "subtract the max", "no_max_subtraction"),
+        case(results.FAILED, "other", "differs", "another hint", "other_mistake"),
+    ]
+    r = CheckResult.from_cases("softmax", "softmax", cases)
+    assert not r.passed and r.status == results.FAILED and r.score == 1 and r.max_score == 3
+    assert (r.message, r.hint, r.mistake) == ("got nan", "subtract the max", "no_max_subtraction")
+
+
+def test_unrecognised_first_failure_borrows_a_later_hint():
+    r = CheckResult.from_cases("f", "f", [case(results.FAILED, message="differs"),
+                                          case(results.FAILED, hint="later hint", mistake="m")])
+    assert r.hint == "later hint" and r.mistake == "m" and r.message == "differs"
+
+
+def test_stub_is_not_attempted_and_says_so():
+    r = CheckResult.from_cases("softmax", "softmax", [case(results.NOT_ATTEMPTED)] * 3)
+    assert r.status == results.NOT_ATTEMPTED and r.score == 0 and not r.passed
+    assert "NotImplementedError" in r.message
+    assert "not attempted" in str(r)
+
+
+def test_missing_function_status():
+    r = CheckResult.from_cases("f", "f", [case(results.MISSING, message="no function called `f`")])
+    assert r.status == results.MISSING and r.message == "no function called `f`"
+
+
+def test_timeout_then_skipped_is_a_failure():
+    r = CheckResult.from_cases("f", "f", [case(results.TIMEOUT, message="took longer than 10 s"), case(results.SKIPPED)])
+    assert r.status == results.FAILED and r.message == "took longer than 10 s" and r.score == 0
+
+
+def test_text_shows_input_expected_got_and_hint():
+    r = CheckResult.from_cases("softmax", "softmax",
+                               [case(results.FAILED, "large scores", "got nan", "subtract the max", got="[nan, nan]", hidden=True)])
+    text = str(r)
+    for needed in ("✗ softmax: 0/1", "large scores", "x = [1.0, 2.0]", "expected: [0.5, 0.5]", "got: [nan, nan]",
+                   "hint: subtract the max", "only the batch grader"):
+        assert needed in text, needed
+    assert repr(r).startswith("CheckResult(")
+
+
+def test_passed_text_lists_short_results_like_a_measurement():
+    r = CheckResult.from_cases("spread", "spread", [case(results.PASSED, "d_k = 128", got="11.29")])
+    assert "d_k = 128: got 11.29" in str(r)
+
+
+def test_html_escapes_and_shows_the_table():
+    r = CheckResult.from_cases("f", "f", [case(results.FAILED, "<b>", "a < b", "use <", got="<script>")])
+    page = r._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;" in page
+    for needed in ("input", "expected", "got", "hint", "&lt;b&gt;"):
+        assert needed in page
+
+
+def test_skipped_result_for_batch_mode():
+    r = CheckResult.skipped("f", "f", "checked by the batch grader")
+    assert r.status == results.SKIPPED and r.max_score == 0 and not r.passed

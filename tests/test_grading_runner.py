@@ -1,0 +1,76 @@
+"""Tests for attention_course/grading/runner.py (and worker.py): the sandboxed run of one notebook."""
+
+import os
+
+import numpy as np
+import pytest
+
+from attention_course.grading import calls
+from attention_course.grading.runner import Call, InvalidNotebook, Limits, read_notebook, run_notebook
+
+FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
+DOUBLE = "def double(x):\n    return x * 2"
+
+
+def call(function="double", group="g", call_id=0, args=None):
+    return Call(call_id, group, function, (np.arange(3.0),) if args is None else args, seconds=2)
+
+
+def test_cells_run_and_calls_come_back_as_arrays():
+    run = run_notebook(["import numpy as np\nprint('hi')", "%time y = 1", DOUBLE], [call(), call("nope", call_id=1)], FAST)
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+    assert run.observations[1].status == calls.MISSING
+    assert [c.status for c in run.cells.values()] == ["ok", "ok", "ok"]  # IPython magics work
+    assert "hi" in run.output and run.incidents == [] and run.restarts == 0
+
+
+def test_a_failing_cell_does_not_stop_the_next_ones():
+    run = run_notebook(["1 / 0", DOUBLE], [call()], FAST)
+    assert run.cells[0].status == "error" and "ZeroDivisionError" in run.cells[0].error
+    assert run.observations[0].status == calls.RETURNED
+
+
+def test_os_exit_in_a_cell_costs_only_that_cell():
+    run = run_notebook(["import os\nos._exit(0)", DOUBLE], [call()], FAST)
+    assert run.cells[0].status == "killed" and run.restarts == 1
+    assert run.observations[0].status == calls.RETURNED
+    assert "os._exit" in run.incidents[0]
+
+
+def test_a_call_that_kills_the_process_skips_the_rest_of_its_group():
+    code = "import os\ndef boom(x):\n    os._exit(1)\n" + DOUBLE
+    run = run_notebook([code], [call("boom", "b", 0), call("boom", "b", 1), call("double", "d", 2)], FAST)
+    assert run.observations[0].status == calls.CRASHED
+    assert run.observations[1].status == calls.SKIPPED
+    assert run.observations[2].status == calls.RETURNED
+
+
+def test_the_grader_environment_does_not_leak(monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", "do-not-show")
+    code = "import os\nleak = os.environ.get('SECRET_TOKEN')\ndef double(x):\n    return x * (2 if leak is None else 3)"
+    run = run_notebook([code], [call()], FAST)
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+
+
+def test_files_written_are_reported_and_removed(tmp_path):
+    before = set(os.listdir(tmp_path))
+    run = run_notebook(["open('left.txt', 'w').write('x')\nimport os\nprint(os.getcwd())"], [], FAST)
+    assert run.files_written == ["left.txt"]
+    work = run.output.strip().splitlines()[-1]
+    assert not os.path.exists(work) and set(os.listdir(tmp_path)) == before
+
+
+def test_memory_limit_turns_a_bomb_into_memory_error():
+    run = run_notebook(["x = bytearray(3 * 2**30)"], [], Limits(memory_bytes=1 << 30, cell_seconds=5))
+    assert run.cells[0].status == "memory"
+
+
+def test_read_notebook_rejects_what_is_not_a_notebook(tmp_path):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text("{ not json")
+    with pytest.raises(InvalidNotebook, match="not a valid notebook"):
+        read_notebook(bad)
+    wrong = tmp_path / "wrong.ipynb"
+    wrong.write_text('{"cells": 3}')
+    with pytest.raises(InvalidNotebook):
+        read_notebook(wrong)
