@@ -1,0 +1,80 @@
+"""Tests for attention_course/grading/cli.py: `attention-course check | release | grade`."""
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from attention_course.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ["--cell-timeout", "5", "--check-timeout", "5"]
+
+
+@pytest.mark.parametrize("command", ["check", "release", "grade"])
+def test_every_subcommand_has_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert f"usage: attention-course {command}" in capsys.readouterr().out
+
+
+def test_check_prints_a_table_and_exits_0_on_full_marks(capsys):
+    assert main(["check", str(ROOT / "solutions" / "03_softmax.ipynb"), *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "03_softmax.ipynb — 03_softmax: 10/10, ok" in out and "✓ softmax" in out
+
+
+def test_check_teaches_on_a_wrong_notebook(tmp_path, capsys):
+    nb = (ROOT / "solutions" / "03_softmax.ipynb").read_text()
+    wrong = nb.replace("np.max(x, axis=axis, keepdims=True)", "0")  # no max subtraction
+    assert wrong != nb
+    (tmp_path / "03_softmax.ipynb").write_text(wrong)
+    assert main(["check", str(tmp_path / "03_softmax.ipynb"), *FAST]) == 1
+    out = capsys.readouterr().out
+    assert "✗ softmax" in out and "large scores" in out and "hint: exp of a large score overflows" in out
+
+
+def test_check_of_a_missing_file_is_a_usage_error(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nope.ipynb")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_release_check_on_the_repository(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["release", "--check"]) == 0
+    assert "8 up to date" in capsys.readouterr().out
+
+
+def test_release_writes_exercises(tmp_path, capsys):
+    out = tmp_path / "ex"
+    assert main(["release", "--solutions", str(ROOT / "solutions"), "--exercises", str(out)]) == 0
+    assert len(list(out.glob("*.ipynb"))) == 8
+    assert main(["release", "--solutions", str(tmp_path / "none"), "--exercises", str(out)]) == 2
+
+
+def test_grade_writes_a_gradebook_and_refuses_to_overwrite_it(tmp_path, capsys):
+    for name in ("ann", "ben"):
+        shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", tmp_path / f"{name}.ipynb")
+    out = tmp_path / "gradebook.csv"
+    assert main(["grade", str(tmp_path / "ann.ipynb"), str(tmp_path / "ben.ipynb"), "--out", str(out),
+                 "--no-progress", *FAST]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["name"], r["01_dot_scores"], r["status"]) for r in rows] == [("ann", "6", "ok"), ("ben", "6", "ok")]
+    assert out.with_suffix(".json").exists() and "graded 2 submission(s)" in capsys.readouterr().out
+    before = out.read_text()
+    assert main(["grade", str(tmp_path / "ann.ipynb"), "--out", str(out), "--no-progress"]) == 2
+    assert "already exists" in capsys.readouterr().err and out.read_text() == before
+    assert main(["grade", str(tmp_path / "ann.ipynb"), "--out", str(out), "--force", "--no-progress", *FAST]) == 0
+    assert len(list(csv.DictReader(out.open()))) == 1
+
+
+@pytest.mark.parametrize("bad", [["--memory-limit", "12"], ["--cell-timeout", "-1"], ["--jobs", "0"]])
+def test_grade_rejects_bad_limits(bad, tmp_path, capsys):
+    args = ["grade", str(ROOT / "solutions"), "--out", str(tmp_path / "g.csv"), *bad]
+    if bad[0] == "--jobs":
+        assert main(args) == 2
+    else:
+        with pytest.raises(SystemExit):
+            main(args)
