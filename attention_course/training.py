@@ -331,6 +331,8 @@ def train(
         A TrainingRun.
     """
     steps = positive_int(steps, "steps")
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < np.inf:
+        raise ValueError(f"lr must be a positive finite number; got {lr!r}")
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd'; got {optimizer!r}")
     snaps = tuple(sorted(set(int(s) for s in snapshot_steps)))

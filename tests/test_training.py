@@ -211,7 +211,13 @@ def test_training_keeps_the_initial_params(run):
 
 @pytest.mark.parametrize(
     "kwargs, words",
-    [({"optimizer": "rmsprop"}, "optimizer"), ({"snapshot_steps": (0, 999)}, "snapshot_steps"), ({"steps": 0}, "steps")],
+    [
+        ({"optimizer": "rmsprop"}, "optimizer"),
+        ({"snapshot_steps": (0, 999)}, "snapshot_steps"),
+        ({"steps": 0}, "steps"),
+        ({"lr": -0.1}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+    ],
 )
 def test_train_rejects_bad_arguments(kwargs, words):
     with pytest.raises(ValueError, match=words):
