@@ -4,9 +4,11 @@ NumPy releases the GIL inside BLAS calls and inside ufunc loops over large
 arrays, so plain Python threads can keep every core busy as long as each job
 is mostly big array operations. Two things make that work in practice:
 
-- BLAS is limited to one thread while our workers run. Otherwise each worker's
-  matrix product would start BLAS's own threads as well, and on a machine with
-  two cores four busy threads fight over them (measured: up to 10x slower).
+- BLAS is limited to one thread while the jobs run, even with a single
+  worker. A tile-sized matrix product gains little from BLAS's threads, and on
+  a busy machine those threads wait for each other: measured on a 2-core
+  machine with other work running, tiled attention was 15 to 40 times slower
+  when BLAS could start its own threads next to ours.
 - Jobs are handed out one at a time from a shared queue rather than split in
   fixed shares up front, so a worker whose core is busy with something else
   simply takes fewer jobs instead of holding everybody up at the end.
@@ -49,15 +51,17 @@ def run_jobs(jobs: Iterable, make_worker: Callable[[], Callable], n_workers: int
     `make_worker()` is called once per thread and returns that thread's
     `worker`, so each thread can own its scratch buffers. Jobs must be
     independent (they may run in any order, on any thread). With one worker,
-    everything runs in the calling thread and BLAS keeps its own threads.
-    An exception in any job is raised here once all threads have stopped.
+    everything runs in the calling thread. BLAS runs single-threaded until all
+    jobs are done. An exception in any job is raised here once all threads
+    have stopped.
     """
     jobs = list(jobs)
     n_workers = max(1, min(n_workers, len(jobs)))
     if n_workers == 1:
         worker = make_worker()
-        for job in jobs:
-            worker(job)
+        with _blas().limit(limits=1, user_api="blas"):
+            for job in jobs:
+                worker(job)
         return
 
     todo: queue.SimpleQueue = queue.SimpleQueue()
