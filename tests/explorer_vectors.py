@@ -19,8 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
-from attention_course.explorers.cost import attention_costs
+from attention_course.explorers.cost import compute_cost
+from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.scaling import scaling_stats
+from attention_course.explorers.scores import compute_scores
 
 VECTORS_PATH = Path(__file__).parent / "js" / "vectors.json"
 
@@ -75,7 +77,7 @@ def scores_cases() -> list[dict]:
         widget = ScoresExplorer()
         for name, value in edit.items():
             setattr(widget, name, value)
-        trace = widget.trace()
+        trace = compute_scores(widget.state())
         cases.append({
             "state": widget.state(),
             "expected": {
@@ -95,14 +97,9 @@ def masks_cases() -> list[dict]:
             for n_real in (4, 2, 0):  # 0: with the padding mask every row is fully masked -> zeros
                 if n_real != 4 and not padding:
                     continue
-                widget = MaskExplorer(causal=causal, padding=padding)
-                widget.n_real = n_real
-                mask = widget.mask()
-                n = len(widget.tokens)
-                cases.append({
-                    "state": widget.state(),
-                    "expected": {"allowed": np.ones((n, n), bool) if mask is None else mask, "weights": widget.weights()},
-                })
+                state = {**MaskExplorer(causal=causal, padding=padding).state(), "n_real": n_real}
+                allowed, weights = compute_masks(state)
+                cases.append({"state": state, "expected": {"allowed": allowed, "weights": weights}})
     return cases
 
 
@@ -138,10 +135,10 @@ def cost_cases() -> list[dict]:
     ]
     cases = []
     for n, d, dtype, block in settings:
-        widget = CostExplorer(n=n, d=d, dtype=dtype, block_size=block)
-        c = attention_costs(n, d, dtype, block)
+        state = CostExplorer(n=n, d=d, dtype=dtype, block_size=block).state()
+        c = compute_cost(state)
         cases.append({
-            "state": widget.state(),
+            "state": state,
             "expected": {"flops": c["flops"], "plainScoreBytes": c["plain_score_bytes"],
                          "tiledScoreBytes": c["tiled_score_bytes"], "tilePairs": c["tile_pairs"], "ioBytes": c["io_bytes"]},
         })

@@ -24,7 +24,7 @@ from attention_course import BANK_BOT, attention_weights, causal_mask, padding_m
 from attention_course.cost import attention_flops, score_matrix_bytes
 from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
 from attention_course.explorers.bundle import bundle
-from attention_course.explorers.scaling import decode_sample, encode_sample, scaling_stats
+from attention_course.explorers.scaling import compute_scaling, decode_sample, encode_sample, scaling_stats
 from attention_course.explorers.widget import script_json
 from explorer_vectors import VECTORS_PATH, build_vectors, from_json, js_fixed
 
@@ -102,17 +102,13 @@ def test_bundled_masks_module_reproduces_the_package(tmp_path):
 
 
 def test_bundled_scaling_module_reproduces_the_package(tmp_path):
-    widget = ScalingExplorer()
-    queries, keys = widget.vectors()
-    d_ks = [1, 3, 100, 512]
-    results = run_bundled(tmp_path, ScalingExplorer._esm, "computeScaling",
-                          [[{**widget.state(), "d_k": d_k}] for d_k in d_ks])
-    for d_k, result in zip(d_ks, results):
-        for name, scaled in (("unscaled", False), ("scaled", True)):
-            s = scaling_stats(queries, keys, d_k, scaled)
+    states = [{**ScalingExplorer().state(), "d_k": d_k} for d_k in (1, 3, 100, 512)]
+    results = run_bundled(tmp_path, ScalingExplorer._esm, "computeScaling", [[state] for state in states])
+    for state, result in zip(states, results):
+        for name, s in compute_scaling(state).items():
             expected = {"scores": s["scores"], "weights": s["weights"], "spread": s["spread"],
                         "maxWeight": s["max_weight"], "entropy": s["entropy"]}
-            assert_close(result[name], expected, f"d_k={d_k} {name}")
+            assert_close(result[name], expected, f"d_k={state['d_k']} {name}")
 
 
 def test_bundled_cost_module_counts_exactly_like_the_package(tmp_path):

@@ -41,6 +41,11 @@ def attention_costs(n: int, d: int, dtype: str, block_size: int) -> dict[str, in
     }
 
 
+def compute_cost(state: dict) -> dict[str, int]:
+    """`attention_costs` for `state`; the Python twin of `computeCost` in js/cost.js."""
+    return attention_costs(state["n"], state["d"], state["dtype"], state["block_size"])
+
+
 class CostExplorer(Explorer):
     """n, d, dtype and tile size in; FLOPs and memory of plain vs tiled attention out.
 
@@ -82,7 +87,7 @@ class CostExplorer(Explorer):
 
     def costs(self) -> dict[str, int]:
         """`attention_costs` for the current state."""
-        return attention_costs(self.n, self.d, self.dtype, self.block_size)
+        return compute_cost(self.state())
 
     def summary(self) -> str:
         c = self.costs()

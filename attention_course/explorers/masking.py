@@ -37,6 +37,31 @@ def padded_example(example: WorkedExample = BANK_BOT, n_pad: int = 2) -> tuple[l
     return tokens, np.concatenate([queries, pads]), np.concatenate([example.keys, pads])  # (n, d_k) each
 
 
+def explorer_mask(n: int, n_real: int, causal: bool, padding: bool) -> np.ndarray | None:
+    """(n, n) bool mask from the switches (True = may attend), or None if both are off."""
+    mask = None
+    if causal:
+        mask = causal_mask(n)  # (n, n)
+    if padding:
+        pad = padding_mask([n_real], n)[0]  # (1, 1, n) -> (1, n): broadcasts over the queries
+        mask = pad if mask is None else mask & pad  # (n, n)
+    return None if mask is None else np.broadcast_to(mask, (n, n))
+
+
+def compute_masks(state: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(allowed (n, n) bool, weights (n, n)) for `state`, computed by the package.
+
+    The Python twin of `computeMasks` in js/masking.js: scores Q K^T / sqrt(d_k),
+    masked ones set to -inf, softmax over each row.
+    """
+    queries = np.array(state["query_vectors"])  # (n, d_k)
+    keys = np.array(state["key_vectors"])  # (n, d_k)
+    n = keys.shape[0]
+    mask = explorer_mask(n, state["n_real"], state["causal"], state["padding"])
+    allowed = np.ones((n, n), dtype=bool) if mask is None else mask
+    return allowed, attention_weights(queries, keys, attn_mask=mask)
+
+
 class MaskExplorer(Explorer):
     """Causal and padding masks as switches, and the attention weights they leave.
 
@@ -75,18 +100,11 @@ class MaskExplorer(Explorer):
 
     def mask(self) -> np.ndarray | None:
         """(n, n) bool, True where query i may attend to key j; None if both switches are off."""
-        n = len(self.tokens)
-        mask = None
-        if self.causal:
-            mask = causal_mask(n)  # (n, n)
-        if self.padding:
-            pad = padding_mask([self.n_real], n)[0]  # (1, 1, n) -> (1, n): broadcasts over the queries
-            mask = pad if mask is None else mask & pad  # (n, n)
-        return None if mask is None else np.broadcast_to(mask, (n, n))
+        return explorer_mask(len(self.tokens), self.n_real, self.causal, self.padding)
 
     def weights(self) -> np.ndarray:
         """(n, n) attention weights under the current masks, computed by the package."""
-        return attention_weights(np.array(self.query_vectors), np.array(self.key_vectors), attn_mask=self.mask())
+        return compute_masks(self.state())[1]
 
     def summary(self) -> str:
         row = self.weights()[self.selected]

@@ -65,6 +65,15 @@ def scaling_stats(queries, keys, d_k: int, scaled: bool) -> dict:
     }
 
 
+def compute_scaling(state: dict) -> dict[str, dict]:
+    """Both rows of the explorer's table for `state`: {"unscaled": ..., "scaled": ...} `scaling_stats`.
+
+    The Python twin of `computeScaling` in js/scaling.js.
+    """
+    queries, keys = decode_sample(state["sample"], state["n_queries"], state["n_keys"], state["d_max"])
+    return {name: scaling_stats(queries, keys, state["d_k"], scaled) for name, scaled in (("unscaled", False), ("scaled", True))}
+
+
 class ScalingExplorer(Explorer):
     """A d_k slider (1..d_max) and a scaling switch over fixed random queries and keys.
 

@@ -14,6 +14,29 @@ from ..worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_atte
 from .widget import Explorer
 
 
+def compute_scores(state: dict) -> AttentionTrace:
+    """Every number the explorer shows for `state` (its traits), computed by the package.
+
+    The Python twin of `computeScores` in js/scores.js. With `source` "query"
+    the scores are K q (`trace_attention`); with "scores" they are the typed
+    `scores`, and steps 3 to 5 follow from them. The scale is 1/sqrt(d_k).
+    """
+    values = np.array(state["value_vectors"])  # (n_k, d_v)
+    scale = 1.0 / np.sqrt(state["d_k"])
+    if state["source"] == "query":
+        with np.errstate(over="ignore"):  # the unshifted exponentials may overflow; the weights do not
+            return trace_attention(state["query"], state["key_vectors"], values, tokens=state["tokens"], scale=scale)
+    scores = np.array(state["scores"], dtype=np.float64)  # (n_k,) typed by hand
+    scaled = scores * scale
+    weights = softmax(scaled)
+    with np.errstate(over="ignore"):
+        exponentials = np.exp(scaled)
+    return AttentionTrace(
+        tokens=tuple(state["tokens"]), d_k=state["d_k"], scale=scale, scores=scores, scaled_scores=scaled,
+        exponentials=exponentials, weights=weights, output=weights @ values,  # (n_k,) x (n_k, d_v) -> (d_v,)
+    )
+
+
 class ScoresExplorer(Explorer):
     """The worked example's tokens with editable query vector, raw scores q·k and d_k.
 
@@ -67,20 +90,7 @@ class ScoresExplorer(Explorer):
 
     def trace(self) -> AttentionTrace:
         """What the explorer shows now, every step computed by the package."""
-        values = np.array(self.value_vectors)
-        scale = 1.0 / np.sqrt(self.d_k)
-        if self.source == "query":
-            with np.errstate(over="ignore"):  # the unshifted exponentials may overflow; the weights do not
-                return trace_attention(self.query, self.key_vectors, values, tokens=self.tokens, scale=scale)
-        scores = np.array(self.scores)  # (n_k,) typed by hand
-        scaled = scores * scale
-        weights = softmax(scaled)
-        with np.errstate(over="ignore"):
-            exponentials = np.exp(scaled)
-        return AttentionTrace(
-            tokens=tuple(self.tokens), d_k=self.d_k, scale=scale, scores=scores, scaled_scores=scaled,
-            exponentials=exponentials, weights=weights, output=weights @ values,  # (n_k,) x (n_k, d_v) -> (d_v,)
-        )
+        return compute_scores(self.state())
 
     def summary(self) -> str:
         trace = self.trace()

@@ -9,7 +9,7 @@ import { computeCost } from "../../attention_course/explorers/js/cost.js";
 import { fixed, weightText } from "../../attention_course/explorers/js/format.js";
 import { computeMasks } from "../../attention_course/explorers/js/masking.js";
 import { softmax } from "../../attention_course/explorers/js/math.js";
-import { computeScaling, decodeSample } from "../../attention_course/explorers/js/scaling.js";
+import { computeScaling, decodeSample, rawScores, scoresByDk } from "../../attention_course/explorers/js/scaling.js";
 import { computeScores } from "../../attention_course/explorers/js/scores.js";
 import { decode, mismatches } from "./compare.mjs";
 
@@ -77,4 +77,10 @@ test("softmax: -inf gives exactly 0, an all -inf row gives zeros, NaN spreads", 
   assert.deepEqual(softmax([-Infinity, -Infinity]), [0, 0]);
   assert.ok(softmax([0, NaN]).every(Number.isNaN));
   assert.deepEqual(softmax([1000, 1000]), [0.5, 0.5]);
+});
+
+test("scaling: the slider's precomputed scores are identical to direct dot products", () => {
+  const sample = decodeSample(vectors.scaling_sample.state);
+  const scoresAt = scoresByDk(sample);
+  for (const d_k of [1, 2, 77, 511, 512]) assert.deepEqual(scoresAt(d_k), rawScores(sample, d_k));
 });

@@ -4,7 +4,7 @@
 // files) and rendered on a small in-page model with the part of anywidget's
 // model API the explorers use: get, set, on, off, save_changes.
 
-/** A model holding `state`; set() fires "change:<name>" and "change" like a widget model. */
+/** A model holding `state`; set() fires "change:<name>" and "change" like a widget model; toJSON() copies the state. */
 export function createModel(state) {
   const data = structuredClone(state);
   const listeners = new Map(); // event name -> Set of callbacks
@@ -28,6 +28,7 @@ export function createModel(state) {
     },
     save_changes() {}, // nothing to sync with: there is no kernel
     send() {},
+    toJSON: () => structuredClone(data),
   };
 }
 
@@ -37,6 +38,7 @@ export async function mount(source, state, el) {
     const url = `data:text/javascript;charset=utf-8,${encodeURIComponent(source)}`;
     const widget = (await import(url)).default;
     const model = createModel(state);
+    el.explorerModel = model; // for the browser's console and the browser tests: el.explorerModel.toJSON()
     await widget.initialize?.({ model });
     await widget.render({ model, el });
   } catch (error) {

@@ -16,9 +16,13 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** A <label> wrapping its text and its control. */
+/**
+ * A <label> wrapping its text and its control, so the control's accessible name
+ * is exactly `text`; an optional `hint` (such as the current value) follows the label.
+ */
 export function labelled(text, control, hint = null) {
-  return h("label", { class: "ac-control" }, h("span", { class: "ac-label" }, text), control, hint);
+  const label = h("label", { class: "ac-control" }, h("span", { class: "ac-label" }, text), control);
+  return hint === null ? label : h("span", { class: "ac-control-group" }, label, hint);
 }
 
 /** A horizontal bar: an aria-hidden track whose fill is `fraction` (0..1) wide. */

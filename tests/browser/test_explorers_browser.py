@@ -1,0 +1,328 @@
+"""The explorers in the built book, in headless Chromium, with the network off.
+
+Each test moves a control the way a reader does (Playwright's fill, check,
+select and key presses) and compares every number the page then shows with
+what the package computes for the same state: the exact value (data-value,
+to 1e-9) and the printed text (digit for digit). Screenshots are saved under
+test-results/screenshots/. The update time of each control is measured inside
+the page and printed; the target is under 16 ms (one frame at 60 Hz).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+
+from attention_course.explorers.cost import compute_cost
+from attention_course.explorers.masking import compute_masks
+from attention_course.explorers.scaling import compute_scaling
+from attention_course.explorers.scores import compute_scores
+from explorer_vectors import js_fixed, js_weight_text
+
+PAGE = "book/explorers.html"
+FRAME_MS = 16.0
+
+
+@pytest.fixture
+def playground(offline, book_html):
+    """The Playground page, loaded, with its four explorers mounted."""
+    new_page, problems = offline
+    path = book_html / PAGE
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: run `make book` first")
+    page = new_page()
+    page.goto(path.as_uri())
+    for name in ("scores", "scaling", "masks", "cost"):
+        page.locator(f'[data-explorer="{name}"]').wait_for()
+    return page
+
+
+def explorer(page, name):
+    return page.locator(f'[data-explorer="{name}"]')
+
+
+def state_of(page, name) -> dict:
+    """The explorer's current state, read from its in-page model."""
+    return page.locator(f'[data-explorer="{name}"]').evaluate("el => el.parentElement.explorerModel.toJSON()")
+
+
+def shown(locator) -> list[tuple[str, float]]:
+    """(text, exact value) of every element the locator matches."""
+    return locator.evaluate_all("els => els.map(e => [e.textContent, Number(e.dataset.value)])")
+
+
+def assert_shown(locator, expected, text_of):
+    """The elements show `expected` exactly (data-value) and as text_of(value) prints it."""
+    cells = shown(locator)
+    assert len(cells) == len(expected)
+    for (text, value), want in zip(cells, expected):
+        assert math.isclose(value, want, rel_tol=1e-9, abs_tol=1e-12), f"shows {value}, package says {want}"
+        assert text == text_of(want), f"prints {text!r}, expected {text_of(want)!r}"
+
+
+def update_times(page, selector, values, event, repeat=40) -> list[float]:
+    """Milliseconds from setting a control to the page having laid out the result, `repeat` times."""
+    return page.evaluate(
+        """([selector, values, event, repeat]) => {
+            const input = document.querySelector(selector);
+            const root = input.closest(".ac-explorer");
+            const times = [];
+            for (let i = 0; i < repeat; i++) {
+                const value = values[i % values.length];
+                const t0 = performance.now();
+                if (input.type === "checkbox") input.checked = value; else input.value = value;
+                input.dispatchEvent(new Event(event, { bubbles: true }));
+                void root.offsetHeight;  // force style and layout, so they are part of the time
+                times.push(performance.now() - t0);
+            }
+            return times;
+        }""",
+        [selector, values, event, repeat],
+    )
+
+
+def report_time(label, times) -> float:
+    """Print the times; return the best, the one least disturbed by other work on the machine."""
+    best, median = min(times), statistics.median(times)
+    print(f"update time, {label}: best {best:.2f} ms, median {median:.2f} ms, max {max(times):.2f} ms "
+          f"over {len(times)} updates")
+    return best
+
+
+# --- 1. scores to weights --------------------------------------------------------------
+
+def test_scores_explorer_shows_the_package_numbers_and_follows_typed_scores(playground, screenshots):
+    page = playground
+    box = explorer(page, "scores")
+    start = compute_scores(state_of(page, "scores"))
+    # At the seed's values: the seed's numbers.
+    assert [t for t, _ in shown(box.locator('[data-role="weight"]'))] == ["0.064", "0.782", "0.048", "0.106"]
+    assert box.locator('[data-role="exp-sum"]').text_content() == "25.67"
+    assert box.locator('[data-role="output"]').text_content() == "[0.19, 0.91]"
+    assert_shown(box.locator('[data-role="weight"]'), start.weights, js_weight_text)
+    assert_shown(box.locator('[data-role="exp"]'), start.exponentials, lambda x: js_fixed(x, 2))
+    box.screenshot(path=screenshots / "scores-start.png")
+
+    # Type a score by hand: "card" drops from 6 to 1.5.
+    box.get_by_label("q·k for “card”").fill("1.5")
+    state = state_of(page, "scores")
+    assert state["source"] == "scores" and state["scores"] == [1.0, 1.5, 0.4, 2.0]
+    trace = compute_scores(state)
+    assert_shown(box.locator('[data-role="weight"]'), trace.weights, js_weight_text)
+    assert_shown(box.locator('[data-role="scaled"]'), trace.scaled_scores, lambda x: js_fixed(x, 2))
+    assert box.locator('[data-role="output"]').text_content() == "[" + ", ".join(js_fixed(x, 2) for x in trace.output) + "]"
+
+    # Change d_k: the scale follows.
+    box.get_by_label("d_k", exact=True).fill("16")
+    trace = compute_scores(state_of(page, "scores"))
+    assert trace.scale == 0.25
+    assert_shown(box.locator('[data-role="weight"]'), trace.weights, js_weight_text)
+
+    # Edit the query: the scores are q·k again.
+    box.get_by_label("q2").fill("-1")
+    state = state_of(page, "scores")
+    assert state["source"] == "query" and state["query"] == [1.0, -1.0, 0.0, 1.0]
+    trace = compute_scores(state)
+    assert [float(v) for v in box.locator('[data-role="score"]').evaluate_all("els => els.map(e => e.value)")] == trace.scores.tolist()
+    assert_shown(box.locator('[data-role="weight"]'), trace.weights, js_weight_text)
+
+    # A huge score: exp overflows to infinity, the weights stay exact.
+    box.get_by_label("q·k for “my”").fill("5000")
+    trace = compute_scores(state_of(page, "scores"))
+    assert box.locator('[data-role="exp"]').first.text_content() == "∞"
+    assert_shown(box.locator('[data-role="weight"]'), trace.weights, js_weight_text)
+    box.screenshot(path=screenshots / "scores-edited.png")
+
+
+def test_scores_explorer_keeps_a_half_typed_number_and_flags_bad_input(playground):
+    box = explorer(playground, "scores")
+    before = state_of(playground, "scores")
+    score = box.get_by_label("q·k for “was”")
+    score.fill("")  # emptied while typing: nothing changes, the box is flagged
+    assert score.get_attribute("aria-invalid") == "true"
+    assert state_of(playground, "scores")["scores"] == before["scores"]
+    score.press_sequentially("0.50")
+    assert score.input_value() == "0.50"  # not rewritten to "0.5" under the reader's cursor
+    assert score.get_attribute("aria-invalid") is None
+    assert state_of(playground, "scores")["scores"][2] == 0.5
+    dk = box.get_by_label("d_k", exact=True)
+    dk.fill("0")
+    assert dk.get_attribute("aria-invalid") == "true" and state_of(playground, "scores")["d_k"] == 4
+
+
+# --- 2. d_k and scaling -----------------------------------------------------------------
+
+def assert_scaling_matches(box, state):
+    expected = compute_scaling(state)
+    for scaled, name in (("false", "unscaled"), ("true", "scaled")):
+        s = expected[name]
+        assert_shown(box.locator(f'[data-role="spread"][data-scaled="{scaled}"]'), [s["spread"]], lambda x: js_fixed(x, 2))
+        assert_shown(box.locator(f'[data-role="max-weight"][data-scaled="{scaled}"]'), [s["max_weight"]], lambda x: js_fixed(x, 3))
+        assert_shown(box.locator(f'[data-role="entropy"][data-scaled="{scaled}"]'), [s["entropy"]], lambda x: js_fixed(x, 3))
+    active = expected["scaled" if state["scaled"] else "unscaled"]
+    assert_shown(box.locator('[data-role="weight"]'), active["weights"][0], lambda x: js_fixed(x, 2))
+
+
+def test_scaling_explorer_follows_the_slider_and_the_switch(playground, screenshots):
+    page = playground
+    box = explorer(page, "scaling")
+    assert_scaling_matches(box, state_of(page, "scaling"))
+    box.screenshot(path=screenshots / "scaling-start.png")
+
+    slider = box.get_by_role("slider", name="d_k")
+    slider.fill("512")
+    state = state_of(page, "scaling")
+    assert state["d_k"] == 512 and box.locator('[data-role="d_k-value"]').text_content() == "512"
+    assert_scaling_matches(box, state)
+    unscaled_peak = compute_scaling(state)["unscaled"]["max_weight"]
+    box.screenshot(path=screenshots / "scaling-512-unscaled.png")
+
+    box.get_by_label("divide the scores by √d_k").check()
+    state = state_of(page, "scaling")
+    assert state["scaled"] is True
+    assert_scaling_matches(box, state)
+    assert compute_scaling(state)["scaled"]["max_weight"] < unscaled_peak
+    box.screenshot(path=screenshots / "scaling-512-scaled.png")
+
+    # The keyboard moves the slider too.
+    slider.focus()
+    slider.press("ArrowLeft")
+    slider.press("ArrowLeft")
+    assert state_of(page, "scaling")["d_k"] == 510
+    slider.press("Home")
+    state = state_of(page, "scaling")
+    assert state["d_k"] == 1
+    assert_scaling_matches(box, state)
+
+
+# --- 3. masks -----------------------------------------------------------------------------
+
+def assert_masks_match(box, state):
+    allowed, weights = compute_masks(state)
+    n = len(state["tokens"])
+    cells = shown(box.locator('[data-role="cell"]'))
+    assert len(cells) == n * n
+    for k, (text, value) in enumerate(cells):
+        i, j = divmod(k, n)
+        if not allowed[i, j]:
+            assert value == 0 and text == "0", f"masked cell ({i}, {j}) shows {text!r} ({value})"
+        assert math.isclose(value, weights[i, j], rel_tol=1e-9, abs_tol=1e-12)
+        assert text == js_weight_text(weights[i, j], 2)
+    masked = box.locator("td.ac-masked").count()
+    assert masked == int((~allowed).sum())
+    assert_shown(box.locator('[data-role="weight"]'), weights[state["selected"]], js_weight_text)
+
+
+def test_mask_explorer_toggles_masks_and_masked_keys_get_exactly_zero(playground, screenshots):
+    page = playground
+    box = explorer(page, "masks")
+    state = state_of(page, "masks")
+    assert state["causal"] and state["padding"] and state["tokens"][state["selected"]] == "card"
+    assert_masks_match(box, state)
+    box.screenshot(path=screenshots / "masks-start.png")
+
+    box.get_by_label("padding mask (no token sees <pad>)").uncheck()
+    state = state_of(page, "masks")
+    assert state["padding"] is False
+    assert_masks_match(box, state)
+
+    box.get_by_label("causal mask (no token sees a later one)").uncheck()
+    assert_masks_match(box, state_of(page, "masks"))
+    assert box.locator("td.ac-masked").count() == 0
+
+    box.get_by_label("causal mask (no token sees a later one)").check()
+    box.get_by_label("padding mask (no token sees <pad>)").check()
+    box.get_by_label("query token").select_option(label="4: blocked")
+    state = state_of(page, "masks")
+    assert state["selected"] == 3
+    assert_masks_match(box, state)
+    # "blocked", with both masks, sees what the worked example computed.
+    worked = compute_scores(state_of(page, "scores") | {"source": "query", "query": [1.0, 2.0, 0.0, 1.0], "d_k": 4})
+    np.testing.assert_allclose(compute_masks(state)[1][3, :4], worked.weights, rtol=1e-12)
+    box.screenshot(path=screenshots / "masks-blocked.png")
+
+
+# --- 4. cost ------------------------------------------------------------------------------
+
+def test_cost_explorer_counts_like_the_package(playground, screenshots):
+    page = playground
+    box = explorer(page, "cost")
+
+    def check():
+        state = state_of(page, "cost")
+        c = compute_cost(state)
+        for role, key in (("plain-flops", "flops"), ("plain-memory", "plain_score_bytes"),
+                          ("tiled-memory", "tiled_score_bytes"), ("io-memory", "io_bytes"), ("tile-pairs", "tile_pairs")):
+            (text, value), = shown(box.locator(f'[data-role="{role}"]'))
+            assert value == c[key], f"{role}: page {value}, package {c[key]}"
+        return state, c
+
+    state, c = check()
+    assert box.locator('[data-role="plain-memory"]').text_content() == "4.00 MiB"
+    assert box.locator('[data-role="tiled-memory"]').text_content() == "64.00 KiB"
+    box.screenshot(path=screenshots / "cost-start.png")
+
+    box.get_by_label("n (tokens)").fill("131072")
+    box.get_by_label("dtype").select_option("float16")
+    box.get_by_label("d (head size)").fill("128")
+    box.get_by_label("tile size b").fill("256")
+    state, c = check()
+    assert (state["n"], state["d"], state["dtype"], state["block_size"]) == (131072, 128, "float16", 256)
+    assert box.locator('[data-role="plain-memory"]').text_content() == "32.00 GiB"
+    growth = box.locator('[data-role="growth"]').text_content()
+    assert "FLOPs by 4.00" in growth and "plain score memory by 4.00" in growth and "tiled score memory by 1.00" in growth
+    box.screenshot(path=screenshots / "cost-131072.png")
+
+
+# --- controls: labelled, keyboard, fast ---------------------------------------------------
+
+def test_every_control_is_a_labelled_form_control_reachable_by_tab(playground):
+    page = playground
+    controls = page.locator(".ac-explorer input, .ac-explorer select")
+    count = controls.count()
+    assert count >= 4 + 1 + 4 + 2 + 3 + 4  # q, d_k, scores; slider, switch; masks; cost
+    unlabelled = controls.evaluate_all("els => els.filter(e => !e.labels || e.labels.length === 0 || !e.labels[0].textContent.trim()).map(e => e.outerHTML)")
+    assert unlabelled == []
+    # Tab from the first control visits every control, in order (the page's own
+    # links and buttons between the explorers are passed over).
+    controls.first.focus()
+    visited = []
+    for _ in range(6 * count):
+        index = page.evaluate(
+            "() => [...document.querySelectorAll('.ac-explorer input, .ac-explorer select')].indexOf(document.activeElement)")
+        if index >= 0 and (not visited or visited[-1] != index):
+            visited.append(index)
+        if len(visited) == count:
+            break
+        page.keyboard.press("Tab")
+    assert visited == list(range(count))
+    # Space toggles a focused switch.
+    switch = explorer(page, "masks").get_by_label("causal mask (no token sees a later one)")
+    switch.focus()
+    page.keyboard.press("Space")
+    assert state_of(page, "masks")["causal"] is False
+
+
+def test_updates_take_less_than_a_frame(playground):
+    page = playground
+    controls = [
+        ("scores: type a score", '[data-explorer="scores"] [data-role="score"][data-index="1"]', ["1.5", "6", "-2", "3.25"], "input"),
+        ("scores: query entry", '[data-explorer="scores"] [data-role="query"][data-index="0"]', ["0.5", "1", "2"], "input"),
+        ("scores: d_k", '[data-explorer="scores"] [data-role="d_k"]', ["1", "4", "64", "512"], "input"),
+        ("scaling: d_k slider", '[data-explorer="scaling"] [data-role="d_k"]', ["512", "1", "256", "64"], "input"),
+        ("scaling: scale switch", '[data-explorer="scaling"] [data-role="scaled"]', [True, False], "change"),
+        ("masks: causal switch", '[data-explorer="masks"] [data-role="causal"]', [False, True], "change"),
+        ("masks: padding switch", '[data-explorer="masks"] [data-role="padding"]', [False, True], "change"),
+        ("masks: query token", '[data-explorer="masks"] [data-role="selected"]', ["0", "3", "5"], "change"),
+        ("cost: n", '[data-explorer="cost"] [data-role="n"]', ["1024", "65536", "1000", "1048576"], "input"),
+        ("cost: dtype", '[data-explorer="cost"] [data-role="dtype"]', ["float16", "float64"], "change"),
+    ]
+    # Judged by the best of 40 (as timeit does): the machine running the tests may be busy,
+    # and what is measured is the work an update needs, not how often it is interrupted.
+    best = {label: report_time(label, update_times(page, selector, values, event))
+            for label, selector, values, event in controls}
+    slow = {label: round(ms, 2) for label, ms in best.items() if ms >= FRAME_MS}
+    assert not slow, f"updates slower than one frame ({FRAME_MS} ms): {slow}"
