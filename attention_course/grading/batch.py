@@ -138,12 +138,12 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     except InvalidNotebook as err:
         guess = identify({}, path, "")
         return NotebookGrade(str(path), guess.id if guess else None, status="invalid notebook",
-                             incidents=[f"{path.name} {err}"])
+                             incidents=[f"the file {err}"])
     cells = code_cells(nb)
     exercise = identify(nb.metadata, path, "\n".join(cells))
     if exercise is None:
         return NotebookGrade(str(path), None, status="unknown exercise", incidents=[
-            f"{path.name} is not one of the exercises: no exercise metadata, file name or function names matched"])
+            "not one of the exercises: no exercise metadata, file name or function names matched"])
     requested, where = _calls(exercise, limits, hidden)
     run = run_notebook(cells, requested, limits)
     grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)

@@ -152,13 +152,15 @@ class CheckResult:
         case = self.first_failure
         if case is not None and self.status == FAILED:
             rows = [("input", case.inputs), ("expected", case.expected), ("got", case.got)]
-            if self.hint:
-                rows.append(("hint", self.hint))
+            th = '<th style="text-align:left;vertical-align:top;padding-right:1em">'
             body = "".join(
-                f'<tr><th style="text-align:left;vertical-align:top;padding-right:1em">{esc(k)}</th>'
-                f'<td style="text-align:left"><pre style="margin:0;white-space:pre-wrap">{esc(v)}</pre></td></tr>'
+                f'<tr>{th}{esc(k)}</th><td style="text-align:left">'
+                f'<pre style="margin:0;white-space:pre-wrap">{esc(v)}</pre></td></tr>'
                 for k, v in rows
             )
+            if self.hint:  # prose, not code
+                body += f'<tr>{th}hint</th><td style="text-align:left">{esc(self.hint)}</td></tr>'
+
             hidden = " (an input only the batch grader tries)" if case.hidden else ""
             parts.append(f"<div>first failing input: <em>{esc(case.label)}</em>{esc(hidden)}</div>")
             parts.append(f"<table>{body}</table>")
