@@ -35,6 +35,11 @@ PARAM_NAMES = ("w_q", "w_k", "w_v")
 """The learned matrices, in the order they are reported."""
 
 
+def _check_rng(rng) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)); got {type(rng).__name__}")
+
+
 @dataclass(frozen=True)
 class ToyTask:
     """The "find the matching symbol, copy its value" task."""
@@ -69,6 +74,7 @@ class ToyTask:
     def sample(self, batch_size: int, rng: np.random.Generator) -> "Batch":
         """Draw `batch_size` independent sequences."""
         batch_size = positive_int(batch_size, "batch_size")
+        _check_rng(rng)
         S, C, D = self.n_symbols, self.n_context, self.d_value
         # Distinct symbols per sequence: the first C entries of a random permutation of 0..S-1.
         symbols = rng.permuted(np.tile(np.arange(S), (batch_size, 1)), axis=1)[:, :C]  # (B, C)
@@ -107,6 +113,7 @@ def init_params(task: ToyTask, d_k: int, rng: np.random.Generator, std: float | 
     active input feature, and the first attention weights are nearly uniform.
     """
     d_k = positive_int(d_k, "d_k")
+    _check_rng(rng)
     std = 1.0 / np.sqrt(task.d_model) if std is None else float(std)
     return {
         "w_q": std * rng.standard_normal((task.d_model, d_k)),

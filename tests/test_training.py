@@ -56,6 +56,13 @@ def test_every_position_is_a_target_sometimes():
     assert set(b.target.tolist()) == set(range(TASK.n_context))
 
 
+def test_sample_and_init_need_a_generator():
+    with pytest.raises(TypeError, match="rng"):
+        TASK.sample(4, 0)
+    with pytest.raises(TypeError, match="rng"):
+        init_params(TASK, 4, np.random.RandomState(0))
+
+
 @pytest.mark.parametrize("kwargs", [{"n_context": 9, "n_symbols": 8}, {"d_value": 0}])
 def test_task_rejects_impossible_sizes(kwargs):
     with pytest.raises(ValueError):
