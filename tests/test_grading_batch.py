@@ -6,7 +6,6 @@ crashing, and the hostile corpus is graded correctly in one batch.
 
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 

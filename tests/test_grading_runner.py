@@ -1,6 +1,4 @@
-"""Tests for attention_course/grading/runner.py (and worker.py): the sandboxed run of one notebook."""
-
-import os
+"""Tests for attention_course/grading/runner.py: one notebook, run again without what killed it."""
 
 import numpy as np
 import pytest
@@ -43,26 +41,6 @@ def test_a_call_that_kills_the_process_skips_the_rest_of_its_group():
     assert run.observations[0].status == calls.CRASHED
     assert run.observations[1].status == calls.SKIPPED
     assert run.observations[2].status == calls.RETURNED
-
-
-def test_the_grader_environment_does_not_leak(monkeypatch):
-    monkeypatch.setenv("SECRET_TOKEN", "do-not-show")
-    code = "import os\nleak = os.environ.get('SECRET_TOKEN')\ndef double(x):\n    return x * (2 if leak is None else 3)"
-    run = run_notebook([code], [call()], FAST)
-    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
-
-
-def test_files_written_are_reported_and_removed(tmp_path):
-    before = set(os.listdir(tmp_path))
-    run = run_notebook(["open('left.txt', 'w').write('x')\nimport os\nprint(os.getcwd())"], [], FAST)
-    assert run.files_written == ["left.txt"]
-    work = run.output.strip().splitlines()[-1]
-    assert not os.path.exists(work) and set(os.listdir(tmp_path)) == before
-
-
-def test_memory_limit_turns_a_bomb_into_memory_error():
-    run = run_notebook(["x = bytearray(3 * 2**30)"], [], Limits(memory_bytes=1 << 30, cell_seconds=5))
-    assert run.cells[0].status == "memory"
 
 
 def test_read_notebook_rejects_what_is_not_a_notebook(tmp_path):

@@ -14,7 +14,7 @@ From a shell: `attention-course check NOTEBOOK`, `attention-course release`,
 Modules: `results` (what a check returns), `calls` (calling the student's
 function), `cases` and `check` (inputs and the engine), `mistakes` (diagnosis),
 one `*_checks` module per exercise group, `exercises` (the registry),
-`release`, `runner` and `worker` (sandboxed execution), `batch`,
+`release`, `runner`, `sandbox` and `worker` (sandboxed execution), `batch`,
 `gradebook` and `cli`.
 """
 

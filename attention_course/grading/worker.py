@@ -1,6 +1,6 @@
 """The worker process that runs one student notebook for the batch grader.
 
-Started by `runner.py` as `python -m attention_course.grading.worker` in an
+Started by `sandbox.WorkerProcess` as `python -m attention_course.grading.worker` in an
 empty temporary folder. It limits its own memory, reads one request frame
 from stdin (the notebook's code cells and the calls to make), runs the cells
 in an IPython shell with a time limit each, calls the student's functions
