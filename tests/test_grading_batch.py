@@ -105,3 +105,15 @@ def test_a_student_folder_is_one_submission(tmp_path):
     assert grade.submission.name == "carol" and len(grade.notebooks) == 2
     assert grade.status == "03_softmax: not attempted"
     assert set(grade.by_exercise()) == {"01_dot_scores", "03_softmax"}
+
+
+def test_a_notebook_that_calls_the_package_answer_is_flagged(tmp_path):
+    nb = (ROOT / "solutions" / "03_softmax.ipynb").read_text()
+    borrowed = nb.replace('"from attention_course.grading import check_softmax"',
+                          '"from attention_course.grading import check_softmax\\n", "from attention_course import softmax as reference"')
+    assert borrowed != nb
+    (tmp_path / "03_softmax.ipynb").write_text(borrowed)
+    (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False)
+    nb_grade = grade.notebooks[0]
+    assert nb_grade.score == nb_grade.max_score and grade.status == "ok"
+    assert any("attention_course.softmax" in i for i in nb_grade.incidents)

@@ -83,3 +83,15 @@ def test_spread_check_tells_measurement_from_formula():
 
     result = grading.check_dot_product_spread(formula)
     assert result.mistake == "formula_not_measurement"
+
+
+def test_package_answers_used_by_a_notebook_are_named():
+    from attention_course.grading.exercises import package_names_used
+
+    attention = BY_ID["04_attention"]
+    assert package_names_used(["from attention_course import softmax\nfrom attention_course.grading import check_attention"],
+                              attention) == []
+    cells = ["import attention_course as ac\n%time x = 1", "from attention_course.attention import attention_weights",
+             "def attention(Q, K, V):\n    return ac.scaled_dot_product_attention(Q, K, V), None"]
+    assert package_names_used(cells, attention) == ["attention_weights", "scaled_dot_product_attention"]
+    assert package_names_used(["from attention_course import softmax"], BY_ID["03_softmax"]) == ["softmax"]

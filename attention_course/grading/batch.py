@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import calls, results
 from .check import judge_all
-from .exercises import EXERCISES, Exercise, identify
+from .exercises import EXERCISES, Exercise, identify, package_names_used
 from .runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
 
 # Notebook statuses, worst first; a notebook's status lists every one that applies.
@@ -147,6 +147,10 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     requested, where = _calls(exercise, limits, hidden)
     run = run_notebook(cells, requested, limits)
     grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    borrowed = package_names_used(cells, exercise)
+    if borrowed:
+        names = ", ".join(f"attention_course.{n}" for n in borrowed)
+        grade.incidents.append(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a look")
     for check in exercise.checks:
         observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
         try:

@@ -7,6 +7,7 @@ recognised by its file name or, failing that, by the functions it defines.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,8 @@ class Exercise:
     """The book chapter it practises (book/<chapter>.ipynb)."""
     checks: tuple[Check, ...]
     """The checks, in the order the notebook runs them."""
+    provided: tuple[str, ...] = ()
+    """Names the notebook itself imports from attention_course for the student to use."""
 
     @property
     def max_score(self) -> int:
@@ -51,10 +54,11 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("01_dot_scores", "Dot-product scores", "worked_example", (DOT_SCORES,)),
     Exercise("02_scale_scores", "Scaling the scores", "scaling", (SCALE_SCORES, DOT_PRODUCT_SPREAD)),
     Exercise("03_softmax", "A stable softmax", "stable_softmax", (SOFTMAX,)),
-    Exercise("04_attention", "Attention", "worked_example", (ATTENTION,)),
-    Exercise("05_causal_mask", "The causal mask", "masks", (CAUSAL_MASK, MASKED_ATTENTION)),
-    Exercise("06_padding_mask", "Padding", "masks", (PADDING_MASK, PADDED_ATTENTION)),
-    Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", (MULTI_HEAD_ATTENTION,)),
+    Exercise("04_attention", "Attention", "worked_example", (ATTENTION,), ("softmax",)),
+    Exercise("05_causal_mask", "The causal mask", "masks", (CAUSAL_MASK, MASKED_ATTENTION), ("softmax",)),
+    Exercise("06_padding_mask", "Padding", "masks", (PADDING_MASK, PADDED_ATTENTION), ("softmax",)),
+    Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", (MULTI_HEAD_ATTENTION,),
+             ("scaled_dot_product_attention",)),
     Exercise("08_flash_attention", "Tiled attention", "cost", (FLASH_ATTENTION,)),
 )
 
@@ -82,3 +86,40 @@ def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:
     matches = [ex for ex in EXERCISES if set(ex.functions) <= defined]
     # The most specific match: exercise 5 defines masked_attention, exercise 6 also padded_attention.
     return max(matches, key=lambda ex: len(ex.functions)) if matches else None
+
+
+def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
+    """Names taken from attention_course (outside its grading package) beyond those the exercise provides.
+
+    The package holds the reference answers; a notebook that calls them instead
+    of its own code is worth a look by the instructor (the marks do not change).
+    """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    to_python = TransformerManager().transform_cell  # `%time x = 1` -> get_ipython().run_line_magic(...)
+    trees = []
+    for source in cells:
+        try:
+            trees.append(ast.parse(to_python(source)))
+        except SyntaxError:  # code that does not parse: nothing to see
+            continue
+    used: set[str] = set()
+    aliases: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and _course_module(node.module or ""):
+                used.update(a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                aliases.update((a.asname or a.name.split(".")[0]) for a in node.names if _course_module(a.name))
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+                if node.attr != "grading":
+                    used.add(node.attr)
+    return sorted(used - set(exercise.provided))
+
+
+def _course_module(name: str) -> bool:
+    """attention_course or one of its modules, except the grading package."""
+    parts = name.split(".")
+    return parts[0] == "attention_course" and parts[1:2] != ["grading"]
