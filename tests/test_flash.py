@@ -80,7 +80,7 @@ def test_matches_the_loop_reference():
 
 def test_default_block_size_at_realistic_size(threading_mode):
     rng = np.random.default_rng(2)
-    q, k, v = qkv(rng, 700, 1100, d_k=64, d_v=64)  # several 128 x 512 tiles, both sizes ragged
+    q, k, v = qkv(rng, 700, 1300, d_k=64, d_v=64)  # several 256 x 1024 tiles, both sizes ragged
     assert_same_as_plain(q, k, v)
     assert_same_as_plain(q, k, v, is_causal=True)
 
@@ -426,7 +426,7 @@ def test_memory_stays_far_below_the_score_matrix(is_causal):
     score_matrix = n * n * 8  # 128 MiB: the plain path holds several of these
     block_q, block_k = flash.DEFAULT_BLOCK_SIZE
     tiles = flash._threads_for(n * n) * block_q * block_k * 8  # one float64 tile of scores per thread
-    assert extra < score_matrix / 32  # 4 MiB
+    assert extra < score_matrix / 16  # 8 MiB
     assert extra < 2 * tiles + (1 << 20)  # the tiles, the small per-tile arrays and bookkeeping
     assert np.all(np.isfinite(out))
 
