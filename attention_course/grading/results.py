@@ -8,6 +8,7 @@ what came back and, when the grader recognises it, the likely mistake.
 from __future__ import annotations
 
 import html
+import textwrap
 from dataclasses import dataclass
 
 # The status of one input (CaseResult.status) or of one check (CheckResult.status).
@@ -132,7 +133,7 @@ class CheckResult:
             lines += _labelled("expected", case.expected)
             lines += _labelled("got", case.got)
         if self.hint and self.status == FAILED:
-            lines += _labelled("hint", self.hint)
+            lines += _labelled("hint", textwrap.fill(self.hint, width=80))  # prose: wrapped for terminals
         others = [c for c in self.cases if c is not case and not c.passed and c.status != SKIPPED]
         if others and self.status == FAILED:
             lines.append(f"  also failing ({len(others)}): " + "; ".join(c.label for c in others))
