@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .calls import Observation
-from .protocol import ProtocolError, decode, encode, pack_value, unpack_observation
+from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, encode, pack_value, unpack_observation
 
 GiB = 1 << 30
 MiB = 1 << 20
+MAX_UNREAD = MAX_BLOB + MAX_HEADER + MiB
+"""Bytes of result channel held unparsed before the worker counts as flooding it."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,7 @@ class WorkerProcess:
         self.files_written: list[str] = []
         self._buffer = bytearray()
         self._pos = 0
+        self._flooded = False
         self._lock = threading.Lock()
 
     def run(self) -> None:
@@ -160,8 +163,13 @@ class WorkerProcess:
                 self.reason = self.reason or f"interfered with the grader's result channel ({err})"
             if not self.finished and not self.reason:
                 self.reason = _death(proc.returncode)
+            for stream in (proc.stdin, proc.stdout):
+                stream.close()
             self.files_written = _list_files(work)
-            shutil.rmtree(folder, onerror=_force_remove)
+            if sys.version_info >= (3, 12):
+                shutil.rmtree(folder, onexc=_force_remove)
+            else:
+                shutil.rmtree(folder, onerror=_force_remove)
 
     def _send_request(self, proc: subprocess.Popen) -> None:
         arrays: dict = {}
@@ -184,6 +192,9 @@ class WorkerProcess:
         with os.fdopen(fd, "rb", buffering=0) as stream:
             while chunk := stream.read(1 << 16):
                 with self._lock:
+                    if len(self._buffer) - self._pos > MAX_UNREAD:
+                        self._flooded = True  # keep draining so the worker never blocks, but drop it
+                        continue
                     self._buffer += chunk
 
     def _read_output(self, stream) -> None:
@@ -196,6 +207,8 @@ class WorkerProcess:
         while True:
             try:
                 self._parse()
+                if self._flooded:
+                    raise ProtocolError("more data than any answer needs")
             except ProtocolError as err:
                 self._stop(proc, "channel", f"interfered with the grader's result channel ({err})")
                 return
@@ -233,10 +246,14 @@ class WorkerProcess:
         while True:
             with self._lock:
                 frame = decode(self._buffer, self._pos)
+                if frame is not None and frame[2] > 1 << 20:  # forget what was read
+                    del self._buffer[:frame[2]]
+                    frame = (*frame[:2], 0)
+                if frame is not None:
+                    self._pos = frame[2]
             if frame is None:
                 return
-            header, arrays, self._pos = frame
-            self._handle(header, arrays)
+            self._handle(*frame[:2])
 
     def _handle(self, header: dict, arrays: dict) -> None:
         event = header.get("event")
@@ -335,7 +352,7 @@ def _list_files(folder: str, limit: int = 1000) -> list[str]:
     return found
 
 
-def _force_remove(func, path, exc_info) -> None:
+def _force_remove(func, path, _error) -> None:
     """rmtree's error handler: make read-only files and folders removable, then retry."""
     try:
         os.chmod(os.path.dirname(path), stat.S_IRWXU)
