@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import attention_course.flash as flash
 from attention_course import causal_mask, flash_attention, padding_mask, scaled_dot_product_attention
+from attention_course import _threads
 from attention_course._threads import run_jobs
 from reference import attention_2d, causal_allowed
 
@@ -438,3 +439,11 @@ def test_memory_does_not_grow_with_n():
         q, k, v = qkv(rng, n, n, d_k=16, d_v=16, dtype=np.float32)
         extras.append(peak_extra_bytes(flash_attention, q, k, v, block_size=(64, 256))[0])
     assert extras[1] < 1.25 * extras[0] + 65536  # 16x the scores, (nearly) the same memory
+
+
+@pytest.mark.parametrize("value, want", [("1", 1), ("", None), ("0", None), ("many", None), ("64", None)])
+def test_omp_num_threads_caps_the_worker_threads(value, want, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cores = _threads.cpu_count()  # the cores this process may use
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    assert _threads.cpu_count() == (want if want is not None else cores)
