@@ -193,7 +193,7 @@ def flash_attention(
     scale = dtype.type(scale)
 
     def make_worker():
-        scratch = np.empty((block_q, block_k), dtype=dtype)  # this thread's tile of scores
+        scratch = np.empty((min(block_q, n_q), min(block_k, n_k)), dtype=dtype)  # this thread's tile of scores
 
         def attend(job: tuple[tuple, slice]) -> None:
             b, rows = job  # b: index into the batch dims; rows: one tile of queries
