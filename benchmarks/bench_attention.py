@@ -281,14 +281,13 @@ def print_config(report: dict, args) -> None:
         print(f"   ({note})")
 
 
-def print_summary(reports: list[dict]) -> None:
-    """Issue 7's targets, checked against the medians of this run."""
-    print("\n== issue 7 targets (medians of this run; the spread above is the machine's noise) ==")
+def print_summary(reports: list[dict], args) -> None:
+    """Issue 7's targets, checked against the medians of this run (for the first --blocks size)."""
+    name = flash_name(args.blocks[0])
+    print(f"\n== issue 7 targets for {name} (medians of this run; the spread above is the machine's noise) ==")
     for rep in reports:
         cfg, res = rep["cfg"], rep["results"]
-        flash = res.get("flash")
-        if flash is None:
-            continue
+        flash = res[name]
         checks = []
         if "torch" in res:
             ratio = statistics.median(flash.ratios)
@@ -368,8 +367,9 @@ def main(argv=None) -> int:
         args.repeats = 3
     args.blocks = args.blocks or [DEFAULT_BLOCK_SIZE]
     args.torch = None
-    torch_note = "torch: not installed (pip install -e '.[torch]' to compare)"
+    torch_note = "torch: left out (--no-torch)"
     if not args.no_torch:
+        torch_note = "torch: not installed (pip install -e '.[torch]' to compare)"
         try:
             import torch
 
@@ -409,7 +409,7 @@ def main(argv=None) -> int:
                 print_config(report, args)
                 sys.stdout.flush()
                 reports.append(report)
-    print_summary(reports)
+    print_summary(reports, args)
     return 0
 
 
