@@ -19,6 +19,7 @@ import attention_course.flash as flash
 from attention_course import causal_mask, flash_attention, padding_mask, scaled_dot_product_attention
 from attention_course import _threads
 from attention_course._threads import run_jobs
+from attention_course.cost import tile_count
 from reference import attention_2d, causal_allowed
 
 TOL = {np.float64: dict(rtol=1e-12, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-5)}
@@ -39,6 +40,21 @@ def assert_same_as_plain(q, k, v, dtype=np.float64, **kwargs):
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(got, want, **TOL[dtype])
     return got
+
+
+@pytest.fixture
+def visited_tiles(monkeypatch):
+    """The (query tile start, key tile start) pairs that flash_attention computes, in a list."""
+    visited = []
+    real_key_tiles = flash._key_tiles
+
+    def spy(rows, n_k, block_k, is_causal):
+        tiles = list(real_key_tiles(rows, n_k, block_k, is_causal))
+        visited.extend((rows.start, cols.start) for cols in tiles)
+        return iter(tiles)
+
+    monkeypatch.setattr(flash, "_key_tiles", spy)
+    return visited
 
 
 @pytest.fixture(params=["one thread", "threads"])
@@ -118,24 +134,24 @@ def test_causal_matches_the_loop_reference():
     np.testing.assert_allclose(flash_attention(q, k, v, is_causal=True, block_size=2), want, rtol=1e-12)
 
 
-def test_causal_skips_the_key_tiles_after_the_diagonal(monkeypatch):
-    visited = []
-    real_key_tiles = flash._key_tiles
-
-    def spy(rows, n_k, block_k, is_causal):
-        tiles = list(real_key_tiles(rows, n_k, block_k, is_causal))
-        visited.extend((rows.start, cols.start) for cols in tiles)
-        return iter(tiles)
-
-    monkeypatch.setattr(flash, "_key_tiles", spy)
+def test_causal_skips_the_key_tiles_after_the_diagonal(visited_tiles):
     rng = np.random.default_rng(5)
     q, k, v = qkv(rng, 16, 16)
     flash_attention(q, k, v, is_causal=True, block_size=4)
     # 4 query tiles see 1, 2, 3, 4 key tiles: 10 of the 16 tiles, never one above the diagonal.
-    assert len(visited) == 10 and all(key_start <= query_start for query_start, key_start in visited)
-    visited.clear()
+    assert len(visited_tiles) == 10 and all(key_start <= query_start for query_start, key_start in visited_tiles)
+    visited_tiles.clear()
     flash_attention(q, k, v, block_size=4)
-    assert len(visited) == 16
+    assert len(visited_tiles) == 16
+
+
+@pytest.mark.parametrize("n_q, n_k, block", [(16, 16, 4), (10, 23, 4), (23, 10, 5), (7, 7, 8), (100, 64, 16)])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_visits_as_many_tiles_as_the_cost_chapter_counts(n_q, n_k, block, is_causal, visited_tiles):
+    rng = np.random.default_rng(20)
+    q, k, v = qkv(rng, n_q, n_k)
+    flash_attention(q, k, v, is_causal=is_causal, block_size=block)
+    assert len(visited_tiles) == tile_count(n_q, n_k, block_size=block, is_causal=is_causal)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
