@@ -16,10 +16,12 @@ import statistics
 import numpy as np
 import pytest
 
+from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
 from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.scaling import compute_scaling
 from attention_course.explorers.scores import compute_scores
+from attention_course.explorers.widget import script_json
 from explorer_vectors import js_fixed, js_weight_text
 
 PAGE = "book/explorers.html"
@@ -90,6 +92,17 @@ def report_time(label, times) -> float:
     print(f"update time, {label}: best {best:.2f} ms, median {median:.2f} ms, max {max(times):.2f} ms "
           f"over {len(times)} updates")
     return best
+
+
+def test_the_built_page_runs_the_current_modules(book_html):
+    """A page built before the explorers' code changed would test old JavaScript."""
+    html = (book_html / PAGE).read_text(encoding="utf-8")
+    stale = [cls.__name__ for cls in (ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer)
+             if script_json(cls._esm) not in html]
+    assert not stale, (
+        f"{PAGE} was built with older code of {stale}: rebuild the book. Jupyter Book's execution cache "
+        "does not notice changes to the package, so remove _build/.jupyter_cache (or `make clean`) first."
+    )
 
 
 # --- 1. scores to weights --------------------------------------------------------------

@@ -1,0 +1,159 @@
+"""The explorers live in JupyterLab: rendered by anywidget, state synced both ways with the kernel.
+
+Needs a JupyterLab server, which is not among the course's dependencies:
+install it (`pip install jupyterlab`) or point ATTENTION_COURSE_JUPYTER_LAB at
+a `jupyter-lab` executable (it may live in another environment; the kernel is
+this interpreter, and the anywidget and widget-manager extensions are taken
+from this environment's share/jupyter). Without it the test is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def jupyter_lab() -> str | None:
+    candidates = [os.environ.get("ATTENTION_COURSE_JUPYTER_LAB"), str(Path(sys.prefix) / "bin" / "jupyter-lab"),
+                  shutil.which("jupyter-lab")]
+    return next((c for c in candidates if c and Path(c).is_file()), None)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab_server(tmp_path):
+    """A JupyterLab server on a free local port with a notebook of the four explorers; yields the notebook URL."""
+    executable = jupyter_lab()
+    if executable is None:
+        pytest.skip("JupyterLab is not installed: pip install jupyterlab, or set ATTENTION_COURSE_JUPYTER_LAB")
+    kernels = tmp_path / "data" / "kernels" / "attention-course"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "attention-course", "language": "python",
+        "env": {"PYTHONPATH": str(REPO)},
+    }))
+    work = tmp_path / "work"
+    work.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "attention-course", "display_name": "attention-course", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(code) for code in (
+        "from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer\n"
+        "scores = ScoresExplorer()\nscores",
+        "scaling = ScalingExplorer()\nscaling",
+        "masks = MaskExplorer()\nmasks",
+        "cost = CostExplorer()\ncost",
+    )]
+    nbformat.write(nb, work / "live.ipynb")
+    port = free_port()
+    env = {**os.environ, "JUPYTER_PATH": os.pathsep.join([str(tmp_path / "data"), str(Path(sys.prefix) / "share" / "jupyter")])}
+    server = subprocess.Popen(
+        [executable, "--no-browser", "--allow-root", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+         f"--ServerApp.root_dir={work}", "--LabApp.news_url=None"],
+        env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "lab.log").open("w"),
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"JupyterLab ({executable}) did not start on port {port}")
+                time.sleep(0.5)
+        yield f"{base}/lab/tree/live.ipynb", base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def run_cell(page, code: str) -> str:
+    """Append a cell, run it, and return its text output."""
+    page.locator(".jp-Cell").last.click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")
+    page.keyboard.press("Enter")
+    page.keyboard.type(code)
+    page.keyboard.press("Shift+Enter")
+    output = page.locator(".jp-Cell").nth(-2).locator(".jp-OutputArea-output")
+    output.wait_for(timeout=30000)
+    return output.inner_text()
+
+
+def test_explorers_run_live_in_jupyterlab(browser, lab_server, screenshots):
+    url, base = lab_server
+    context = browser.new_context(viewport={"width": 1300, "height": 1000})
+    external, errors = [], []
+
+    def route(route):
+        if route.request.url.startswith((base, base.replace("http", "ws"), "data:", "blob:")):
+            route.continue_()
+        else:
+            external.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    try:
+        page.goto(url)
+        page.locator(".jp-Cell").first.wait_for(timeout=90000)
+        page.wait_for_timeout(2000)  # JupyterLab may still ask which kernel to start
+        dialog = page.locator(".jp-Dialog")
+        if dialog.count():
+            dialog.get_by_role("button", name="Select").click()
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        for name in ("scores", "scaling", "masks", "cost"):
+            page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
+        # Rendered by the widget manager (anywidget), not from the static text/html entry
+        # (which JupyterLab would show in a .jp-RenderedHTMLCommon); the sync below proves it.
+        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 4
+        assert page.locator(".jp-RenderedHTMLCommon .ac-explorer").count() == 0
+
+        # Page -> kernel: the reader sets d_k; Python sees it and computes the same weights.
+        box = page.locator('[data-explorer="scores"]')
+        box.get_by_label("d_k", exact=True).fill("16")
+        shown = box.locator('[data-role="weight"]').all_text_contents()
+        printed = run_cell(page, "print(scores.d_k, [f'{w:.3f}' for w in scores.trace().weights])")
+        assert printed.strip() == f"16 {shown}"
+        box.screenshot(path=screenshots / "jupyterlab-scores-dk16.png")
+
+        # Kernel -> page: Python moves the slider and flips the switches.
+        run_cell(page, "scaling.d_k = 512; scaling.scaled = True; masks.padding = False; print('set')")
+        scaling = page.locator('[data-explorer="scaling"]')
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"scaling\"] [data-role=\"d_k\"]').value === '512'")
+        assert scaling.locator('[data-role="scaled"]').is_checked()
+        assert not page.locator('[data-explorer="masks"] [data-role="padding"]').is_checked()
+        scaling.screenshot(path=screenshots / "jupyterlab-scaling-from-kernel.png")
+        page.screenshot(path=screenshots / "jupyterlab.png")
+    except Exception:
+        page.screenshot(path=screenshots / "jupyterlab-failure.png")
+        raise
+    finally:
+        context.close()
+    assert not external, f"JupyterLab page made requests leaving the machine: {external}"
+    assert not errors, f"console errors in JupyterLab: {errors}"
