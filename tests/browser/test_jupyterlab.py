@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,8 +125,19 @@ def test_explorers_run_live_in_jupyterlab(browser, lab_server, screenshots):
         if dialog.count():
             dialog.get_by_role("button", name="Select").click()
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90000)
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        # On a busy machine the first "Run All Cells" can arrive before the kernel's
+        # connection is ready and run nothing: try again until the first cell has run.
+        for attempt in range(3):
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            try:
+                page.wait_for_function(
+                    "() => /\\[\\d+\\]/.test(document.querySelector('.jp-Cell .jp-InputPrompt')?.textContent ?? '')",
+                    timeout=30000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         for name in ("scores", "scaling", "masks", "cost"):
             page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry
