@@ -38,6 +38,12 @@ It does four things Jupyter Book 1 does not do by itself:
    chapter, but sphinx-external-toc writes it only when it is missing, so a
    build folder made before the root changed keeps sending readers to a page
    that no longer exists. We rewrite the redirect whenever it is stale.
+
+5. No unused widget state. myst-nb embeds every notebook's saved ipywidgets
+   state in its page (about 100 KB per explorer page) for the widget manager
+   scripts it would load from a CDN. The book loads none of those
+   (`nb_ipywidgets_js: {}`; the explorers mount their own inlined modules from
+   their `text/html` output), so nothing reads the state: we leave it out.
 """
 
 from __future__ import annotations
@@ -188,6 +194,16 @@ def _drop_unused_thebe(app: Sphinx, config) -> None:
     ]
 
 
+def _drop_unused_widget_state(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """html-page-context: leave out the ipywidgets state when no widget manager is loaded."""
+    if app.builder.format != "html" or app.config.nb_ipywidgets_js:
+        return
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    if pagename in NbMetadataCollector.get_doc_data(app.env):
+        NbMetadataCollector.get_js_files(app.env, pagename).pop("ipywidgets_state", None)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("offline_mathjax_package", "node_modules/mathjax", "html")
     app.add_config_value("offline_mathjax_bundle", "tex-svg-full.js", "html")
@@ -196,6 +212,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _require_mathjax)
     app.connect("builder-inited", _add_course_styles)
     app.connect("html-page-context", _mathjax_for_math_in_titles, priority=400)
+    app.connect("html-page-context", _drop_unused_widget_state, priority=400)  # before myst-nb adds it
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _refresh_index_redirect, priority=900)  # after sphinx-external-toc
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
