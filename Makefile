@@ -37,7 +37,15 @@ model: $(VENV)/.installed
 
 env: $(VENV)/.installed node_modules/.installed model
 
-book: env
+# Jupyter Book's execution cache keys on the notebooks only. The chapters also show
+# what the package computes (and the explorers inline its JavaScript), so any change
+# to the package empties the cache and every chapter runs again.
+PACKAGE_FILES := $(shell find attention_course -type f \( -name '*.py' -o -name '*.js' -o -name '*.css' \) 2>/dev/null)
+_build/.package-stamp: $(PACKAGE_FILES)
+	rm -rf _build/.jupyter_cache
+	@mkdir -p _build && touch $@
+
+book: env _build/.package-stamp
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
 	@echo
 	@echo "The book is ready: open file://$(CURDIR)/_build/html/index.html"
