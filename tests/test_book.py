@@ -9,9 +9,7 @@ site's `html/` folder. Checked here:
 - no page loads anything from outside the machine: every script, style sheet,
   image, font, frame and CSS `url(...)` is local (links to the web are fine);
 - math is typeset by the MathJax copied into the build, with its licence;
-- in headless Chromium, opened from file:// with every non-local request
-  refused, each chapter renders all its math, shows all its images and logs no
-  console error (screenshots in test-results/book/);
+- (the pages in headless Chromium are checked by tests/browser/test_book_pages.py);
 - notebooks in book/, exercises/ and solutions/ are committed without outputs
   and without execution counts (the project's rule: the build and nbval run
   them), with the python3 kernel.
@@ -33,7 +31,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_HTML = Path(os.environ.get("ATTENTION_COURSE_BOOK_HTML", ROOT / "_build" / "html")).resolve()
-SCREENSHOTS = ROOT / "test-results" / "book"
 NOTEBOOK_FOLDERS = ("book", "exercises", "solutions")
 MATHJAX = "_static/mathjax/tex-svg-full.js"
 
@@ -304,47 +301,6 @@ def test_no_page_carries_the_unused_thebe_configuration(html_dir):
     for page in site_pages(html_dir):
         html = page.read_text(encoding="utf8")
         assert "THEBE_JS_URL" not in html and "x-thebe-config" not in html, page
-
-
-# -- the rendered pages in a real browser ----------------------------------------------------
-
-
-@pytest.mark.parametrize("docname", CHAPTERS)
-def test_chapter_renders_offline_in_chromium(html_dir, browser, docname):
-    page_path = page_of(html_dir, docname)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    requests_out, problems = [], []
-
-    def route(r):
-        if r.request.url.startswith(("file://", "data:", "blob:")):
-            r.continue_()
-        else:
-            requests_out.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url} {r.failure}"))
-    try:
-        page.goto(page_path.as_uri(), wait_until="load")
-        math_nodes = page.locator(".math").count()
-        if math_nodes:
-            page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
-            page.evaluate("MathJax.startup.promise")
-            assert page.locator("mjx-container").count() >= math_nodes
-            assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset a formula"
-        broken = page.evaluate(
-            "Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
-        )
-        assert not broken, f"images that did not load: {broken}"
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=SCREENSHOTS / f"{docname.replace('/', '__')}.png")  # the first screen
-    finally:
-        context.close()
-    assert not requests_out, f"the page tried to reach the network: {requests_out}"
-    assert not problems, "\n".join(problems)
 
 
 # -- notebooks are committed without outputs ------------------------------------------------

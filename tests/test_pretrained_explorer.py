@@ -7,7 +7,6 @@ against the forward pass.
 
 from __future__ import annotations
 
-import shutil
 
 import numpy as np
 import pytest
@@ -19,9 +18,6 @@ from attention_course.explorers.widget import script_json
 from attention_course.pretrained import fetch_model, load_model
 
 LEGAL = "The Lessee shall indemnify the Lessor. Such indemnity survives termination."
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
@@ -83,26 +79,11 @@ def test_the_static_page_needs_no_network(explorer):
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
 
 
-@pytest.fixture(scope="module")
-def chromium_browser():
-    if shutil.which(CHROMIUM) is None:
-        pytest.fail(f"Chromium is needed at {CHROMIUM} for the browser tests; see README.md")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
-def test_the_page_draws_the_head_and_lists_the_query_keys(explorer, chromium_browser, tmp_path, model):
+def test_the_page_draws_the_head_and_lists_the_query_keys(explorer, offline, tmp_path, model):
     html_file = tmp_path / "head_view.html"
     html_file.write_text(f"<!doctype html><meta charset='utf-8'><body>{explorer.static_html()}</body>", encoding="utf-8")
-    page = chromium_browser.new_page()
-    errors, requests = [], []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("request", lambda r: requests.append(r.url) if not r.url.startswith(("file:", "data:")) else None)
+    new_page, problems = offline  # network cut off; console errors fail the test
+    page = new_page()
     page.goto(html_file.as_uri())
     page.wait_for_selector('[data-explorer="head-view"] svg line')
     run = model(LEGAL)
@@ -132,5 +113,4 @@ def test_the_page_draws_the_head_and_lists_the_query_keys(explorer, chromium_bro
     page.select_option('[data-role="passage"]', "1")
     assert page.locator('svg text[data-side="key"]').count() == 6  # [CLS] my card was blocked [SEP]
     assert page.locator('[data-role="query"]').input_value() == "-1"
-    assert errors == [] and requests == []
-    page.close()
+    problems.assert_none()
