@@ -15,10 +15,11 @@ arithmetic is the same O(n_q n_k d) as the plain version.
 
 What makes it fast in NumPy (measured in benchmarks/bench_attention.py):
 
-- Large tiles, 256 queries x 1024 keys: a tile takes about twenty NumPy calls,
-  and spreading their fixed cost over 256K scores instead of 64K (128 x 512)
-  made the whole call about 8% faster (single-threaded, float32 and float64);
-  still larger tiles gained nothing and leave the threads fewer, coarser jobs.
+- Large tiles, 256 queries x 512 keys: a tile takes about twenty NumPy calls,
+  and spreading their fixed cost over 128K scores instead of 64K (128 x 512)
+  made the whole call 7-10% faster (single-threaded, float32 and float64).
+  256 x 1024 was at most 3% faster still, for twice the memory (4.9 MiB in
+  float64 with two threads instead of 2.9); larger tiles gained nothing.
 - Every pass over a tile writes into the same scratch buffer (`out=`), so no
   temporary (block_q, block_k) array is allocated per tile.
 - Query tiles are independent, so they are shared among threads, one per core
@@ -38,7 +39,7 @@ from ._threads import cpu_count, run_jobs
 from .attention import check_qkv
 from .masks import check_attn_mask
 
-DEFAULT_BLOCK_SIZE = (256, 1024)
+DEFAULT_BLOCK_SIZE = (256, 512)
 """(block_q, block_k): queries and keys per tile, chosen by measurement (benchmarks/bench_attention.py --blocks)."""
 
 MIN_SCORES_FOR_THREADS = 1 << 20
@@ -193,7 +194,7 @@ def flash_attention(
     scale = dtype.type(scale)
 
     def make_worker():
-        scratch = np.empty((min(block_q, n_q), min(block_k, n_k)), dtype=dtype)  # this thread's tile of scores
+        scratch = np.empty((block_q, block_k), dtype=dtype)  # this thread's tile of scores, whatever n is
 
         def attend(job: tuple[tuple, slice]) -> None:
             b, rows = job  # b: index into the batch dims; rows: one tile of queries

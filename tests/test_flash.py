@@ -97,7 +97,7 @@ def test_matches_the_loop_reference():
 
 def test_default_block_size_at_realistic_size(threading_mode):
     rng = np.random.default_rng(2)
-    q, k, v = qkv(rng, 700, 1300, d_k=64, d_v=64)  # several 256 x 1024 tiles, both sizes ragged
+    q, k, v = qkv(rng, 700, 1300, d_k=64, d_v=64)  # several 256 x 512 tiles, both sizes ragged
     assert_same_as_plain(q, k, v)
     assert_same_as_plain(q, k, v, is_causal=True)
 
