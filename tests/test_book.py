@@ -303,6 +303,15 @@ def test_no_page_carries_the_unused_thebe_configuration(html_dir):
         assert "THEBE_JS_URL" not in html and "x-thebe-config" not in html, page
 
 
+def test_no_page_embeds_widget_state_that_nothing_reads(html_dir):
+    pages_with_explorers = 0
+    for page in site_pages(html_dir):
+        html = page.read_text(encoding="utf8")
+        pages_with_explorers += "ac-explorer-host" in html
+        assert "application/vnd.jupyter.widget-state+json" not in html, page
+    assert pages_with_explorers >= 4, "the chapters with explorers should have been checked"
+
+
 # -- notebooks are committed without outputs ------------------------------------------------
 
 

@@ -196,8 +196,8 @@ def _drop_unused_thebe(app: Sphinx, config) -> None:
 
 def _drop_unused_widget_state(app: Sphinx, pagename, templatename, context, doctree) -> None:
     """html-page-context: leave out the ipywidgets state when no widget manager is loaded."""
-    if app.builder.format != "html" or app.config.nb_ipywidgets_js:
-        return
+    if app.builder.format != "html" or "nb_ipywidgets_js" not in app.config or app.config.nb_ipywidgets_js:
+        return  # not a myst-nb build, or its widget scripts are loaded and read the state
     from myst_nb.sphinx_ import NbMetadataCollector
 
     if pagename in NbMetadataCollector.get_doc_data(app.env):
