@@ -33,11 +33,16 @@ def register(subparsers) -> None:
         "release", help="regenerate exercises/ from solutions/",
         description="Write the student notebooks from the solution notebooks: code between '### BEGIN SOLUTION' "
                     "and '### END SOLUTION' becomes '# YOUR CODE HERE' and 'raise NotImplementedError()'; outputs "
-                    "are removed. With --check, only report whether exercises/ is up to date (exit 1 if not).",
+                    "are removed. An exercise notebook edited since its release (a student's work) is never replaced "
+                    "without --force. With --check, only report whether exercises/ is up to date (exit 1 if not).",
     )
     release.add_argument("--solutions", type=Path, default=Path("solutions"), help="folder of solution notebooks (default: solutions)")
     release.add_argument("--exercises", type=Path, default=Path("exercises"), help="folder to write (default: exercises)")
     release.add_argument("--check", action="store_true", help="change nothing; exit 1 if exercises/ is out of date")
+    release.add_argument(
+        "--force", action="store_true",
+        help="also replace exercise notebooks edited since their release (a .bak copy of each is kept)",
+    )
     release.set_defaults(run=run_release)
 
     grade = subparsers.add_parser(
@@ -124,7 +129,7 @@ def run_release(args) -> int:
     from .release import ReleaseError, release
 
     try:
-        report = release(args.solutions, args.exercises, check=args.check)
+        report = release(args.solutions, args.exercises, check=args.check, force=args.force)
     except (FileNotFoundError, ReleaseError) as err:
         print(f"attention-course release: {err}", file=sys.stderr)
         return 2
@@ -133,9 +138,14 @@ def run_release(args) -> int:
         print(f"{verb}: {path}")
     for path in report.removed:
         print(f"{'stale' if args.check else 'removed'}: {path}")
+    for path in report.backups:
+        print(f"kept a copy of your edits: {path}")
+    for path in report.kept:
+        print(f"not replaced, edited since its release: {path} (your work? use --force to replace it; "
+              "a .bak copy is kept)", file=sys.stderr)
     print(f"{len(report.unchanged)} up to date, {len(report.written)} {verb}, {len(report.removed)} "
-          f"{'stale' if args.check else 'removed'}")
-    return 1 if args.check and not report.up_to_date else 0
+          f"{'stale' if args.check else 'removed'}" + (f", {len(report.kept)} edited and left alone" if report.kept else ""))
+    return 1 if (args.check and not report.up_to_date) or report.kept else 0
 
 
 def run_grade(args) -> int:

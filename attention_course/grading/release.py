@@ -9,11 +9,20 @@ markers `### BEGIN SOLUTION` and `### END SOLUTION` becomes
 at the indentation of the marker (in markdown cells: "YOUR ANSWER HERE").
 Outputs and execution counts are dropped. The output is deterministic, so
 `release(..., check=True)` can tell whether `exercises/` is up to date.
+
+A release never overwrites work. Each exercise notebook records a fingerprint
+of its cells' sources as released; if the file's sources no longer match it
+(a student filled it in, an instructor edited it by hand), the release leaves
+the file alone and reports it, unless `force=True`, which first keeps a copy
+beside it (`<name>.ipynb.bak-<time>`).
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,11 +50,15 @@ class ReleaseReport:
     """Exercise notebooks already up to date."""
     removed: list[Path] = field(default_factory=list)
     """Generated exercise notebooks whose solution no longer exists (removed, or would be)."""
+    kept: list[Path] = field(default_factory=list)
+    """Out-of-date exercise notebooks left alone because they were edited since their release."""
+    backups: list[Path] = field(default_factory=list)
+    """Copies of edited notebooks made before force=True replaced or removed them."""
 
     @property
     def up_to_date(self) -> bool:
         """True if nothing had to change."""
-        return not self.written and not self.removed
+        return not self.written and not self.removed and not self.kept
 
 
 def strip_solutions(source: str, cell_type: str = "code", where: str = "a cell") -> str:
@@ -81,11 +94,56 @@ def exercise_notebook(solution: nbformat.NotebookNode, name: str = "the notebook
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
+    nb.metadata.setdefault(METADATA_KEY, {})["released_sources"] = sources_fingerprint(nb)
     return nb
 
 
-def release(solutions: Path | str = "solutions", exercises: Path | str = "exercises", *, check: bool = False) -> ReleaseReport:
-    """Write (or with check=True, only compare) exercises/ from solutions/."""
+def sources_fingerprint(nb: nbformat.NotebookNode) -> str:
+    """sha256 of the cells' types and sources: what changes when someone works in the notebook."""
+    cells = [[cell.cell_type, cell.source] for cell in nb.cells]
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def edited_since_release(path: Path, replacement: nbformat.NotebookNode | None = None) -> bool:
+    """True if replacing `path` could lose someone's work.
+
+    False when its sources are exactly as released, or exactly those of
+    `replacement` (the notebook about to be written): then only outputs or
+    metadata would be replaced.
+    """
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # not a notebook we can read: never ours to replace
+        return True
+    current = sources_fingerprint(nb)
+    recorded = nb.metadata.get(METADATA_KEY, {}).get("released_sources")
+    return current != recorded and (replacement is None or current != sources_fingerprint(replacement))
+
+
+def _backup(path: Path) -> Path:
+    """Copy `path` to `<name>.bak-<time>` beside it (never over an existing file)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.bak-{stamp}")
+    number = 1
+    while backup.exists():
+        number += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{number}")
+    backup.write_bytes(path.read_bytes())
+    return backup
+
+
+def release(
+    solutions: Path | str = "solutions",
+    exercises: Path | str = "exercises",
+    *,
+    check: bool = False,
+    force: bool = False,
+) -> ReleaseReport:
+    """Write (or with check=True, only compare) exercises/ from solutions/.
+
+    Exercise notebooks edited since their release are left alone (listed in
+    `kept`) unless force=True, which keeps a backup copy of each first.
+    """
     solutions, exercises = Path(solutions), Path(exercises)
     sources = sorted(solutions.glob("*.ipynb"))
     if not sources:
@@ -95,20 +153,32 @@ def release(solutions: Path | str = "solutions", exercises: Path | str = "exerci
         exercises.mkdir(parents=True, exist_ok=True)
     for source in sources:
         nb = nbformat.read(source, as_version=4)
-        text = nbformat.writes(exercise_notebook(nb, source.name)) + "\n"
+        exercise = exercise_notebook(nb, source.name)
+        text = nbformat.writes(exercise) + "\n"
         target = exercises / source.name
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current == text:
             report.unchanged.append(target)
             continue
+        edited = current is not None and edited_since_release(target, exercise)
+        if edited and not force:
+            report.kept.append(target)
+            continue
         report.written.append(target)
         if not check:
+            if edited:
+                report.backups.append(_backup(target))
             target.write_text(text, encoding="utf-8")
     names = {s.name for s in sources}
     for old in sorted(exercises.glob("*.ipynb")) if exercises.exists() else []:
         if old.name not in names and _was_generated(old):
+            if edited_since_release(old) and not force:
+                report.kept.append(old)
+                continue
             report.removed.append(old)
             if not check:
+                if edited_since_release(old):
+                    report.backups.append(_backup(old))
                 old.unlink()
     return report
 
