@@ -65,6 +65,29 @@ def threading_mode(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=["as chosen", "running max"])
+def softmax_path(request, monkeypatch):
+    """Run a test once as flash_attention chooses (small scores skip the max) and once with the running max forced."""
+    if request.param == "running max":
+        monkeypatch.setattr(flash, "_scores_are_small", lambda *args: False)
+    return request.param
+
+
+@pytest.fixture
+def paths_taken(monkeypatch):
+    """The names of the tile functions flash_attention calls, one entry per query tile."""
+    taken = []
+    for name in ("_attend_query_tile", "_attend_query_tile_unshifted"):
+        real = getattr(flash, name)
+
+        def spy(*args, real=real, name=name):
+            taken.append(name)
+            return real(*args)
+
+        monkeypatch.setattr(flash, name, spy)
+    return taken
+
+
 # --- shapes and block sizes -----------------------------------------------------------------
 
 
@@ -82,7 +105,7 @@ def threading_mode(request, monkeypatch):
         (64, 64, (64, 1)),  # one key per tile: the running max changes at every step
     ],
 )
-def test_matches_plain_on_many_shapes(n_q, n_k, block_size, dtype, threading_mode):
+def test_matches_plain_on_many_shapes(n_q, n_k, block_size, dtype, threading_mode, softmax_path):
     rng = np.random.default_rng(n_q * 1000 + n_k)
     q, k, v = qkv(rng, n_q, n_k, dtype=dtype)
     assert_same_as_plain(q, k, v, dtype, block_size=block_size)
@@ -95,7 +118,7 @@ def test_matches_the_loop_reference():
     np.testing.assert_allclose(flash_attention(q, k, v, block_size=4), want, rtol=1e-12, atol=1e-14)
 
 
-def test_default_block_size_at_realistic_size(threading_mode):
+def test_default_block_size_at_realistic_size(threading_mode, softmax_path):
     rng = np.random.default_rng(2)
     q, k, v = qkv(rng, 700, 1300, d_k=64, d_v=64)  # several 256 x 512 tiles, both sizes ragged
     assert_same_as_plain(q, k, v)
@@ -106,7 +129,7 @@ def test_default_block_size_at_realistic_size(threading_mode):
     "q_batch, k_batch, v_batch",
     [((2, 3), (2, 3), (2, 3)), ((2, 3), (1, 3), (2, 1)), ((3,), (2, 1), ()), ((), (4,), (4,))],
 )
-def test_batch_and_head_dims_broadcast(q_batch, k_batch, v_batch, threading_mode):
+def test_batch_and_head_dims_broadcast(q_batch, k_batch, v_batch, threading_mode, softmax_path):
     rng = np.random.default_rng(3)
     q = rng.standard_normal(q_batch + (10, 4))
     k = rng.standard_normal(k_batch + (7, 4))
@@ -120,7 +143,7 @@ def test_batch_and_head_dims_broadcast(q_batch, k_batch, v_batch, threading_mode
 
 @pytest.mark.parametrize("n_q, n_k", [(10, 10), (6, 11), (11, 6)])
 @pytest.mark.parametrize("block_size", [1, 3, (4, 2), (2, 5), 16])
-def test_causal_matches_plain(n_q, n_k, block_size, threading_mode):
+def test_causal_matches_plain(n_q, n_k, block_size, threading_mode, softmax_path):
     rng = np.random.default_rng(n_q + n_k)
     q, k, v = qkv(rng, n_q, n_k, batch=(2,))
     assert_same_as_plain(q, k, v, is_causal=True, block_size=block_size)
@@ -134,7 +157,7 @@ def test_causal_matches_the_loop_reference():
     np.testing.assert_allclose(flash_attention(q, k, v, is_causal=True, block_size=2), want, rtol=1e-12)
 
 
-def test_causal_skips_the_key_tiles_after_the_diagonal(visited_tiles):
+def test_causal_skips_the_key_tiles_after_the_diagonal(visited_tiles, softmax_path):
     rng = np.random.default_rng(5)
     q, k, v = qkv(rng, 16, 16)
     flash_attention(q, k, v, is_causal=True, block_size=4)
@@ -156,7 +179,7 @@ def test_visits_as_many_tiles_as_the_cost_chapter_counts(n_q, n_k, block, is_cau
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("mask_shape", [(9, 12), (1, 12), (9, 1), (12,), (2, 9, 12), (2, 1, 12)])
-def test_boolean_masks_of_every_broadcastable_shape(mask_shape, dtype, threading_mode):
+def test_boolean_masks_of_every_broadcastable_shape(mask_shape, dtype, threading_mode, softmax_path):
     rng = np.random.default_rng(6)
     q, k, v = qkv(rng, 9, 12, batch=(2,), dtype=dtype)
     mask = rng.random(mask_shape) < 0.7
@@ -173,14 +196,14 @@ def test_float_masks_are_added(dtype, mask_dtype, threading_mode):
     assert_same_as_plain(q, k, v, dtype, attn_mask=bias, block_size=(2, 5))
 
 
-def test_padding_mask():
+def test_padding_mask(softmax_path):
     rng = np.random.default_rng(8)
     q, k, v = qkv(rng, 6, 6, batch=(3,))
     assert_same_as_plain(q, k, v, attn_mask=padding_mask([6, 2, 4], 6), block_size=(4, 3))
 
 
 @pytest.mark.parametrize("block_size", [1, 3, (2, 4), 100])
-def test_fully_masked_rows_return_zeros(block_size, threading_mode):
+def test_fully_masked_rows_return_zeros(block_size, threading_mode, softmax_path):
     rng = np.random.default_rng(9)
     q, k, v = qkv(rng, 6, 7)
     mask = rng.random((6, 7)) < 0.5
@@ -194,7 +217,7 @@ def test_fully_masked_rows_return_zeros(block_size, threading_mode):
     np.testing.assert_array_equal(flash_attention(q, k, v, attn_mask=bias, block_size=block_size)[[0, 3]], 0.0)
 
 
-def test_all_keys_masked_for_every_query():
+def test_all_keys_masked_for_every_query(softmax_path):
     rng = np.random.default_rng(10)
     q, k, v = qkv(rng, 4, 5, dtype=np.float32)
     out = flash_attention(q, k, v, attn_mask=np.zeros((4, 5), dtype=bool), block_size=2)
@@ -235,14 +258,87 @@ def test_huge_scores_do_not_overflow(dtype, is_causal):
     np.testing.assert_allclose(out, want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4 if dtype == np.float32 else 1e-12)
 
 
-def test_scale_argument():
+# --- which softmax: without a max for small scores, the running max otherwise -----------------
+
+
+def test_the_limit_keeps_exp_within_a_third_of_the_range():
+    for dtype in (np.float32, np.float64):
+        limit = flash.unshifted_exp_limit(dtype)
+        info = np.finfo(dtype)
+        # weights up to exp(limit), times n_k * |v| up to exp(limit), summed: at most exp(2 limit) < max
+        assert 3 * limit <= np.log(info.max) * (1 + 1e-12)
+        assert np.exp(-limit) > float(info.tiny) * 2**50  # the largest weight is far from underflow
+    assert 29 < flash.unshifted_exp_limit(np.float32) < 30 and 236 < flash.unshifted_exp_limit(np.float64) < 237
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ordinary_scores_skip_the_max(dtype, paths_taken):
+    rng = np.random.default_rng(21)
+    q, k, v = qkv(rng, 40, 30, d_k=16, dtype=dtype)
+    assert_same_as_plain(q, k, v, dtype, block_size=(16, 8), attn_mask=rng.random((40, 30)) < 0.8)
+    assert paths_taken == ["_attend_query_tile_unshifted"] * 3
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_scores_just_below_the_limit_skip_the_max_and_stay_exact(dtype, paths_taken):
+    rng = np.random.default_rng(22)
+    q, k, v = qkv(rng, 30, 30, d_k=4, dtype=dtype)
+    scale = 1 / np.sqrt(4)
+    bound = np.linalg.norm(q, axis=-1).max() * np.linalg.norm(k, axis=-1).max() * scale
+    q = (q * (0.99 * flash.unshifted_exp_limit(dtype) / bound)).astype(dtype)  # largest possible score: 0.99 limit
+    got = flash_attention(q, k, v, block_size=(30, 7))
+    assert paths_taken == ["_attend_query_tile_unshifted"]
+    want = scaled_dot_product_attention(*(x.astype(np.float64) for x in (q, k, v)))
+    # float32 scores of size ~30 carry an absolute rounding error ~30 * 6e-8, in both paths alike.
+    tol = 1e-12 if dtype == np.float64 else 3e-5
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["large scores", "float mask", "huge values", "nan query", "nan value", "huge key"],
+)
+def test_the_running_max_where_exp_could_overflow(case, paths_taken):
+    rng = np.random.default_rng(23)
+    q, k, v = qkv(rng, 12, 12, d_k=4, dtype=np.float32)
+    kwargs = {}
+    if case == "large scores":
+        q *= np.float32(40)  # |q| |k| / 2 far above the float32 limit of 29.6
+    elif case == "float mask":
+        kwargs["attn_mask"] = rng.standard_normal((12, 12))
+    elif case == "huge values":
+        v *= np.float32(1e30)  # exp(29) * 1e30 overflows float32; the max-shifted weights (<= 1) do not
+    elif case == "nan query":
+        q[3, 1] = np.nan
+    elif case == "nan value":
+        v[3, 1] = np.nan
+    else:
+        k[3] *= np.float32(1e25)  # |k|^2 overflows float32 (so does the bound); the scores do not
+    got = flash_attention(q, k, v, block_size=(12, 5), **kwargs)  # one query tile
+    assert set(paths_taken) == {"_attend_query_tile"}
+    want = scaled_dot_product_attention(q, k, v, **kwargs)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4 if case == "large scores" else 1e-5, atol=1e-5 * max(1.0, float(np.abs(want[finite]).max(initial=0))))
+
+
+def test_each_query_tile_chooses_for_itself(paths_taken):
+    rng = np.random.default_rng(24)
+    q, k, v = qkv(rng, 12, 12, d_k=4)
+    q[6:] *= 300  # the second query tile has scores far above the float64 limit of 236
+    assert_same_as_plain(q, k, v, block_size=(6, 4))
+    assert paths_taken == ["_attend_query_tile_unshifted", "_attend_query_tile"]
+
+
+def test_scale_argument(softmax_path):
     rng = np.random.default_rng(13)
     q, k, v = qkv(rng, 7, 9)
     for scale in (0.01, 1.0, 3.5, -2.0):
         assert_same_as_plain(q, k, v, scale=scale, block_size=(3, 4))
 
 
-def test_nan_propagates_like_the_plain_path(threading_mode):
+def test_nan_propagates_like_the_plain_path(threading_mode, softmax_path):
     rng = np.random.default_rng(14)
     q, k, v = qkv(rng, 8, 8)
     q[2, 0] = np.nan  # one query: only its row becomes NaN
@@ -255,7 +351,7 @@ def test_nan_propagates_like_the_plain_path(threading_mode):
 
 
 @pytest.mark.parametrize("where", ["key", "value"])
-def test_nan_reaches_every_query_that_can_see_it(where, threading_mode):
+def test_nan_reaches_every_query_that_can_see_it(where, threading_mode, softmax_path):
     # Under the causal mask only queries 5.. see key 5. The tiled path skips the tiles that a query
     # cannot see, so queries 0..2 (whose tile ends before key 5) are not touched by the NaN; the plain
     # path multiplies the NaN by a zero weight and gets NaN for every query.
