@@ -33,14 +33,15 @@ What makes it fast in NumPy (measured in benchmarks/bench_attention.py):
   and the tile is computed without a max: no max pass, no subtraction, no
   rescaling (`_attend_query_tile_unshifted`). For the usual scaled scores
   (a few units in size) that is every tile, and it cut the time of a call by
-  about 20% in float32 and 10-15% in float64 (n = 4096 and 8192, d = 64);
-  large scores, float masks or huge values take the running max.
+  about 20% in float32 and 10% in float64 (n = 4096 and 8192, d = 64); large
+  scores, float masks or huge values take the running max.
 
 What it cannot fix: per score, on one core, the two tile products cost about
-3.8 ns in float32 (OpenBLAS at its peak) and NumPy's exp about 2.5 ns (10 ns
-in float64, which has no vectorised exp on AVX2 machines). Together they take
-longer than PyTorch's whole fused kernel (about 5 ns), so NumPy stays about
-1.3 times behind it; benchmarks/README.md has the measurements.
+4 ns in float32 (OpenBLAS at its peak) and NumPy's exp about 2.5 ns; in
+float64 about 10 ns each (NumPy has no vectorised float64 exp on AVX2
+machines). Together they take longer than PyTorch's whole fused kernel (5 ns;
+14.4 in float64), so NumPy stays at least 1.35 times behind it;
+benchmarks/README.md has the measurements.
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def _unshifted_allowed(k: np.ndarray, v: np.ndarray, mask, batch: tuple) -> tupl
     key_norms = np.sqrt(np.einsum("...kd,...kd->...k", k, k))  # (..., n_k) |k_j|
     key_norm = np.broadcast_to(key_norms.max(axis=-1, initial=0.0), batch)  # (batch) largest |k_j|
     limit = unshifted_exp_limit(k.dtype)
-    value_size = max(v.max(initial=0.0), -v.min(initial=0.0))  # NaN if v holds one: then the test is False
+    value_size = np.maximum(v.max(initial=0.0), -v.min(initial=0.0))  # largest |v|; NaN if v holds one: the test is False
     small_values = bool(v.shape[-2] * value_size <= np.exp(limit))
     return key_norm, small_values and (mask is None or mask.dtype == bool)
 

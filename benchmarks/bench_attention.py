@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_attention.py            # issue 2's and issue 7's sizes (~10 min)
+    .venv/bin/python benchmarks/bench_attention.py            # issue 2's and issue 7's sizes (~20 min)
     .venv/bin/python benchmarks/bench_attention.py --quick    # a one-minute look
     .venv/bin/python benchmarks/bench_attention.py --help
 
@@ -12,6 +12,13 @@ of them see the same background load; the report gives medians, the spread of
 the per-round ratios to torch, and how busy the rest of the machine was. A
 float32 matrix product with the same FLOP count is timed in the same rounds:
 it is what this machine's BLAS can do, the yardstick for attention's GFLOP/s.
+
+Before each timed call the script pauses (--settle, 0.3 s). After a parallel
+call, OpenBLAS's and OpenMP's worker threads keep spinning for a while (about
+0.1-0.2 s here), and on a 2-core machine they take a core from whatever runs
+next: measured, flash_attention right after a 2-thread matrix product or the
+plain path took 1.55-1.7 times as long as right after itself, torch's kernel
+1.7-2.0 times. Without the pause, each row would pay for the row before it.
 
 Memory is the peak allocated during one extra, untimed call, minus the output:
 measured with tracemalloc for the NumPy paths, and as the growth of the peak
@@ -110,6 +117,8 @@ def implementations(cfg: Config, args, q, k, v) -> dict:
         fns["plain"] = lambda: scaled_dot_product_attention(q, k, v, is_causal=cfg.causal)
     for block in args.blocks:
         fns[flash_name(block)] = lambda block=block: flash_attention(q, k, v, is_causal=cfg.causal, block_size=block)
+    if args.running_max:
+        fns["flash max"] = lambda: with_running_max(flash_attention, q, k, v, is_causal=cfg.causal)
     if args.torch is not None:
         sdpa = args.torch.nn.functional.scaled_dot_product_attention
         tq, tk, tv = (args.torch.from_numpy(x) for x in (q, k, v))  # (1, h, n, d): torch's flash kernel
@@ -118,6 +127,16 @@ def implementations(cfg: Config, args, q, k, v) -> dict:
             q3, k3, v3 = (x[0] for x in (tq, tk, tv))  # (h, n, d): torch falls back to its math path
             fns["torch 3-D"] = lambda: sdpa(q3, k3, v3, is_causal=cfg.causal)
     return fns
+
+
+def with_running_max(fn, *args, **kwargs):
+    """fn(*args, **kwargs) with flash_attention's max-free shortcut turned off (every tile keeps a running max)."""
+    shortcut = flash_module._scores_are_small
+    flash_module._scores_are_small = lambda *_: False
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        flash_module._scores_are_small = shortcut
 
 
 def flash_name(block) -> str:
@@ -240,6 +259,7 @@ def run_config(cfg: Config, args) -> dict:
     wall = time.perf_counter()
     for _ in range(args.repeats):
         for name, fn in fns.items():
+            time.sleep(args.settle)  # the previous call's thread pools stop spinning (see the module docstring)
             t0 = time.perf_counter()
             fn()
             results[name].times.append(time.perf_counter() - t0)
@@ -338,6 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--causal", action="store_true", help="use is_causal=True (half the FLOPs are needed)")
     p.add_argument("--blocks", nargs="+", type=parse_block, metavar="BQxBK",
                    help=f"flash_attention block sizes to compare (default: {DEFAULT_BLOCK_SIZE[0]}x{DEFAULT_BLOCK_SIZE[1]}, the package default)")
+    p.add_argument("--settle", type=float, default=0.3, metavar="SECONDS",
+                   help="pause before each timed call, so that no call pays for the threads the previous one "
+                        "left spinning (default 0.3; 0 to see that cost)")
+    p.add_argument("--running-max", action="store_true",
+                   help="also time flash_attention with its max-free shortcut turned off (row 'flash max')")
     p.add_argument("--threads", type=int, metavar="N",
                    help="limit torch, flash_attention and BLAS to N threads (1: per-core speed, steadier on a busy machine)")
     p.add_argument("--max-gib", type=float, default=3.0,
@@ -360,6 +385,8 @@ def main(argv=None) -> int:
         return 0
     if args.repeats < 1:
         raise SystemExit("--repeats must be at least 1")
+    if args.settle < 0:
+        raise SystemExit("--settle must be at least 0")
     if args.threads is not None and args.threads < 1:
         raise SystemExit("--threads must be at least 1")
     sizes = args.sizes or ([(1024, 1), (4096, 1)] if args.quick else DEFAULT_CONFIGS)

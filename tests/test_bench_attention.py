@@ -4,6 +4,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_attention.py"
@@ -20,18 +21,19 @@ def bench():
 
 
 def test_small_run_prints_every_row_and_the_summary(bench, capsys):
-    assert bench.main(["--sizes", "96", "200x2", "--repeats", "2", "--no-torch", "--blocks", "64x128", "32"]) == 0
+    argv = ["--sizes", "96", "200x2", "--repeats", "2", "--no-torch", "--blocks", "64x128", "32", "--running-max", "--settle", "0"]
+    assert bench.main(argv) == 0
     out = capsys.readouterr().out
     for label in ("n=96 h=1 float32", "n=96 h=1 float64", "n=200 h=2 float32", "n=200 h=2 float64"):
         assert f"== {label}:" in out
     assert "torch: left out (--no-torch)" in out and "   torch " not in out
-    for row in ("plain", "flash 64x128", "flash 32x32"):
+    for row in ("plain", "flash 64x128", "flash 32x32", "flash max"):
         assert out.count(f"   {row} ") == 4  # one row per configuration
     assert "issue 7 targets" in out and "% of f32 matmul" in out
 
 
 def test_paths_that_hold_the_scores_are_skipped_above_the_memory_budget(bench, capsys):
-    bench.main(["--sizes", "300", "--repeats", "1", "--no-torch", "--max-gib", "0.0001", "--dtypes", "float32"])
+    bench.main(["--sizes", "300", "--repeats", "1", "--no-torch", "--max-gib", "0.0001", "--dtypes", "float32", "--settle", "0"])
     out = capsys.readouterr().out
     assert "plain skipped" in out and "   plain " not in out
     assert "   flash " in out
@@ -57,3 +59,24 @@ def test_parse_block_rejects(bench, text):
 @pytest.mark.parametrize("text, want", [("4096", (4096, 1)), ("8192x8", (8192, 8))])
 def test_parse_config(bench, text, want):
     assert bench.parse_config(text) == want
+
+
+def test_running_max_row_turns_the_shortcut_off_and_back_on(bench, monkeypatch):
+    import attention_course.flash as flash
+
+    real = flash._scores_are_small
+    seen = []
+    monkeypatch.setattr(flash, "_scores_are_small", lambda *args: seen.append(args) or real(*args))
+    patched = flash._scores_are_small
+    q = np.random.default_rng(0).standard_normal((8, 4))
+    out = bench.with_running_max(flash.flash_attention, q, q, q, block_size=4)
+    assert seen == []  # the shortcut was never asked: every tile took the running max
+    assert flash._scores_are_small is patched  # and it is back afterwards
+    np.testing.assert_allclose(out, flash.flash_attention(q, q, q, block_size=4), rtol=1e-12)
+    assert len(seen) == 2  # two query tiles, each asked
+
+
+@pytest.mark.parametrize("argv", [["--settle", "-1"], ["--repeats", "0"], ["--threads", "0"]])
+def test_bad_options_are_rejected(bench, argv):
+    with pytest.raises(SystemExit):
+        bench.main(argv + ["--sizes", "64", "--no-torch"])
