@@ -1,7 +1,9 @@
 """The online softmax, one key tile at a time, every state kept (chapter 7).
 
 `flash_attention` never stores the n_q x n_k scores. It visits the keys in
-tiles and keeps, for each query, three running quantities:
+tiles and keeps, for each query, three running quantities (when the scores are
+provably too small for exp to overflow, it may drop the max and keep only l
+and acc, with m = 0 throughout; the result is the same):
 
     m    the largest score seen so far            (running max)
     l    sum_j exp(s_j - m) over the keys so far   (running denominator)
