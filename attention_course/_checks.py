@@ -72,11 +72,6 @@ def broadcast_batch(shapes: dict[str, tuple], core_ndim: int = 2) -> tuple:
         ) from None
 
 
-def result_dtype(*arrays: np.ndarray) -> np.dtype:
-    """The floating dtype of a computation over `arrays` (NumPy's promotion)."""
-    return np.result_type(*arrays)
-
-
 def positive_int(value, name: str) -> int:
     """Return `value` as an int, raising if it is not a positive integer."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):

@@ -130,3 +130,18 @@ def test_the_extension_module_is_importable_from_the_book_folder():
     finally:
         sys.path.remove(str(EXT))
     assert offline_assets.BUNDLE_FILES["tex-svg-full.js"] == ["tex-svg-full.js"]
+
+
+@needs_mathjax
+def test_pages_of_removed_sources_are_deleted(tmp_path):
+    src = make_project(tmp_path, "extensions = ['offline_assets']\noffline_mathjax_bundle = 'tex-svg-full.js'\n"
+                       f"offline_mathjax_package = {str(MATHJAX_PACKAGE)!r}",
+                       {"index.rst": PLAIN_PAGE + "\n.. toctree::\n\n   old\n", "old.rst": "Old\n===\n"})
+    out = tmp_path / "out"
+    build(src, out)
+    assert (out / "old.html").exists()
+    (src / "old.rst").unlink()
+    (src / "index.rst").write_text(PLAIN_PAGE, encoding="utf8")
+    build(src, out)
+    assert not (out / "old.html").exists()
+    assert {p.name for p in out.glob("*.html")} >= {"index.html", "genindex.html", "search.html"}

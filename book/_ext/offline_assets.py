@@ -44,6 +44,11 @@ It does four things Jupyter Book 1 does not do by itself:
    scripts it would load from a CDN. The book loads none of those
    (`nb_ipywidgets_js: {}`; the explorers mount their own inlined modules from
    their `text/html` output), so nothing reads the state: we leave it out.
+
+6. No stale pages. Sphinx never deletes the page of a chapter that was removed
+   or renamed, so a build folder made before the change keeps serving it, with
+   whatever scripts that old page loaded. After each build we delete every
+   page that no current source document and no Sphinx index produced.
 """
 
 from __future__ import annotations
@@ -204,6 +209,23 @@ def _drop_unused_widget_state(app: Sphinx, pagename, templatename, context, doct
         NbMetadataCollector.get_js_files(app.env, pagename).pop("ipywidgets_state", None)
 
 
+def _remove_stale_pages(app: Sphinx, exception: Exception | None) -> None:
+    """build-finished: delete pages whose source document no longer exists."""
+    if exception is not None or app.builder.name != "html":
+        return
+    outdir = Path(app.outdir)
+    generated = {"index", "genindex", "search", *app.config.html_additional_pages}
+    generated |= {f"{domain.name}-{index.name}" for domain in app.env.domains.values() for index in domain.indices}
+    for page in outdir.rglob("*.html"):
+        rel = page.relative_to(outdir)
+        if rel.parts[0].startswith("_"):  # _static, _sources, _images: the theme's and Sphinx's files
+            continue
+        docname = rel.with_suffix("").as_posix()
+        if docname not in app.env.found_docs and docname not in generated:
+            logger.info("offline_assets: removing %s, whose source no longer exists", rel)
+            page.unlink()
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("offline_mathjax_package", "node_modules/mathjax", "html")
     app.add_config_value("offline_mathjax_bundle", "tex-svg-full.js", "html")
@@ -215,4 +237,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", _drop_unused_widget_state, priority=400)  # before myst-nb adds it
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _refresh_index_redirect, priority=900)  # after sphinx-external-toc
+    app.connect("build-finished", _remove_stale_pages)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
