@@ -13,14 +13,19 @@ by exp(m - m'), so at the end acc / l is exactly softmax(scores) @ V. Memory
 holds one (block_q, block_k) tile of scores per core instead of n_q x n_k; the
 arithmetic is the same O(n_q n_k d) as the plain version.
 
-What makes it fast in NumPy (measured in benchmarks/bench_attention.py):
+What makes it fast (measured in benchmarks/bench_attention.py):
 
-- Large tiles, 256 queries x 512 keys: a tile takes six to twenty NumPy calls,
-  and spreading their fixed cost over 128K scores instead of 64K (128 x 512)
-  made the whole call 7-10% faster (single-threaded, float32 and float64).
-  256 x 1024 was at most 3% faster still, for twice the memory (4.9 MiB in
-  float64 with two threads instead of 2.9); larger tiles gained nothing.
-- Every pass over a tile writes into the same scratch buffer (`out=`), so no
+- The two matrix products of a tile run in BLAS (NumPy's matmul); everything
+  between them, exp(score - max), the row max and the row sums, is one
+  compiled pass over the tile (`tile_softmax`, with numba), with a vectorised
+  exponential. As NumPy calls that was five passes over the tile, and NumPy's
+  float64 exp is not vectorised on AVX2 processors: the compiled pass takes
+  0.55-0.75 of the time of a whole call in NumPy (n = 4096 and 8192, d = 64).
+- Large tiles, 256 queries x 512 keys: spreading the fixed cost of a tile's
+  calls over 128K scores instead of 64K (128 x 512) made the whole call 7-10%
+  faster; other shapes (512 x 512, 256 x 1024, 512 x 256) were within the
+  noise of it.
+- Every pass over a tile writes into the same scratch buffers (`out=`), so no
   temporary (block_q, block_k) array is allocated per tile.
 - Query tiles are independent, so they are shared among threads, one per core
   (`_threads.run_jobs`): NumPy releases the GIL in BLAS and in its ufuncs.
@@ -32,16 +37,14 @@ What makes it fast in NumPy (measured in benchmarks/bench_attention.py):
   Cauchy-Schwarz inequality), exp(score) can neither overflow nor underflow,
   and the tile is computed without a max: no max pass, no subtraction, no
   rescaling (`_attend_query_tile_unshifted`). For the usual scaled scores
-  (a few units in size) that is every tile, and it cut the time of a call by
-  about 20% in float32 and 10% in float64 (n = 4096 and 8192, d = 64); large
-  scores, float masks or huge values take the running max.
+  (a few units in size) that is every tile, and it saves 5-15% of a call;
+  large scores, float masks or huge values take the running max.
 
-What it cannot fix: per score, on one core, the two tile products cost about
-4 ns in float32 (OpenBLAS at its peak) and NumPy's exp about 2.5 ns; in
-float64 about 10 ns each (NumPy has no vectorised float64 exp on AVX2
-machines). Together they take longer than PyTorch's whole fused kernel (5 ns;
-14.4 in float64), so NumPy stays at least 1.35 times behind it;
-benchmarks/README.md has the measurements.
+What is left is mostly the two products: per score, on one core, they take
+about 5 ns in float32, which is OpenBLAS's peak on this shape, and the whole
+of PyTorch's fused CPU kernel takes about 5.8 ns. So in float32 this stays
+level with it, and in float64 it is faster; benchmarks/README.md has the
+measurements.
 """
 
 from __future__ import annotations
@@ -72,6 +75,18 @@ def unshifted_exp_limit(dtype) -> float:
     finite number.
     """
     return float(np.log(np.finfo(dtype).max)) / 3
+
+
+def _working_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype the tiles are computed in: float32 or float64, the two the kernels are compiled for."""
+    if dtype == np.float16:
+        return np.dtype(np.float32)  # as PyTorch does on the CPU: float16 storage, float32 arithmetic
+    if dtype not in (np.float32, np.float64):
+        raise TypeError(
+            f"flash_attention computes in float16, float32 or float64; got {dtype}. "
+            "scaled_dot_product_attention takes any float dtype."
+        )
+    return dtype
 
 
 def _threads_for(n_scores: int) -> int:
@@ -130,7 +145,7 @@ def _apply_mask(scores: np.ndarray, allowed: np.ndarray) -> None:
         scores += allowed.astype(scores.dtype, copy=False)  # same rounding as the plain path
 
 
-def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch) -> np.ndarray:
+def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv, kernels) -> np.ndarray:
     """The online softmax for one tile of queries against all the keys it can see.
 
     Args:
@@ -140,7 +155,9 @@ def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch) ->
         is_causal: apply the top-left causal mask.
         rows: which queries q_tile holds.
         block_k: keys per tile.
-        scratch: (>= bq, >= block_k) buffer that holds one tile of scores.
+        scratch: (>= bq, >= block_k) C-contiguous buffer that holds one tile of scores.
+        pv: (>= bq, d_v) buffer for one tile's product of weights and values.
+        kernels: the `tile_softmax` module (imported on the first call).
 
     Returns:
         (bq, d_v) the attention output of these queries (zeros for a query
@@ -148,37 +165,34 @@ def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch) ->
     """
     bq, d_v = q_tile.shape[0], v.shape[-1]
     dtype = scratch.dtype
-    m = np.full((bq, 1), -np.inf, dtype=dtype)  # (bq, 1) running max
-    l = np.zeros((bq, 1), dtype=dtype)  # (bq, 1) running denominator
+    m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) running max
+    l = np.zeros(bq, dtype=dtype)  # (bq,) running denominator
+    alpha = np.empty(bq, dtype=dtype)  # (bq,) rescales what was summed under the old max
     acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v) running numerator
     for cols in _key_tiles(rows, k.shape[0], block_k, is_causal):
-        s = scratch[:bq, : cols.stop - cols.start]  # a view: this tile's scores live in the scratch buffer
+        bk = cols.stop - cols.start
+        s = scratch[:bq, :bk]  # a view: this tile's scores live in the scratch buffer
         np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
         if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
             _apply_mask(s, _causal_tile(rows, cols))
         if mask is not None:
             _apply_mask(s, _mask_tile(mask, rows, cols))
-        m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (bq, 1)
-        # A row with only -inf so far keeps m_new = -inf; shift it by 0 instead (-inf - -inf is NaN).
-        m_shift = np.where(m_new == -np.inf, 0.0, m_new).astype(dtype, copy=False)  # (bq, 1)
-        np.subtract(s, m_shift, out=s)  # every exponent <= 0
-        np.exp(s, out=s)  # (bq, bk) this tile's unnormalised weights p
-        alpha = np.exp(m - m_shift)  # (bq, 1) rebases what was summed under the old max
-        l *= alpha
-        l += s.sum(axis=-1, keepdims=True)
-        acc *= alpha
-        acc += s @ v[cols]  # (bq, bk) x (bk, d_v) -> (bq, d_v)
-        m = m_new
+        # One compiled pass: m_new = max(m, row max); s = exp(s - m_new) (bq, bk), this tile's
+        # unnormalised weights; alpha = exp(m - m_new); l = l * alpha + row sums of s; m = m_new.
+        kernels.exp_rows_shifted(scratch, bq, bk, m, l, alpha)
+        acc *= alpha[:, None]
+        acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
     # A row that saw only -inf has l == 0: it attends to nothing and gets zeros, as in torch.
+    l = l[:, None]  # (bq, 1)
     return np.divide(acc, l, out=np.zeros_like(acc), where=l != 0)
 
 
-def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, scratch, ones) -> np.ndarray:
+def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv, kernels) -> np.ndarray:
     """The same sums as `_attend_query_tile`, for scores known to be small: no running max.
 
-    Arguments as in `_attend_query_tile` (mask: None or bool), and `ones`: a
-    (>= block_k,) vector of ones. The caller has checked that every score is
-    at most `unshifted_exp_limit` in size, so exp(score) is safe as it is:
+    Arguments as in `_attend_query_tile` (mask: None or bool). The caller has
+    checked that every score is at most `unshifted_exp_limit` in size, so
+    exp(score) is safe as it is:
     l and acc are plain sums over the tiles, never rescaled. A masked score
     is -inf and adds exp(-inf) = 0.
     """
@@ -194,9 +208,8 @@ def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, s
             _apply_mask(s, _causal_tile(rows, cols))
         if mask is not None:
             _apply_mask(s, _mask_tile(mask, rows, cols))
-        np.exp(s, out=s)  # (bq, bk) this tile's unnormalised weights p
-        l += s @ ones[:bk]  # (bq, bk) x (bk,) -> (bq,) row sums (BLAS sums them faster than s.sum)
-        acc += s @ v[cols]  # (bq, bk) x (bk, d_v) -> (bq, d_v)
+        kernels.exp_rows(scratch, bq, bk, l)  # one compiled pass: s = exp(s) (bq, bk); l += row sums
+        acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
     # A row whose keys are all masked has l == 0: it attends to nothing and gets zeros, as in torch.
     return np.divide(acc, l[:, None], out=np.zeros_like(acc), where=l[:, None] != 0)
 
@@ -254,12 +267,15 @@ def flash_attention(
 
     Returns:
         (..., n_q, d_v), equal to the plain computation up to rounding; float32
-        in gives float32 out; the inputs are not modified. A query with nothing
+        in gives float32 out (float16 is computed in float32 and rounded to
+        float16 at the end); the inputs are not modified. A query with nothing
         to attend to gets zeros. NaN reaches every output that can see it; a
         NaN key or value in a tile that is skipped (under is_causal) leaves the
         queries that cannot see it untouched, where the plain path, which
         multiplies it by a zero weight, gives NaN.
     """
+    from . import tile_softmax as kernels  # numba: imported (0.5 s) on the first call, not with the package
+
     q, k, v = check_qkv(query, key, value)
     block_q, block_k = _block_sizes(block_size)
     n_q, d_k = q.shape[-2:]
@@ -270,7 +286,8 @@ def flash_attention(
     if mask is not None and mask.ndim > 2:
         shapes["attn_mask"] = mask.shape
     batch = broadcast_batch(shapes)
-    dtype = np.result_type(q, k, v)
+    out_dtype = np.result_type(q, k, v)
+    dtype = _working_dtype(out_dtype)
     q, k, v = (x.astype(dtype, copy=False) for x in (q, k, v))  # one dtype, so BLAS never converts per tile
     key_norm, may_skip_max = _unshifted_allowed(k, v, mask, batch)
     limit = unshifted_exp_limit(dtype)
@@ -284,15 +301,15 @@ def flash_attention(
 
     def make_worker():
         scratch = np.empty((block_q, block_k), dtype=dtype)  # this thread's tile of scores, whatever n is
-        ones = np.ones(block_k, dtype=dtype)  # (block_k,) sums the rows of a tile by a product
+        pv = np.empty((block_q, v.shape[-1]), dtype=dtype)  # this thread's (block_q, d_v) weights x values
 
         def attend(job: tuple[tuple, slice]) -> None:
             b, rows = job  # b: index into the batch dims; rows: one tile of queries
             q_tile = q[b][rows] * scale  # (bq, d_k), scaled once per tile
             mask_b = None if mask is None else mask[b]
-            args = (q_tile, k[b], v[b], mask_b, is_causal, rows, block_k, scratch)
+            args = (q_tile, k[b], v[b], mask_b, is_causal, rows, block_k, scratch, pv, kernels)
             if may_skip_max and _scores_are_small(q_tile, key_norm[b], limit):
-                out[b][rows] = _attend_query_tile_unshifted(*args, ones)
+                out[b][rows] = _attend_query_tile_unshifted(*args)
             else:
                 out[b][rows] = _attend_query_tile(*args)
 
@@ -304,4 +321,4 @@ def flash_attention(
     jobs = [(b, rows) for b in np.ndindex(batch) for rows in row_tiles]
     n_scores = int(np.prod(batch, dtype=np.int64)) * n_q * n_k
     run_jobs(jobs, make_worker, _threads_for(n_scores))
-    return out
+    return out.astype(out_dtype, copy=False)

@@ -244,6 +244,24 @@ def test_dtype_in_is_dtype_out(dtypes, want):
     np.testing.assert_allclose(out, scaled_dot_product_attention(q, k, v), **TOL[want])
 
 
+def test_float16_is_computed_in_float32_and_returned_in_float16():
+    rng = np.random.default_rng(12)
+    q, k, v = qkv(rng, 40, 30, dtype=np.float16)
+    out = flash_attention(q, k, v, block_size=(16, 8))
+    assert out.dtype == np.float16
+    want = scaled_dot_product_attention(*(x.astype(np.float32) for x in (q, k, v)))
+    # The float32 results agree to about 1e-7; rounded to float16 they may land one float16 step apart.
+    half = np.finfo(np.float16)
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=half.eps, atol=half.smallest_normal)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).bits == 64, reason="long double is float64 on this platform")
+def test_long_double_is_refused_with_a_pointer_to_the_plain_path():
+    q = np.ones((4, 2), dtype=np.longdouble)
+    with pytest.raises(TypeError, match=rf"float16, float32 or float64; got {np.dtype(np.longdouble)}.*scaled_dot_product_attention"):
+        flash_attention(q, q, q)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_huge_scores_do_not_overflow(dtype, is_causal):
