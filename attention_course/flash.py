@@ -41,10 +41,10 @@ What makes it fast (measured in benchmarks/bench_attention.py):
   large scores, float masks or huge values take the running max.
 
 What is left is mostly the two products: per score, on one core, they take
-about 5 ns in float32, which is OpenBLAS's peak on this shape, and the whole
-of PyTorch's fused CPU kernel takes about 5.8 ns. So in float32 this stays
-level with it, and in float64 it is faster; benchmarks/README.md has the
-measurements.
+about 4.4 ns in float32, near OpenBLAS's peak, and the whole of PyTorch's
+fused CPU kernel about 4.9 ns (benchmarks/bench_tile.py). So in float32 this
+comes out level with PyTorch, and in float64 faster; benchmarks/README.md has
+the measurements.
 """
 
 from __future__ import annotations
