@@ -49,6 +49,7 @@ the measurements.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import numpy as np
@@ -145,7 +146,36 @@ def _apply_mask(scores: np.ndarray, allowed: np.ndarray) -> None:
         scores += allowed.astype(scores.dtype, copy=False)  # same rounding as the plain path
 
 
-def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv, kernels) -> np.ndarray:
+def _tile_scores(q_tile, k, mask, is_causal, rows: slice, cols: slice, scratch) -> np.ndarray:
+    """One tile of masked scores, computed into the scratch buffer.
+
+    Args:
+        q_tile: (bq, d_k) the queries of `rows`, already scaled; k: (n_k, d_k).
+        mask, is_causal: as in `_attend_query_tile`.
+        rows, cols: the queries and keys of the tile.
+        scratch: (>= bq, >= bk) C-contiguous buffer.
+
+    Returns:
+        (bq, bk) a view of `scratch` holding q . k, -inf where masked (or plus the float mask).
+    """
+    s = scratch[: q_tile.shape[0], : cols.stop - cols.start]
+    np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
+    if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
+        _apply_mask(s, _causal_tile(rows, cols))
+    if mask is not None:
+        _apply_mask(s, _mask_tile(mask, rows, cols))
+    return s
+
+
+@functools.cache
+def _kernels():
+    """The compiled per-tile passes (`tile_softmax`): numba is imported (0.5 s) on the first call, not with the package."""
+    from . import tile_softmax
+
+    return tile_softmax
+
+
+def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv) -> np.ndarray:
     """The online softmax for one tile of queries against all the keys it can see.
 
     Args:
@@ -157,7 +187,6 @@ def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv
         block_k: keys per tile.
         scratch: (>= bq, >= block_k) C-contiguous buffer that holds one tile of scores.
         pv: (>= bq, d_v) buffer for one tile's product of weights and values.
-        kernels: the `tile_softmax` module (imported on the first call).
 
     Returns:
         (bq, d_v) the attention output of these queries (zeros for a query
@@ -171,15 +200,10 @@ def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv
     acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v) running numerator
     for cols in _key_tiles(rows, k.shape[0], block_k, is_causal):
         bk = cols.stop - cols.start
-        s = scratch[:bq, :bk]  # a view: this tile's scores live in the scratch buffer
-        np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
-        if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
-            _apply_mask(s, _causal_tile(rows, cols))
-        if mask is not None:
-            _apply_mask(s, _mask_tile(mask, rows, cols))
+        s = _tile_scores(q_tile, k, mask, is_causal, rows, cols, scratch)  # (bq, bk)
         # One compiled pass: m_new = max(m, row max); s = exp(s - m_new) (bq, bk), this tile's
         # unnormalised weights; alpha = exp(m - m_new); l = l * alpha + row sums of s; m = m_new.
-        kernels.exp_rows_shifted(scratch, bq, bk, m, l, alpha)
+        _kernels().exp_rows_shifted(scratch, bq, bk, m, l, alpha)
         acc *= alpha[:, None]
         acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
     # A row that saw only -inf has l == 0: it attends to nothing and gets zeros, as in torch.
@@ -187,13 +211,13 @@ def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv
     return np.divide(acc, l, out=np.zeros_like(acc), where=l != 0)
 
 
-def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv, kernels) -> np.ndarray:
+def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv) -> np.ndarray:
     """The same sums as `_attend_query_tile`, for scores known to be small: no running max.
 
     Arguments as in `_attend_query_tile` (mask: None or bool). The caller has
     checked that every score is at most `unshifted_exp_limit` in size, so
-    exp(score) is safe as it is:
-    l and acc are plain sums over the tiles, never rescaled. A masked score
+    exp(score) is safe as it is: l and acc are plain sums over the tiles,
+    never rescaled. A masked score
     is -inf and adds exp(-inf) = 0.
     """
     bq, d_v = q_tile.shape[0], v.shape[-1]
@@ -202,13 +226,8 @@ def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, s
     acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v) numerator: sum of exp(score) * value
     for cols in _key_tiles(rows, k.shape[0], block_k, is_causal):
         bk = cols.stop - cols.start
-        s = scratch[:bq, :bk]  # a view: this tile's scores live in the scratch buffer
-        np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
-        if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
-            _apply_mask(s, _causal_tile(rows, cols))
-        if mask is not None:
-            _apply_mask(s, _mask_tile(mask, rows, cols))
-        kernels.exp_rows(scratch, bq, bk, l)  # one compiled pass: s = exp(s) (bq, bk); l += row sums
+        s = _tile_scores(q_tile, k, mask, is_causal, rows, cols, scratch)  # (bq, bk)
+        _kernels().exp_rows(scratch, bq, bk, l)  # one compiled pass: s = exp(s) (bq, bk); l += row sums
         acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
     # A row whose keys are all masked has l == 0: it attends to nothing and gets zeros, as in torch.
     return np.divide(acc, l[:, None], out=np.zeros_like(acc), where=l[:, None] != 0)
@@ -274,8 +293,6 @@ def flash_attention(
         queries that cannot see it untouched, where the plain path, which
         multiplies it by a zero weight, gives NaN.
     """
-    from . import tile_softmax as kernels  # numba: imported (0.5 s) on the first call, not with the package
-
     q, k, v = check_qkv(query, key, value)
     block_q, block_k = _block_sizes(block_size)
     n_q, d_k = q.shape[-2:]
@@ -307,7 +324,7 @@ def flash_attention(
             b, rows = job  # b: index into the batch dims; rows: one tile of queries
             q_tile = q[b][rows] * scale  # (bq, d_k), scaled once per tile
             mask_b = None if mask is None else mask[b]
-            args = (q_tile, k[b], v[b], mask_b, is_causal, rows, block_k, scratch, pv, kernels)
+            args = (q_tile, k[b], v[b], mask_b, is_causal, rows, block_k, scratch, pv)
             if may_skip_max and _scores_are_small(q_tile, key_norm[b], limit):
                 out[b][rows] = _attend_query_tile_unshifted(*args)
             else:

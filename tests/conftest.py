@@ -20,8 +20,6 @@ import pytest
 # grader), never tests: keep nbval (--nbval-lax in pyproject.toml) away from them.
 collect_ignore_glob = ["*.ipynb"]
 
-
-
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "test-results" / "screenshots"
 CHROMIUM_ARGS = [

@@ -94,11 +94,16 @@ def _one_solution(solutions, body="return 1"):
     nbformat.write(nb, solutions / "01_dot_scores.ipynb")
 
 
-def test_a_students_work_is_never_overwritten_without_force(tmp_path):
+def _released_once(tmp_path):
+    """One solution notebook, released: (solutions folder, exercises folder, the exercise notebook)."""
     solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
     _one_solution(solutions)
     release(solutions, exercises)
-    target = exercises / "01_dot_scores.ipynb"
+    return solutions, exercises, exercises / "01_dot_scores.ipynb"
+
+
+def test_a_students_work_is_never_overwritten_without_force(tmp_path):
+    solutions, exercises, target = _released_once(tmp_path)
     work = nbformat.read(target, as_version=4)
     work.cells[0].source = work.cells[0].source.replace("raise NotImplementedError()", "return 42  # mine")
     nbformat.write(work, target)
@@ -116,10 +121,7 @@ def test_a_students_work_is_never_overwritten_without_force(tmp_path):
 
 
 def test_an_untouched_or_only_run_exercise_is_updated(tmp_path):
-    solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
-    _one_solution(solutions)
-    release(solutions, exercises)
-    target = exercises / "01_dot_scores.ipynb"
+    solutions, exercises, target = _released_once(tmp_path)
     ran = nbformat.read(target, as_version=4)
     ran.cells[0].outputs = [new_output("stream", text="ran it")]  # outputs are not work
     ran.metadata["language_info"] = {"name": "python", "version": "3.11"}  # Jupyter adds metadata on save

@@ -51,6 +51,12 @@ def test_exp_special_values(dtype):
     assert tile_softmax.exp(np.array([above], dtype))[0] >= info.smallest_normal * (1 - info.eps)
 
 
+def test_the_series_has_as_many_terms_as_the_docstring_says():
+    assert "14 terms in float64, 8 in" in " ".join(tile_softmax.__doc__.split())
+    assert (len(tile_softmax._F64.coefficients), len(tile_softmax._F32.coefficients)) == (14, 8)
+    assert tile_softmax._F64.coefficients[-1] == 1 and tile_softmax._F32.coefficients[-2] == 1  # 1/0!, 1/1!
+
+
 def test_exp_keeps_the_shape_and_refuses_other_dtypes():
     x = np.zeros((2, 3), dtype=np.float32)
     assert tile_softmax.exp(x).shape == (2, 3)

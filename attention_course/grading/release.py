@@ -172,12 +172,13 @@ def release(
     names = {s.name for s in sources}
     for old in sorted(exercises.glob("*.ipynb")) if exercises.exists() else []:
         if old.name not in names and _was_generated(old):
-            if edited_since_release(old) and not force:
+            edited = edited_since_release(old)
+            if edited and not force:
                 report.kept.append(old)
                 continue
             report.removed.append(old)
             if not check:
-                if edited_since_release(old):
+                if edited:
                     report.backups.append(_backup(old))
                 old.unlink()
     return report
