@@ -53,6 +53,13 @@ def _blas() -> ThreadpoolController:
         return _controller
 
 
+def forget_blas_libraries() -> None:
+    """Inspect the loaded libraries again on the next `run_jobs`: call it after loading another BLAS."""
+    global _controller
+    with _controller_lock:
+        _controller = None
+
+
 def run_jobs(jobs: Iterable, make_worker: Callable[[], Callable], n_workers: int) -> None:
     """Call `worker(job)` for every job, with `n_workers` threads sharing the jobs.
 

@@ -13,22 +13,24 @@ by exp(m - m'), so at the end acc / l is exactly softmax(scores) @ V. Memory
 holds one (block_q, block_k) tile of scores per core instead of n_q x n_k; the
 arithmetic is the same O(n_q n_k d) as the plain version.
 
-What makes it fast (measured in benchmarks/bench_attention.py):
+What makes it fast (measured in benchmarks/bench_attention.py and bench_tile.py):
 
-- The two matrix products of a tile run in BLAS (NumPy's matmul); everything
-  between them, exp(score - max), the row max and the row sums, is one
-  compiled pass over the tile (`tile_softmax`, with numba), with a vectorised
-  exponential. As NumPy calls that was five passes over the tile, and NumPy's
-  float64 exp is not vectorised on AVX2 processors: the compiled pass takes
-  0.55-0.75 of the time of a whole call in NumPy (n = 4096 and 8192, d = 64).
-- Large tiles, 256 queries x 512 keys: spreading the fixed cost of a tile's
-  calls over 128K scores instead of 64K (128 x 512) made the whole call 7-10%
-  faster; other shapes (512 x 512, 256 x 1024, 512 x 256) were within the
-  noise of it.
-- Every pass over a tile writes into the same scratch buffers (`out=`), so no
-  temporary (block_q, block_k) array is allocated per tile.
+- One query tile's whole loop over its key tiles is compiled (`flash_kernel`,
+  with numba): the two matrix products of each tile call BLAS (SciPy's, from
+  the compiled code, `_gemm`), writing straight into a scratch tile and adding
+  into the output (beta = 1), and everything between them, exp(score - max),
+  the row max and the row sums, is one pass over the tile with a vectorised
+  exponential (`tile_softmax`). As NumPy calls that was five passes over the
+  tile, and NumPy's float64 exp is not vectorised on AVX2 processors.
+- A compiled loop pays nothing per tile in Python: the loop written in Python
+  around NumPy calls spent about 4% of its time on one core between the calls
+  (n = 4096), and its threads handed the GIL to each other at every tile. Tile
+  shapes are then free to follow the cache rather than Python's costs.
+- Tiles of 512 queries x 256 keys: one tile of float32 scores is 512 KiB, and
+  each key tile, loaded once, serves 512 queries. Measured against 256 x 512
+  and 1024 x 128, it was the fastest or level with the fastest.
 - Query tiles are independent, so they are shared among threads, one per core
-  (`_threads.run_jobs`): NumPy releases the GIL in BLAS and in its ufuncs.
+  (`_threads.run_jobs`); the compiled loop runs without the GIL.
 - Under `is_causal`, key tiles that lie entirely after a query tile's last
   query are never computed: that halves the work.
 - Subtracting the running max only keeps exp from overflowing; the softmax
@@ -36,30 +38,30 @@ What makes it fast (measured in benchmarks/bench_attention.py):
   the scores of a query tile are provably small (|q . k| <= |q| |k|, the
   Cauchy-Schwarz inequality), exp(score) can neither overflow nor underflow,
   and the tile is computed without a max: no max pass, no subtraction, no
-  rescaling (`_attend_query_tile_unshifted`). For the usual scaled scores
-  (a few units in size) that is every tile, and it saves 5-15% of a call;
-  large scores, float masks or huge values take the running max.
+  rescaling. For the usual scaled scores (a few units in size) that is every
+  tile, and it saves 5-15% of a call; large scores, float masks or huge
+  values take the running max.
 
-What is left is mostly the two products: per score, on one core, they take
-about 4.4 ns in float32, near OpenBLAS's peak, and the whole of PyTorch's
-fused CPU kernel about 4.9 ns (benchmarks/bench_tile.py). So in float32 this
-comes out level with PyTorch, and in float64 faster; benchmarks/README.md has
-the measurements.
+What is left is mostly the two products, which run near the processor's
+peak: per score, on one core, they take about 3.4-3.6 ns in float32, the
+compiled pass about 0.6 ns, and the whole of PyTorch's fused CPU kernel,
+built the same way, about 4.1-5 ns (benchmarks/bench_tile.py). So in float32
+this comes out level with PyTorch or a little faster, and in float64 clearly
+faster; benchmarks/README.md has the measurements.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 
 import numpy as np
 
 from ._checks import broadcast_batch, check_scale, positive_int
-from ._threads import cpu_count, run_jobs
+from ._threads import cpu_count, forget_blas_libraries, run_jobs
 from .attention import check_qkv
 from .masks import check_attn_mask
 
-DEFAULT_BLOCK_SIZE = (256, 512)
+DEFAULT_BLOCK_SIZE = (512, 256)
 """(block_q, block_k): queries and keys per tile, chosen by measurement (benchmarks/bench_attention.py --blocks)."""
 
 MIN_SCORES_FOR_THREADS = 1 << 20
@@ -112,125 +114,40 @@ def _tiles(n: int, block: int) -> list[slice]:
     return [slice(start, min(start + block, n)) for start in range(0, n, block)]
 
 
-def _key_tiles(rows: slice, n_k: int, block_k: int, is_causal: bool) -> Iterator[slice]:
-    """The key tiles that the queries in `rows` can see.
+def _keys_seen(rows: slice, n_k: int, is_causal: bool) -> int:
+    """How many keys (0, 1, ...) the queries in `rows` can see: all, or under the causal mask up to the last query.
 
     Under the causal mask query i sees keys 0..i, so keys from `rows.stop` on
-    are hidden from every query of the tile and are not visited at all.
+    are hidden from every query of the tile and their tiles are not computed.
     """
-    last_key = min(n_k, rows.stop) if is_causal else n_k
-    return iter(_tiles(last_key, block_k))
-
-
-def _causal_tile(rows: slice, cols: slice) -> np.ndarray:
-    """(bq, bk) bool: key j may be seen by query i iff j <= i (top-left aligned)."""
-    i = np.arange(rows.start, rows.stop)[:, None]  # (bq, 1) query positions
-    j = np.arange(cols.start, cols.stop)[None, :]  # (1, bk) key positions
-    return j <= i
-
-
-def _mask_tile(mask: np.ndarray, rows: slice, cols: slice) -> np.ndarray:
-    """The part of a (n_q or 1, n_k or 1) mask that covers one tile of scores."""
-    if mask.shape[-2] != 1:
-        mask = mask[rows, :]
-    if mask.shape[-1] != 1:
-        mask = mask[:, cols]
-    return mask
-
-
-def _apply_mask(scores: np.ndarray, allowed: np.ndarray) -> None:
-    """Mask one tile of scores in place: False -> -inf (bool), or add the float mask."""
-    if allowed.dtype == bool:
-        np.copyto(scores, -np.inf, where=~allowed)  # (bq, bk); `allowed` broadcasts
-    else:
-        scores += allowed.astype(scores.dtype, copy=False)  # same rounding as the plain path
-
-
-def _tile_scores(q_tile, k, mask, is_causal, rows: slice, cols: slice, scratch) -> np.ndarray:
-    """One tile of masked scores, computed into the scratch buffer.
-
-    Args:
-        q_tile: (bq, d_k) the queries of `rows`, already scaled; k: (n_k, d_k).
-        mask, is_causal: as in `_attend_query_tile`.
-        rows, cols: the queries and keys of the tile.
-        scratch: (>= bq, >= bk) C-contiguous buffer.
-
-    Returns:
-        (bq, bk) a view of `scratch` holding q . k, -inf where masked (or plus the float mask).
-    """
-    s = scratch[: q_tile.shape[0], : cols.stop - cols.start]
-    np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
-    if is_causal and cols.stop - 1 > rows.start:  # the tile crosses the diagonal
-        _apply_mask(s, _causal_tile(rows, cols))
-    if mask is not None:
-        _apply_mask(s, _mask_tile(mask, rows, cols))
-    return s
+    return min(n_k, rows.stop) if is_causal else n_k
 
 
 @functools.cache
 def _kernels():
-    """The compiled per-tile passes (`tile_softmax`): numba is imported (0.5 s) on the first call, not with the package."""
-    from . import tile_softmax
+    """The compiled loop (`flash_kernel`): numba and SciPy's BLAS are loaded (about 1 s) on the first call, not with the package."""
+    from . import flash_kernel
 
-    return tile_softmax
+    forget_blas_libraries()  # SciPy's BLAS is new in this process: the thread limits must cover it too
+    return flash_kernel
 
 
-def _attend_query_tile(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv) -> np.ndarray:
-    """The online softmax for one tile of queries against all the keys it can see.
+def _attend(q_tile, k, v, mask, is_causal: bool, rows: slice, keep_max: bool, block_k: int, buffers, out) -> int:
+    """Attention for one tile of queries, into `out`; returns how many key tiles were computed.
 
     Args:
         q_tile: (bq, d_k) the queries of `rows`, already multiplied by the scale.
-        k: (n_k, d_k) keys; v: (n_k, d_v) values.
-        mask: None or a 2-D (n_q or 1, n_k or 1) bool or float mask.
+        k: (n_k, d_k) keys; v: (n_k, d_v) values; row-major, q_tile's dtype.
+        mask: None, or a (n_q, n_k) bool or float mask in q_tile's dtype (a broadcast view).
         is_causal: apply the top-left causal mask.
         rows: which queries q_tile holds.
+        keep_max: keep a running max; False for scores shown to be small (`_scores_are_small`).
         block_k: keys per tile.
-        scratch: (>= bq, >= block_k) C-contiguous buffer that holds one tile of scores.
-        pv: (>= bq, d_v) buffer for one tile's product of weights and values.
-
-    Returns:
-        (bq, d_v) the attention output of these queries (zeros for a query
-        with nothing to attend to).
+        buffers: this thread's scratch tile (block_q, block_k) and its (block_q,) m, l and alpha.
+        out: (bq, d_v) row-major view of the output.
     """
-    bq, d_v = q_tile.shape[0], v.shape[-1]
-    dtype = scratch.dtype
-    m = np.full(bq, -np.inf, dtype=dtype)  # (bq,) running max
-    l = np.zeros(bq, dtype=dtype)  # (bq,) running denominator
-    alpha = np.empty(bq, dtype=dtype)  # (bq,) rescales what was summed under the old max
-    acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v) running numerator
-    for cols in _key_tiles(rows, k.shape[0], block_k, is_causal):
-        bk = cols.stop - cols.start
-        s = _tile_scores(q_tile, k, mask, is_causal, rows, cols, scratch)  # (bq, bk)
-        # One compiled pass: m_new = max(m, row max); s = exp(s - m_new) (bq, bk), this tile's
-        # unnormalised weights; alpha = exp(m - m_new); l = l * alpha + row sums of s; m = m_new.
-        _kernels().exp_rows_shifted(scratch, bq, bk, m, l, alpha)
-        acc *= alpha[:, None]
-        acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
-    # A row that saw only -inf has l == 0: it attends to nothing and gets zeros, as in torch.
-    l = l[:, None]  # (bq, 1)
-    return np.divide(acc, l, out=np.zeros_like(acc), where=l != 0)
-
-
-def _attend_query_tile_unshifted(q_tile, k, v, mask, is_causal, rows, block_k, scratch, pv) -> np.ndarray:
-    """The same sums as `_attend_query_tile`, for scores known to be small: no running max.
-
-    Arguments as in `_attend_query_tile` (mask: None or bool). The caller has
-    checked that every score is at most `unshifted_exp_limit` in size, so
-    exp(score) is safe as it is: l and acc are plain sums over the tiles,
-    never rescaled. A masked score
-    is -inf and adds exp(-inf) = 0.
-    """
-    bq, d_v = q_tile.shape[0], v.shape[-1]
-    dtype = scratch.dtype
-    l = np.zeros(bq, dtype=dtype)  # (bq,) denominator: sum of exp(score)
-    acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v) numerator: sum of exp(score) * value
-    for cols in _key_tiles(rows, k.shape[0], block_k, is_causal):
-        bk = cols.stop - cols.start
-        s = _tile_scores(q_tile, k, mask, is_causal, rows, cols, scratch)  # (bq, bk)
-        _kernels().exp_rows(scratch, bq, bk, l)  # one compiled pass: s = exp(s) (bq, bk); l += row sums
-        acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
-    # A row whose keys are all masked has l == 0: it attends to nothing and gets zeros, as in torch.
-    return np.divide(acc, l[:, None], out=np.zeros_like(acc), where=l[:, None] != 0)
+    n_keys = _keys_seen(rows, k.shape[0], is_causal)
+    return _kernels().attend_query_tile(q_tile, k, v, mask, rows.start, n_keys, is_causal, keep_max, block_k, *buffers, out)
 
 
 def _scores_are_small(q_tile: np.ndarray, key_norm, limit: float) -> bool:
@@ -241,6 +158,16 @@ def _scores_are_small(q_tile: np.ndarray, key_norm, limit: float) -> bool:
     """
     query_norms = np.sqrt(np.einsum("qd,qd->q", q_tile, q_tile))  # (bq,) |q|, q already scaled
     return bool(query_norms.max() * key_norm <= limit)
+
+
+def _row_major(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """x in `dtype`, copied only if its last two axes are not rows of unit stride (what BLAS reads)."""
+    x = x.astype(dtype, copy=False)
+    rows, cols = x.shape[-2:]
+    row_stride, col_stride = x.strides[-2:]
+    if (cols > 1 and col_stride != x.itemsize) or (rows > 1 and row_stride < cols * x.itemsize):
+        x = np.ascontiguousarray(x)
+    return x
 
 
 def _unshifted_allowed(k: np.ndarray, v: np.ndarray, mask, batch: tuple) -> tuple[np.ndarray, bool]:
@@ -305,30 +232,30 @@ def flash_attention(
     batch = broadcast_batch(shapes)
     out_dtype = np.result_type(q, k, v)
     dtype = _working_dtype(out_dtype)
-    q, k, v = (x.astype(dtype, copy=False) for x in (q, k, v))  # one dtype, so BLAS never converts per tile
+    q, k, v = (_row_major(x, dtype) for x in (q, k, v))  # one dtype and rows BLAS can read, so no tile converts
+    if mask is not None and mask.dtype != bool:
+        mask = mask.astype(dtype, copy=False)  # scores + mask in the scores' dtype, as the plain path adds them
     key_norm, may_skip_max = _unshifted_allowed(k, v, mask, batch)
     limit = unshifted_exp_limit(dtype)
     # Views (no copies) with the full batch shape, so each batch index picks its own (n, d) matrices.
     q, k, v = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (q, k, v))
     if mask is not None:
         mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # a (n_k,) mask becomes (1, n_k)
-        mask = np.broadcast_to(mask, batch + mask.shape[-2:])  # (..., n_q or 1, n_k or 1)
+        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k), a view: no copy
     out = np.empty(batch + (n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
     scale = dtype.type(scale)
+    _kernels()  # loaded before the threads start, so that their BLAS limits cover SciPy's BLAS
 
     def make_worker():
-        scratch = np.empty((block_q, block_k), dtype=dtype)  # this thread's tile of scores, whatever n is
-        pv = np.empty((block_q, v.shape[-1]), dtype=dtype)  # this thread's (block_q, d_v) weights x values
+        # This thread's scratch, whatever n is: one (block_q, block_k) tile of scores and (block_q,) m, l, alpha.
+        buffers = (np.empty((block_q, block_k), dtype=dtype),) + tuple(np.empty(block_q, dtype=dtype) for _ in range(3))
 
         def attend(job: tuple[tuple, slice]) -> None:
             b, rows = job  # b: index into the batch dims; rows: one tile of queries
             q_tile = q[b][rows] * scale  # (bq, d_k), scaled once per tile
-            mask_b = None if mask is None else mask[b]
-            args = (q_tile, k[b], v[b], mask_b, is_causal, rows, block_k, scratch, pv)
-            if may_skip_max and _scores_are_small(q_tile, key_norm[b], limit):
-                out[b][rows] = _attend_query_tile_unshifted(*args)
-            else:
-                out[b][rows] = _attend_query_tile(*args)
+            keep_max = not (may_skip_max and _scores_are_small(q_tile, key_norm[b], limit))
+            mask_b = None if mask is None else mask[b]  # (n_q, n_k)
+            _attend(q_tile, k[b], v[b], mask_b, is_causal, rows, keep_max, block_k, buffers, out[b][rows])
 
         return attend
 

@@ -11,12 +11,18 @@ Each round times, in turn:
 
 - the whole `flash_attention` call;
 - PyTorch's fused CPU kernel on (1, 1, n, d) inputs, where torch is installed;
-- flash_attention's loop for scores that skip the running max, taken apart
-  with a clock around each step of every tile: the product Q K^T, the compiled
-  pass of `tile_softmax` (exp and row sums), the product P V with its sum into
-  the numerator, and the rest (Python, slicing, the final division);
+- flash_attention's compiled loop (`flash_kernel.attend_query_tile`) over
+  every query tile, for scores that skip the running max;
+- the same tiles' two matrix products alone (the same BLAS calls), then the
+  products with the compiled pass of `tile_softmax` (exp and row sums)
+  between them;
 - `np.exp` on the same tiles: what the compiled pass replaced (as NumPy calls
   it also needed row sums, and a max and a subtraction with the running max).
+
+From these, per round: the compiled pass (products and pass, minus the
+products), the rest of the loop (the loop, minus products and pass: rescaling,
+the final division), and what lies outside the loop (the whole call, minus
+the loop: checks, scaling Q, handing out the tiles).
 
 Times are reported in nanoseconds per score (n^2 of them), medians of the
 rounds with their range. Nothing here is a test.
@@ -31,6 +37,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 from threadpoolctl import threadpool_limits
 
 try:
@@ -40,53 +47,46 @@ except ImportError:  # run from a checkout without `pip install -e .`
     import attention_course
 
 import attention_course.flash as flash_module
-from attention_course import flash_attention, tile_softmax
+from attention_course import flash_attention, flash_kernel, tile_softmax
+from attention_course._gemm import matmul_into
 
 D = 64
 
 
-def loop_parts(q, k, v, block_q: int, block_k: int) -> tuple[dict[str, float], np.ndarray]:
-    """flash_attention's max-free loop on one thread, timed step by step.
+@njit(nogil=True)
+def products(q, k, v, block_q, block_k, scratch, out, with_pass, l):
+    """The two products of every tile, as flash_attention's loop makes them; with_pass: the compiled pass between them.
 
     Args:
-        q, k, v: (n, d) each, one dtype, scores small enough to skip the max.
-        block_q, block_k: the tile.
-
-    Returns:
-        ({step: seconds summed over the tiles}, the (n, d_v) attention output).
+        q, k, v: (n, d) each, one dtype; out: (n, d_v) receives the (unnormalised) sums.
+        scratch: (block_q, block_k); l: (block_q,) row sums, used when with_pass.
     """
+    n = k.shape[0]
+    out[:, :] = 0
+    for r0 in range(0, q.shape[0], block_q):
+        q_tile = q[r0:r0 + block_q]  # (bq, d_k)
+        bq = q_tile.shape[0]
+        for c0 in range(0, n, block_k):
+            bk = min(block_k, n - c0)
+            s = scratch[:bq, :bk]
+            matmul_into(q_tile, k[c0:c0 + bk].T, s, False)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
+            if with_pass:
+                tile_softmax.exp_rows(scratch, bq, bk, l)
+            matmul_into(s, v[c0:c0 + bk], out[r0:r0 + bq], True)  # (bq, bk) x (bk, d_v) -> (bq, d_v)
+
+
+def compiled_loop(q, k, v, block_q: int, block_k: int) -> np.ndarray:
+    """flash_attention's compiled loop over every query tile, max-free, on one thread: the (n, d_v) output."""
     n, d_v = q.shape[0], v.shape[1]
     dtype = q.dtype
     scratch = np.empty((block_q, block_k), dtype=dtype)  # (block_q, block_k) one tile of scores
-    pv = np.empty((block_q, d_v), dtype=dtype)  # (block_q, d_v)
+    m, l, alpha = (np.empty(block_q, dtype=dtype) for _ in range(3))  # (block_q,) each
     out = np.empty((n, d_v), dtype=dtype)  # (n, d_v)
-    scale = dtype.type(1 / np.sqrt(q.shape[1]))
-    parts = dict.fromkeys(("Q K^T", "compiled pass", "P V", "rest"), 0.0)
-    start = time.perf_counter()
+    q = q * dtype.type(1 / np.sqrt(q.shape[1]))  # (n, d_k) scaled, as flash_attention scales each tile
     for r0 in range(0, n, block_q):
-        q_tile = q[r0:r0 + block_q] * scale  # (bq, d_k)
-        bq = q_tile.shape[0]
-        l = np.zeros(bq, dtype=dtype)  # (bq,)
-        acc = np.zeros((bq, d_v), dtype=dtype)  # (bq, d_v)
-        for c0 in range(0, n, block_k):
-            cols = slice(c0, min(c0 + block_k, n))
-            bk = cols.stop - cols.start
-            s = scratch[:bq, :bk]
-            t0 = time.perf_counter()
-            np.matmul(q_tile, k[cols].T, out=s)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
-            t1 = time.perf_counter()
-            tile_softmax.exp_rows(scratch, bq, bk, l)
-            t2 = time.perf_counter()
-            acc += np.matmul(s, v[cols], out=pv[:bq])  # (bq, bk) x (bk, d_v) -> (bq, d_v)
-            t3 = time.perf_counter()
-            parts["Q K^T"] += t1 - t0
-            parts["compiled pass"] += t2 - t1
-            parts["P V"] += t3 - t2
-        out[r0:r0 + bq] = acc / l[:, None]
-    total = time.perf_counter() - start
-    parts["rest"] = total - sum(parts.values())
-    parts["loop, all of it"] = total
-    return parts, out
+        rows = slice(r0, min(r0 + block_q, n))
+        flash_kernel.attend_query_tile(q[rows], k, v, None, r0, n, False, False, block_k, scratch, m, l, alpha, out[rows])
+    return out
 
 
 def numpy_exp_seconds(q, k, block_q: int, block_k: int) -> float:
@@ -105,17 +105,28 @@ def numpy_exp_seconds(q, k, block_q: int, block_k: int) -> float:
     return seconds
 
 
-def one_round(q, k, v, block_q: int, block_k: int, torch) -> dict[str, float]:
-    times = {}
+def _seconds(fn, *args) -> float:
     t0 = time.perf_counter()
-    flash_attention(q, k, v, block_size=(block_q, block_k))
-    times["flash_attention, whole call"] = time.perf_counter() - t0
+    fn(*args)
+    return time.perf_counter() - t0
+
+
+def one_round(q, k, v, block_q: int, block_k: int, torch) -> dict[str, float]:
+    """One timing of each row, in seconds; the derived rows are differences within the round."""
+    dtype = q.dtype
+    scratch = np.empty((block_q, block_k), dtype=dtype)
+    l = np.zeros(block_q, dtype=dtype)
+    out = np.empty_like(v)
+    times = {"flash_attention, whole call": _seconds(flash_attention, q, k, v, None, False, None, (block_q, block_k))}
     if torch is not None:
         tq, tk, tv = (torch.from_numpy(x[None, None]) for x in (q, k, v))
-        t0 = time.perf_counter()
-        torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
-        times["torch's fused kernel, whole call"] = time.perf_counter() - t0
-    times.update(loop_parts(q, k, v, block_q, block_k)[0])
+        times["torch's fused kernel, whole call"] = _seconds(torch.nn.functional.scaled_dot_product_attention, tq, tk, tv)
+    times["compiled loop"] = _seconds(compiled_loop, q, k, v, block_q, block_k)
+    times["the two products alone"] = _seconds(products, q, k, v, block_q, block_k, scratch, out, False, l)
+    with_pass = _seconds(products, q * dtype.type(1 / np.sqrt(D)), k, v, block_q, block_k, scratch, out, True, l)
+    times["compiled pass (exp, row sums)"] = with_pass - times["the two products alone"]
+    times["rest of the loop"] = times["compiled loop"] - with_pass
+    times["outside the loop"] = times["flash_attention, whole call"] - times["compiled loop"]
     times["np.exp on the same tiles"] = numpy_exp_seconds(q, k, block_q, block_k)
     return times
 

@@ -7,6 +7,10 @@ tracemalloc. There are no timing asserts: speed is measured by
 benchmarks/bench_attention.py.
 """
 
+import json
+import subprocess
+import sys
+import textwrap
 import threading
 import tracemalloc
 
@@ -44,16 +48,16 @@ def assert_same_as_plain(q, k, v, dtype=np.float64, **kwargs):
 
 @pytest.fixture
 def visited_tiles(monkeypatch):
-    """The (query tile start, key tile start) pairs that flash_attention computes, in a list."""
+    """The (query tile start, key tile start) pairs that flash_attention's compiled loop computes, in a list."""
     visited = []
-    real_key_tiles = flash._key_tiles
+    real_attend = flash._attend
 
-    def spy(rows, n_k, block_k, is_causal):
-        tiles = list(real_key_tiles(rows, n_k, block_k, is_causal))
-        visited.extend((rows.start, cols.start) for cols in tiles)
-        return iter(tiles)
+    def spy(q_tile, k, v, mask, is_causal, rows, keep_max, block_k, buffers, out):
+        n_tiles = real_attend(q_tile, k, v, mask, is_causal, rows, keep_max, block_k, buffers, out)  # counted by the loop
+        visited.extend((rows.start, key_tile * block_k) for key_tile in range(n_tiles))
+        return n_tiles
 
-    monkeypatch.setattr(flash, "_key_tiles", spy)
+    monkeypatch.setattr(flash, "_attend", spy)
     return visited
 
 
@@ -75,16 +79,15 @@ def softmax_path(request, monkeypatch):
 
 @pytest.fixture
 def paths_taken(monkeypatch):
-    """The names of the tile functions flash_attention calls, one entry per query tile."""
+    """Per query tile, in order: "running max" or "no max", as flash_attention chose."""
     taken = []
-    for name in ("_attend_query_tile", "_attend_query_tile_unshifted"):
-        real = getattr(flash, name)
+    real_attend = flash._attend
 
-        def spy(*args, real=real, name=name):
-            taken.append(name)
-            return real(*args)
+    def spy(q_tile, k, v, mask, is_causal, rows, keep_max, *rest):
+        taken.append("running max" if keep_max else "no max")
+        return real_attend(q_tile, k, v, mask, is_causal, rows, keep_max, *rest)
 
-        monkeypatch.setattr(flash, name, spy)
+    monkeypatch.setattr(flash, "_attend", spy)
     return taken
 
 
@@ -120,7 +123,7 @@ def test_matches_the_loop_reference():
 
 def test_default_block_size_at_realistic_size(threading_mode, softmax_path):
     rng = np.random.default_rng(2)
-    q, k, v = qkv(rng, 700, 1300, d_k=64, d_v=64)  # several 256 x 512 tiles, both sizes ragged
+    q, k, v = qkv(rng, 700, 1300, d_k=64, d_v=64)  # several 512 x 256 tiles, both sizes ragged
     assert_same_as_plain(q, k, v)
     assert_same_as_plain(q, k, v, is_causal=True)
 
@@ -294,7 +297,7 @@ def test_ordinary_scores_skip_the_max(dtype, paths_taken):
     rng = np.random.default_rng(21)
     q, k, v = qkv(rng, 40, 30, d_k=16, dtype=dtype)
     assert_same_as_plain(q, k, v, dtype, block_size=(16, 8), attn_mask=rng.random((40, 30)) < 0.8)
-    assert paths_taken == ["_attend_query_tile_unshifted"] * 3
+    assert paths_taken == ["no max"] * 3
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -305,7 +308,7 @@ def test_scores_just_below_the_limit_skip_the_max_and_stay_exact(dtype, paths_ta
     bound = np.linalg.norm(q, axis=-1).max() * np.linalg.norm(k, axis=-1).max() * scale
     q = (q * (0.99 * flash.unshifted_exp_limit(dtype) / bound)).astype(dtype)  # largest possible score: 0.99 limit
     got = flash_attention(q, k, v, block_size=(30, 7))
-    assert paths_taken == ["_attend_query_tile_unshifted"]
+    assert paths_taken == ["no max"]
     want = scaled_dot_product_attention(*(x.astype(np.float64) for x in (q, k, v)))
     # float32 scores of size ~30 carry an absolute rounding error ~30 * 6e-8, in both paths alike.
     tol = 1e-12 if dtype == np.float64 else 3e-5
@@ -333,7 +336,7 @@ def test_the_running_max_where_exp_could_overflow(case, paths_taken):
     else:
         k[3] *= np.float32(1e25)  # |k|^2 overflows float32 (so does the bound); the scores do not
     got = flash_attention(q, k, v, block_size=(12, 5), **kwargs)  # one query tile
-    assert set(paths_taken) == {"_attend_query_tile"}
+    assert set(paths_taken) == {"running max"}
     want = scaled_dot_product_attention(q, k, v, **kwargs)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
@@ -346,7 +349,7 @@ def test_each_query_tile_chooses_for_itself(paths_taken):
     q, k, v = qkv(rng, 12, 12, d_k=4)
     q[6:] *= 300  # the second query tile has scores far above the float64 limit of 236
     assert_same_as_plain(q, k, v, block_size=(6, 4))
-    assert paths_taken == ["_attend_query_tile_unshifted", "_attend_query_tile"]
+    assert paths_taken == ["no max", "running max"]
 
 
 def test_scale_argument(softmax_path):
@@ -531,6 +534,55 @@ def test_run_jobs_raises_a_workers_exception(n_workers):
 
     with pytest.raises(ArithmeticError, match="job 7"):
         run_jobs(range(20), make_worker, n_workers)
+
+
+def test_every_blas_runs_one_thread_while_the_tiles_run():
+    """SciPy's BLAS, which the compiled loop calls, is held to one thread per worker like NumPy's.
+
+    In a fresh process that ran jobs (and so inspected the loaded BLAS
+    libraries) before the kernels loaded SciPy's.
+    """
+    code = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        from threadpoolctl import threadpool_info
+        import attention_course.flash as flash
+        from attention_course._threads import run_jobs
+
+        run_jobs(range(4), lambda: (lambda job: None), 2)  # the BLAS libraries are inspected: NumPy's only
+        assert "scipy" not in sys.modules
+        seen = []
+        real_attend = flash._attend
+
+        def spy(*args):
+            seen.append({lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+            return real_attend(*args)
+
+        flash._attend = spy
+        flash.MIN_SCORES_FOR_THREADS = 0
+        q = np.random.default_rng(27).standard_normal((40, 8))
+        flash.flash_attention(q, q, q, block_size=8)
+        print(json.dumps(seen))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert len(seen) == 5 and any("scipy" in path for path in seen[0])  # SciPy's BLAS is loaded and limited
+    assert all(set(threads.values()) == {1} for threads in seen), seen
+
+
+@pytest.mark.parametrize("layout", ["transposed", "strided", "broadcast"])
+def test_inputs_in_any_memory_layout(layout):
+    rng = np.random.default_rng(28)
+    q, k, v = qkv(rng, 20, 24, d_k=6, d_v=5, batch=(2,))
+    if layout == "transposed":  # last axis not contiguous: copied once into rows BLAS can read
+        q, k, v = (np.swapaxes(np.ascontiguousarray(np.swapaxes(x, -1, -2)), -1, -2) for x in (q, k, v))
+    elif layout == "strided":  # every other row and column of larger arrays
+        q, k, v = (np.repeat(np.repeat(x, 2, axis=-2), 2, axis=-1)[..., ::2, ::2] for x in (q, k, v))
+    else:  # one key/value matrix shared by the batch, with stride 0
+        k, v = (np.broadcast_to(x[:1], x.shape) for x in (k, v))
+    assert not all(x.flags.c_contiguous for x in (q, k, v))
+    assert_same_as_plain(q, k, v, block_size=(8, 16), is_causal=True)
 
 
 # --- memory -----------------------------------------------------------------------------------

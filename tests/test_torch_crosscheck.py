@@ -120,6 +120,6 @@ def test_weights_match_the_softmax_of_torch():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_flash_at_the_default_tile_size(dtype, is_causal):
-    # Large enough for several 256 x 512 tiles and the threaded path.
+    # Large enough for several 512 x 256 tiles and the threaded path.
     _, q, k, v = problem(9, 1100, 1300, batch=(2,), d_k=64, d_v=64, dtype=dtype)
     np.testing.assert_allclose(flash_attention(q, k, v, is_causal=is_causal), torch_sdpa(q, k, v, is_causal=is_causal), **TOL[dtype])
