@@ -6,9 +6,12 @@
     for each key tile:
         S = Q_tile K_tile^T                       BLAS gemm          (bq, bk)
         mask S (causal diagonal, bool or float)   compiled loop
-        S = exp(S - m_new), m, l, alpha updated   tile_softmax       (bq, bk)
+        S = 2**(S - m_new), m, l, alpha updated   tile_softmax       (bq, bk)
         out = out * alpha + S V_tile              BLAS gemm, beta=1  (bq, d_v)
     out /= l
+
+The scores are in base 2: Q_tile arrives multiplied by log2(e) along with the
+scale, so 2**S is exp of the natural scores (see `tile_softmax`).
 
 Written as Python around NumPy calls, the same loop spent about 4% of its
 time on one core between the calls (slicing, dispatch), its threads took
@@ -25,7 +28,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from ._gemm import matmul_into
-from .tile_softmax import exp_rows, exp_rows_shifted
+from .tile_softmax import LOG2_E, exp_rows, exp_rows_shifted
 
 _COMPILE = dict(nogil=True, cache=True)
 
@@ -37,10 +40,11 @@ def _masked(score, allowed):
 
 @overload(_masked)
 def _masked_for(score, allowed):
-    """A bool mask hides a score (-inf where False); a float mask is added to it."""
+    """A bool mask hides a score (-inf where False); a float mask is added to it, in base 2 like the score."""
     if isinstance(allowed, types.Boolean):
         return lambda score, allowed: score if allowed else -np.inf
-    return lambda score, allowed: score + allowed
+    log2_e = np.float32(LOG2_E) if allowed == types.float32 else np.float64(LOG2_E)
+    return lambda score, allowed: score + allowed * log2_e
 
 
 @njit(**_COMPILE)
@@ -68,14 +72,16 @@ def attend_query_tile(q_tile, k, v, mask, first_query, n_keys, is_causal, keep_m
     """The attention output of one tile of queries, by the online softmax over key tiles.
 
     Args:
-        q_tile: (bq, d_k) queries first_query.. first_query + bq - 1, already scaled.
+        q_tile: (bq, d_k) queries first_query.. first_query + bq - 1, already
+            multiplied by the scale and log2(e): its scores are in base 2.
         k: (n_k, d_k) keys; v: (n_k, d_v) values; row-major, q_tile's dtype.
-        mask: None, or (n_q, n_k) bool or float in q_tile's dtype (broadcast views are fine).
+        mask: None, or (n_q, n_k) bool or float in q_tile's dtype (broadcast
+            views are fine); a float mask is in natural units, like a score.
         n_keys: keys 0.. n_keys - 1 are visited, in tiles of block_k; the
             caller leaves out the keys a causal mask hides from the whole tile.
         is_causal: hide key j from query i when j > i.
-        keep_max: True keeps a running max (exp(score - max)); False takes
-            exp(score) as it is, for scores the caller has shown to be small.
+        keep_max: True keeps a running max (2**(score - max)); False takes
+            2**score as it is, for scores the caller has shown to be small.
         block_k: keys per tile.
         scratch: (>= bq, >= block_k) C-contiguous, holds one tile of scores.
         m, l, alpha: (>= bq,) running max, running denominator, rescale factors.
@@ -97,12 +103,12 @@ def attend_query_tile(q_tile, k, v, mask, first_query, n_keys, is_causal, keep_m
         matmul_into(q_tile, k[first_key:last_key].T, s, False)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
         _mask_tile(s, mask, first_query, first_key, is_causal)
         if keep_max:
-            # m_new = max(m, row max); s = exp(s - m_new); alpha = exp(m - m_new); l = l * alpha + row sums
+            # m_new = max(m, row max); s = 2**(s - m_new); alpha = 2**(m - m_new); l = l * alpha + row sums
             exp_rows_shifted(scratch, bq, bk, m, l, alpha)
             for i in range(bq):
                 out[i, :] *= alpha[i]  # what was summed under the old max, rescaled to the new one
         else:
-            exp_rows(scratch, bq, bk, l)  # s = exp(s); l += row sums
+            exp_rows(scratch, bq, bk, l)  # s = 2**s; l += row sums
         matmul_into(s, v[first_key:last_key], out, True)  # out += (bq, bk) x (bk, d_v) -> (bq, d_v)
         n_tiles += 1
     for i in range(bq):

@@ -1,4 +1,4 @@
-"""The softmax's element-wise work on one tile of scores, compiled (used by `flash`).
+"""The softmax's element-wise work on one tile of scores, compiled (used by `flash_kernel`).
 
 Between its two matrix products, each tile of `flash_attention`'s loop needs
 exp(score), minus the running max when one is kept, and the sums of its rows.
@@ -6,13 +6,21 @@ In NumPy that is one pass over the tile per operation, and NumPy's float64 exp
 has no vector version on AVX2 processors: together those passes took as long
 as the two products. Here numba compiles one loop per tile that does all of it
 at once, with an exponential written out so that LLVM turns it into vector
-instructions (a call to the C library's exp per element cannot be vectorised):
+instructions (a call to the C library's exp per element cannot be vectorised).
 
-    exp(x) = 2**n * exp(r),   n = round(x / ln 2),   r = x - n ln 2,   |r| <= ln(2) / 2
+The scores arrive in base 2: `flash_attention` multiplies the queries by
+log2(e) along with the scale, once per tile of queries, so that
+exp(score) = 2**(score * log2(e)) is a power of two of what the product gave.
+That is how FlashAttention computes it too, and it makes the exponential
+cheaper per score:
 
-exp(r) is its Taylor series 1 + r + r**2/2! + ..., cut where the next term is
-below a quarter of the dtype's machine epsilon (14 terms in float64, 8 in
-float32), and 2**n is written straight into the exponent bits of a float.
+    2**x = 2**n * 2**r,   n = round(x),   r = x - n (exact),   |r| <= 1/2
+
+2**r = exp(r ln 2) is its Taylor series 1 + (r ln 2) + (r ln 2)**2/2! + ...,
+cut where the next term is below a quarter of the dtype's machine epsilon (14
+terms in float64, 8 in float32), and 2**n is written straight into the
+exponent bits of a float. Splitting x needs no multiplication and no
+correction (x - n is exact), where exp(x) = 2**n exp(x - n ln 2) needs both.
 
 The kernels work in place on the caller's scratch tile and never allocate.
 They hold the GIL released (`nogil`), so the threads of `flash_attention`
@@ -39,25 +47,16 @@ _EXP_FLAGS = {"contract"}
 _KERNEL_FLAGS = {"contract", "reassoc", "nsz", "arcp"}
 _COMPILE = dict(nogil=True, cache=True)
 
+LOG2_E = 1 / math.log(2)
+"""log2(e): a score s in base 2 is s * LOG2_E, and exp(s) = 2**(s * LOG2_E)."""
 
-class _ExpConstants:
-    """The constants of exp(x) = 2**n exp(r) for one dtype, computed from its limits."""
+
+class _Exp2Constants:
+    """The constants of 2**x = 2**n 2**r for one dtype, computed from its limits."""
 
     def __init__(self, dtype):
         info = np.finfo(dtype)
         f = info.dtype.type
-        with localcontext() as ctx:
-            ctx.prec = 40
-            ln2 = Decimal(2).ln()
-            self.log2e = f(1 / ln2)
-            # Cody and Waite's split of ln 2: `ln2_hi` keeps only as many bits as
-            # n * ln2_hi can hold exactly (|n| <= maxexp), `ln2_lo` the rest.
-            n_bits = info.maxexp.bit_length() + 1
-            mantissa, exponent = math.frexp(float(ln2))
-            kept = info.nmant + 1 - n_bits
-            hi = math.ldexp(math.floor(mantissa * 2**kept), exponent - kept)
-            self.ln2_hi = f(hi)
-            self.ln2_lo = f(ln2 - Decimal(hi))
         # Adding 1.5 * 2**nmant rounds x to an integer (the float's last bit is worth 1),
         # and the low bits of the sum's representation are that integer.
         self.shift = f(1.5 * 2.0**info.nmant)
@@ -65,21 +64,25 @@ class _ExpConstants:
         self.shift_bits = np.array(self.shift).view(self.int_type)[()]
         self.nmant = self.int_type(info.nmant)
         self.bias = self.int_type(info.maxexp - 1)  # exponent bits of 2**0
-        # Below `low`, exp(x) is smaller than the smallest normal float: 0. Above `high`,
-        # 2**n no longer fits the exponent bits: inf.
-        self.low = f(np.log(info.smallest_normal))
-        self.high = f((info.maxexp - 0.5) * math.log(2))
-        # Taylor coefficients 1/k!, highest first for Horner's rule, up to the first
-        # term that stays below eps / 4 for every |r| <= ln(2) / 2.
-        r_max = math.log(2) / 2
+        # x is held between `low` and `high`. At `low`, n = -bias: 2**n gets exponent bits 0
+        # and reads as 0, so results below 2**(low + 1/2) come out 0, not subnormal. From
+        # `high` on, n = maxexp: exponent bits all ones, 2**n reads as inf, and so does 2**x.
+        self.low = f(-int(self.bias))
+        self.high = f(info.maxexp - 0.5)
+        # Taylor coefficients (ln 2)**k / k!, highest first for Horner's rule, up to the
+        # first term that stays below eps / 4 for every |r| <= 1/2.
+        rt_max = math.log(2) / 2  # the largest |r ln 2|
         degree = 1
-        while r_max ** (degree + 1) / math.factorial(degree + 1) >= info.eps / 4:
+        while rt_max ** (degree + 1) / math.factorial(degree + 1) >= info.eps / 4:
             degree += 1
-        self.coefficients = tuple(f(1 / math.factorial(k)) for k in range(degree, -1, -1))
+        with localcontext() as ctx:
+            ctx.prec = 40
+            ln2 = Decimal(2).ln()
+            self.coefficients = tuple(f(ln2**k / math.factorial(k)) for k in range(degree, -1, -1))
 
 
-_F64 = _ExpConstants(np.float64)
-_F32 = _ExpConstants(np.float32)
+_F64 = _Exp2Constants(np.float64)
+_F32 = _Exp2Constants(np.float32)
 
 
 @intrinsic
@@ -110,71 +113,66 @@ def _float_to_bits(typingctx, x):
     return signature, codegen
 
 
-def _make_exp(c: _ExpConstants):
-    """A compiled scalar exp for the dtype of `c` (see the module docstring)."""
+def _make_exp2(c: _Exp2Constants):
+    """A compiled scalar 2**x for the dtype of `c` (see the module docstring)."""
     int_type = c.int_type
-    zero, inf = c.log2e.dtype.type(0.0), c.log2e.dtype.type(np.inf)
     coefficients = c.coefficients
-    log2e, shift, shift_bits, ln2_hi, ln2_lo = c.log2e, c.shift, c.shift_bits, c.ln2_hi, c.ln2_lo
-    low, high, nmant, bias = c.low, c.high, c.nmant, c.bias
+    shift, shift_bits, low, high, nmant, bias = c.shift, c.shift_bits, c.low, c.high, c.nmant, c.bias
 
     @njit(fastmath=_EXP_FLAGS, **_COMPILE)
-    def exp(x):
+    def exp2(x):
         xc = low if x < low else x  # NaN fails both comparisons and stays NaN
         xc = high if xc > high else xc
-        t = xc * log2e + shift  # round(x / ln 2), in the low bits of t
+        t = xc + shift  # round(x), in the low bits of t
         n = int_type(_float_to_bits(t) - shift_bits)
-        nf = t - shift  # the same integer, as a float
-        r = (xc - nf * ln2_hi) - nf * ln2_lo  # |r| <= ln(2) / 2
+        r = xc - (t - shift)  # exact: |r| <= 1/2
         p = coefficients[0]
         for coefficient in coefficients[1:]:  # Horner's rule, unrolled by LLVM
             p = p * r + coefficient
-        y = p * _bits_to_float(int_type((n + bias) << nmant))  # exp(r) * 2**n
-        y = zero if x < low else y
-        return inf if x > high else y
+        return p * _bits_to_float(int_type((n + bias) << nmant))  # 2**r * 2**n
 
-    return exp
+    return exp2
 
 
-_exp64 = _make_exp(_F64)
-_exp32 = _make_exp(_F32)
+_exp2_64 = _make_exp2(_F64)
+_exp2_32 = _make_exp2(_F32)
 
 
-def fast_exp(x):
-    """exp(x) of a float32 or float64 scalar, inside compiled code only."""
-    raise NotImplementedError("fast_exp runs inside numba-compiled functions only")
+def fast_exp2(x):
+    """2**x of a float32 or float64 scalar, inside compiled code only."""
+    raise NotImplementedError("fast_exp2 runs inside numba-compiled functions only")
 
 
-@overload(fast_exp)
-def _fast_exp_for(x):
+@overload(fast_exp2)
+def _fast_exp2_for(x):
     if isinstance(x, types.Float) and x.bitwidth in (32, 64):
-        return (lambda x: _exp64(x)) if x.bitwidth == 64 else (lambda x: _exp32(x))
+        return (lambda x: _exp2_64(x)) if x.bitwidth == 64 else (lambda x: _exp2_32(x))
     return None
 
 
 @njit(fastmath=_EXP_FLAGS, **_COMPILE)
-def _exp_into(x, out):
+def _exp2_into(x, out):
     for j in range(x.shape[0]):
-        out[j] = fast_exp(x[j])
+        out[j] = fast_exp2(x[j])
 
 
-def exp(x: np.ndarray) -> np.ndarray:
-    """exp of a float32 or float64 array with the kernels' exponential (for tests and benchmarks).
+def exp2(x: np.ndarray) -> np.ndarray:
+    """2**x of a float32 or float64 array with the kernels' exponential (for tests and benchmarks).
 
     Args:
         x: (...) float32 or float64.
 
     Returns:
-        (...) the same dtype: within 1-2 units in the last place of np.exp;
-        0 where np.exp gives a subnormal number, inf a little before np.exp
-        overflows (from x = 709.43 in float64, 88.38 in float32).
+        (...) the same dtype: within an ulp of np.exp2 where that is a
+        normal number; 0 where np.exp2 is below 2**(low + 1/2) (subnormal),
+        inf from x = maxexp - 1/2 on (127.5 in float32, 1023.5 in float64).
     """
     x = np.asarray(x)
     if x.dtype not in (np.float32, np.float64):
-        raise TypeError(f"exp takes a float32 or float64 array; got {x.dtype}")
+        raise TypeError(f"exp2 takes a float32 or float64 array; got {x.dtype}")
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty_like(flat)
-    _exp_into(flat, out)
+    _exp2_into(flat, out)
     return out.reshape(x.shape)
 
 
@@ -207,19 +205,19 @@ def _row_max(row, bk):
 
 @njit(fastmath=_KERNEL_FLAGS, **_COMPILE)
 def exp_rows(s, bq, bk, l):
-    """s = exp(s) and l += its row sums, for scores known to be small (no max).
+    """s = 2**s and l += its row sums, for scores known to be small (no max).
 
     Args:
         s: (>= bq, >= bk) C-contiguous scratch tile; s[:bq, :bk] holds the
-            scores and receives exp(score) in place.
+            scores in base 2 and receives 2**score = exp(natural score) in place.
         bq, bk: the tile's queries and keys.
-        l: (>= bq,) running denominators; l[i] += sum_j exp(s[i, j]).
+        l: (>= bq,) running denominators; l[i] += sum_j 2**s[i, j].
     """
     for i in range(bq):
         row = s[i]
         total = row.dtype.type(0.0)
         for j in range(bk):
-            p = fast_exp(row[j])
+            p = fast_exp2(row[j])
             row[j] = p
             total += p
         l[i] += total
@@ -227,15 +225,15 @@ def exp_rows(s, bq, bk, l):
 
 @njit(fastmath=_KERNEL_FLAGS, **_COMPILE)
 def exp_rows_shifted(s, bq, bk, m, l, alpha):
-    """One online-softmax step on a tile of scores, in place: the running max kept.
+    """One online-softmax step on a tile of scores in base 2, in place: the running max kept.
 
     Args:
         s: (>= bq, >= bk) C-contiguous scratch tile; s[:bq, :bk] holds the
-            scores and receives exp(score - m_new) in place.
+            scores in base 2 and receives 2**(score - m_new) in place.
         bq, bk: the tile's queries and keys.
-        m: (>= bq,) running max, updated to m_new = max(m, max_j s[i, j]).
-        l: (>= bq,) running denominators, updated to l * alpha + sum_j exp(s - m_new).
-        alpha: (>= bq,) receives exp(m - m_new), by which the caller rescales
+        m: (>= bq,) running max (base 2), updated to m_new = max(m, max_j s[i, j]).
+        l: (>= bq,) running denominators, updated to l * alpha + sum_j 2**(s - m_new).
+        alpha: (>= bq,) receives 2**(m - m_new), by which the caller rescales
             its running numerator.
 
     A row that has seen only -inf is shifted by 0 instead of -inf (-inf - -inf
@@ -247,10 +245,10 @@ def exp_rows_shifted(s, bq, bk, m, l, alpha):
         shift = m_new if m_new != -np.inf else row.dtype.type(0.0)
         total = row.dtype.type(0.0)
         for j in range(bk):
-            p = fast_exp(row[j] - shift)
+            p = fast_exp2(row[j] - shift)
             row[j] = p
             total += p
-        a = fast_exp(m[i] - shift)
+        a = fast_exp2(m[i] - shift)
         alpha[i] = a
         l[i] = l[i] * a + total
         m[i] = m_new

@@ -75,6 +75,11 @@ def products(q, k, v, block_q, block_k, scratch, out, with_pass, l):
             matmul_into(s, v[c0:c0 + bk], out[r0:r0 + bq], True)  # (bq, bk) x (bk, d_v) -> (bq, d_v)
 
 
+def base_2_scale(q):
+    """flash_attention's factor on the queries: 1 / sqrt(d_k) times log2(e), so the scores come out in base 2."""
+    return q.dtype.type(1 / np.sqrt(q.shape[1]) / np.log(2))
+
+
 def compiled_loop(q, k, v, block_q: int, block_k: int) -> np.ndarray:
     """flash_attention's compiled loop over every query tile, max-free, on one thread: the (n, d_v) output."""
     n, d_v = q.shape[0], v.shape[1]
@@ -82,7 +87,7 @@ def compiled_loop(q, k, v, block_q: int, block_k: int) -> np.ndarray:
     scratch = np.empty((block_q, block_k), dtype=dtype)  # (block_q, block_k) one tile of scores
     m, l, alpha = (np.empty(block_q, dtype=dtype) for _ in range(3))  # (block_q,) each
     out = np.empty((n, d_v), dtype=dtype)  # (n, d_v)
-    q = q * dtype.type(1 / np.sqrt(q.shape[1]))  # (n, d_k) scaled, as flash_attention scales each tile
+    q = q * base_2_scale(q)  # (n, d_k) scaled, as flash_attention scales each tile
     for r0 in range(0, n, block_q):
         rows = slice(r0, min(r0 + block_q, n))
         flash_kernel.attend_query_tile(q[rows], k, v, None, r0, n, False, False, block_k, scratch, m, l, alpha, out[rows])
@@ -123,7 +128,7 @@ def one_round(q, k, v, block_q: int, block_k: int, torch) -> dict[str, float]:
         times["torch's fused kernel, whole call"] = _seconds(torch.nn.functional.scaled_dot_product_attention, tq, tk, tv)
     times["compiled loop"] = _seconds(compiled_loop, q, k, v, block_q, block_k)
     times["the two products alone"] = _seconds(products, q, k, v, block_q, block_k, scratch, out, False, l)
-    with_pass = _seconds(products, q * dtype.type(1 / np.sqrt(D)), k, v, block_q, block_k, scratch, out, True, l)
+    with_pass = _seconds(products, q * base_2_scale(q), k, v, block_q, block_k, scratch, out, True, l)
     times["compiled pass (exp, row sums)"] = with_pass - times["the two products alone"]
     times["rest of the loop"] = times["compiled loop"] - with_pass
     times["outside the loop"] = times["flash_attention, whole call"] - times["compiled loop"]

@@ -1,7 +1,7 @@
 """Tests for attention_course.tile_softmax: the compiled exponential and the per-tile passes.
 
-The exponential is checked against NumPy's, computed in a wider type, over the
-whole range of each dtype; the two kernels against the NumPy operations they
+The exponential (2**x: the scores arrive in base 2) is checked against NumPy's
+exp2, computed in a wider type, over the whole range of each dtype; the two kernels against the NumPy operations they
 replace (the online-softmax step of the book's chapter 7), including -inf
 (masked) scores, rows with nothing to attend to and NaN.
 """
@@ -23,61 +23,65 @@ def ulps(got: np.ndarray, exact: np.ndarray, dtype) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_exp_is_within_an_ulp_or_two_over_the_normal_range(dtype):
+def test_exp2_is_within_an_ulp_over_the_normal_range(dtype):
     c = tile_softmax._F32 if dtype == np.float32 else tile_softmax._F64
-    x = np.linspace(c.low, c.high, 1_000_001, dtype=dtype)
-    exact = np.exp(x.astype(WIDER[dtype]))
-    got = tile_softmax.exp(x)
+    x = np.linspace(c.low + 1, c.high - 0.01, 1_000_001, dtype=dtype)  # every normal result
+    exact = np.exp2(x.astype(WIDER[dtype]))
+    got = tile_softmax.exp2(x)
     assert got.dtype == dtype
-    # 1 ulp against a wider exp; 2 where the platform's long double is just float64.
+    # 1 ulp against a wider exp2; 2 where the platform's long double is just float64.
     limit = 2 if np.finfo(np.longdouble).bits == 64 and dtype == np.float64 else 1
     assert ulps(got, exact, dtype).max() <= limit
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_exp_special_values(dtype):
+def test_exp2_special_values(dtype):
     info = np.finfo(dtype)
-    x = np.array([0.0, -0.0, 1.0, -np.inf, np.inf, np.nan, -1e4, 1e4], dtype=dtype)
-    got = tile_softmax.exp(x)
-    assert got[0] == got[1] == 1  # exactly: the series starts at 1
-    assert abs(got[2] - np.e) <= np.spacing(dtype(np.e))
-    assert got[3] == 0 and got[6] == 0  # exp(-inf) = 0: masked scores weigh nothing
-    assert got[4] == np.inf and got[7] == np.inf
-    assert np.isnan(got[5])
-    # Below the smallest normal result: 0 (NumPy gives subnormals there); just above: normal.
-    low = tile_softmax._F32.low if dtype == np.float32 else tile_softmax._F64.low
-    below, above = np.nextafter(low, dtype(-np.inf)), np.nextafter(low, dtype(np.inf))
-    assert tile_softmax.exp(np.array([below], dtype))[0] == 0
-    assert tile_softmax.exp(np.array([above], dtype))[0] >= info.smallest_normal * (1 - info.eps)
+    x = np.array([0.0, -0.0, 1.0, -3.0, 0.5, -np.inf, np.inf, np.nan, -1e6, 1e6], dtype=dtype)
+    got = tile_softmax.exp2(x)
+    assert list(got[:4]) == [1, 1, 2, 0.125]  # integer powers exactly: the series starts at 1, r = 0
+    assert abs(got[4] - np.sqrt(dtype(2))) <= np.spacing(np.sqrt(dtype(2)))
+    assert got[5] == 0 and got[8] == 0  # 2**-inf = 0: masked scores weigh nothing
+    assert got[6] == np.inf and got[9] == np.inf
+    assert np.isnan(got[7])
+    # Results below 2**(low + 1/2) are 0 (NumPy gives subnormals there); up to the smallest normal, subnormal.
+    c = tile_softmax._F32 if dtype == np.float32 else tile_softmax._F64
+    below, above = np.nextafter(dtype(c.low + 0.5), dtype(-np.inf)), np.nextafter(dtype(c.low + 0.5), dtype(np.inf))
+    assert tile_softmax.exp2(np.array([below], dtype))[0] == 0
+    assert 0 < tile_softmax.exp2(np.array([above], dtype))[0] < info.smallest_normal
+    # From maxexp - 1/2 on: inf, as 2**x overflows; just below it, the largest powers are finite.
+    assert tile_softmax.exp2(np.array([c.high], dtype))[0] == np.inf
+    just_below = tile_softmax.exp2(np.array([np.nextafter(c.high, dtype(0))], dtype))[0]
+    assert np.isfinite(just_below) and just_below > info.max / 2
 
 
 def test_the_series_has_as_many_terms_as_the_docstring_says():
     assert "14 terms in float64, 8 in" in " ".join(tile_softmax.__doc__.split())
     assert (len(tile_softmax._F64.coefficients), len(tile_softmax._F32.coefficients)) == (14, 8)
-    assert tile_softmax._F64.coefficients[-1] == 1 and tile_softmax._F32.coefficients[-2] == 1  # 1/0!, 1/1!
+    assert tile_softmax._F64.coefficients[-1] == 1 and tile_softmax._F32.coefficients[-2] == np.float32(np.log(2))  # (ln 2)**k / k!
 
 
-def test_exp_keeps_the_shape_and_refuses_other_dtypes():
+def test_exp2_keeps_the_shape_and_refuses_other_dtypes():
     x = np.zeros((2, 3), dtype=np.float32)
-    assert tile_softmax.exp(x).shape == (2, 3)
+    assert tile_softmax.exp2(x).shape == (2, 3)
     with pytest.raises(TypeError, match="float32 or float64 array; got int64"):
-        tile_softmax.exp(np.zeros(3, dtype=np.int64))
+        tile_softmax.exp2(np.zeros(3, dtype=np.int64))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.floats(min_value=-700, max_value=700, allow_nan=False))
-def test_exp_property_float64(x):
-    exact = np.exp(np.array([x], dtype=np.longdouble))
+@given(st.floats(min_value=-1000, max_value=1000, allow_nan=False))
+def test_exp2_property_float64(x):
+    exact = np.exp2(np.array([x], dtype=np.longdouble))
     limit = 2 if np.finfo(np.longdouble).bits == 64 else 1
-    assert ulps(tile_softmax.exp(np.array([x])), exact, np.float64)[0] <= limit
+    assert ulps(tile_softmax.exp2(np.array([x])), exact, np.float64)[0] <= limit
 
 
 def online_step_in_numpy(s, m, l):
-    """The online-softmax step as chapter 7 writes it, in NumPy: (p, m_new, l_new, alpha)."""
+    """The online-softmax step as chapter 7 writes it, in NumPy, for scores in base 2: (p, m_new, l_new, alpha)."""
     m_new = np.maximum(m, s.max(axis=1))
     shift = np.where(m_new == -np.inf, 0, m_new)
-    p = np.exp(s - shift[:, None])
-    alpha = np.exp(m - shift)
+    p = np.exp2(s - shift[:, None])
+    alpha = np.exp2(m - shift)
     return p, m_new, l * alpha + p.sum(axis=1), alpha
 
 
@@ -92,16 +96,16 @@ TOL = {np.float32: dict(rtol=2e-6, atol=0), np.float64: dict(rtol=4e-16, atol=0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_exp_rows_exponentiates_in_place_and_adds_the_row_sums(dtype):
+def test_exp_rows_raises_2_to_the_scores_in_place_and_adds_the_row_sums(dtype):
     scratch, bq, bk = tile(np.random.default_rng(0), dtype)
     scores = scratch[:bq, :bk].copy()
     scores[2, 3:] = -np.inf  # masked
     scratch[:bq, :bk] = scores
     l = np.arange(bq + 2, dtype=dtype)  # running sums so far, and two entries past the tile
     tile_softmax.exp_rows(scratch, bq, bk, l)
-    np.testing.assert_allclose(scratch[:bq, :bk], np.exp(scores), **TOL[dtype])
+    np.testing.assert_allclose(scratch[:bq, :bk], np.exp2(scores), **TOL[dtype])
     assert np.all(scratch[2, 3:bk] == 0)
-    np.testing.assert_allclose(l[:bq], np.arange(bq) + np.exp(scores).sum(axis=1), rtol=TOL[dtype]["rtol"] * 4)
+    np.testing.assert_allclose(l[:bq], np.arange(bq) + np.exp2(scores).sum(axis=1), rtol=TOL[dtype]["rtol"] * 4)
     assert np.all(scratch[bq:] == 123) and np.all(scratch[:, bk:] == 123)  # nothing outside the tile
     assert list(l[bq:]) == [bq, bq + 1]
 
