@@ -252,12 +252,14 @@ def flash_attention(
     _kernels()  # loaded before the threads start, so that their BLAS limits cover SciPy's BLAS
 
     def make_worker():
-        # This thread's scratch, whatever n is: one (block_q, block_k) tile of scores and (block_q,) m, l, alpha.
+        # This thread's scratch, whatever n is: one (block_q, block_k) tile of scores and (block_q,) m, l, alpha,
+        # and a (block_q, d_k) tile of scaled queries (a fresh array per tile cost the page faults of a new one).
         buffers = (np.empty((block_q, block_k), dtype=dtype),) + tuple(np.empty(block_q, dtype=dtype) for _ in range(3))
+        q_scaled = np.empty((block_q, d_k), dtype=dtype)
 
         def attend(job: tuple[tuple, slice]) -> None:
             b, rows = job  # b: index into the batch dims; rows: one tile of queries
-            q_tile = q[b][rows] * scale  # (bq, d_k), scaled once per tile, times log2(e)
+            q_tile = np.multiply(q[b][rows], scale, out=q_scaled[: rows.stop - rows.start])  # (bq, d_k), times log2(e)
             keep_max = not (may_skip_max and _scores_are_small(q_tile, key_norm[b], limit))
             mask_b = None if mask is None else mask[b]  # (n_q, n_k)
             _attend(q_tile, k[b], v[b], mask_b, is_causal, rows, keep_max, block_k, buffers, out[b][rows])
