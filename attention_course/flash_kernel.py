@@ -91,11 +91,16 @@ def attend_query_tile(q_tile, k, v, mask, first_query, n_keys, is_causal, keep_m
     Returns:
         How many key tiles were computed.
     """
-    bq = q_tile.shape[0]
+    bq, d_v = out.shape
     n_tiles = 0
-    out[:, :] = 0
-    m[:bq] = -np.inf
-    l[:bq] = 0
+    # Explicit loops here rather than array expressions (out[:] = 0, out[i] *= a): numba
+    # compiles each array expression into a kernel of its own, which made the first call
+    # on a machine take several seconds longer.
+    for i in range(bq):
+        m[i] = -np.inf
+        l[i] = 0
+        for j in range(d_v):
+            out[i, j] = 0
     for first_key in range(0, n_keys, block_k):
         last_key = min(first_key + block_k, n_keys)
         bk = last_key - first_key
@@ -106,14 +111,13 @@ def attend_query_tile(q_tile, k, v, mask, first_query, n_keys, is_causal, keep_m
             # m_new = max(m, row max); s = 2**(s - m_new); alpha = 2**(m - m_new); l = l * alpha + row sums
             exp_rows_shifted(scratch, bq, bk, m, l, alpha)
             for i in range(bq):
-                out[i, :] *= alpha[i]  # what was summed under the old max, rescaled to the new one
+                for j in range(d_v):
+                    out[i, j] *= alpha[i]  # what was summed under the old max, rescaled to the new one
         else:
             exp_rows(scratch, bq, bk, l)  # s = 2**s; l += row sums
         matmul_into(s, v[first_key:last_key], out, True)  # out += (bq, bk) x (bk, d_v) -> (bq, d_v)
         n_tiles += 1
     for i in range(bq):
-        if l[i] == 0:  # saw only -inf: attends to nothing and gets zeros, as in torch
-            out[i, :] = 0
-        else:
-            out[i, :] /= l[i]
+        for j in range(d_v):  # a row that saw only -inf (l == 0) attends to nothing and gets zeros, as in torch
+            out[i, j] = 0 if l[i] == 0 else out[i, j] / l[i]
     return n_tiles
