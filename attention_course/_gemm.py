@@ -109,7 +109,9 @@ def matmul_into(a, b, out, accumulate):
         return
     if k == 0:  # an empty sum: BLAS would not be asked
         if not accumulate:
-            out[:, :] = 0
+            for i in range(m):
+                for j in range(n):
+                    out[i, j] = 0
         return
     flag_a, lead_a = _column_major_view(a)
     flag_b, lead_b = _column_major_view(b)
