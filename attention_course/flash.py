@@ -206,6 +206,11 @@ def flash_attention(
 ) -> np.ndarray:
     """Exactly `scaled_dot_product_attention`, computed tile by tile.
 
+    The tile loop is compiled with numba: the first call on a machine
+    compiles it (several seconds per dtype, a second or two more per kind of
+    mask) and caches the machine code; a new process then loads it (about a
+    second, on its first call) instead of compiling.
+
     Args:
         query: (..., n_q, d_k); key: (..., n_k, d_k); value: (..., n_k, d_v).
         attn_mask, is_causal, scale: as in `scaled_dot_product_attention`.
