@@ -244,17 +244,17 @@ def flash_attention(
     q, k, v = (_row_major(x, dtype) for x in (q, k, v))  # one dtype and rows BLAS can read, so no tile converts
     if mask is not None and mask.dtype != bool:
         mask = mask.astype(dtype, copy=False)  # scores + mask in the scores' dtype, as the plain path adds them
+    # Loaded before the threads start, so that their BLAS limits cover SciPy's BLAS.
+    log2_e = _kernels().LOG2_E  # scores come out in base 2, ready for 2**s = exp(natural score) (see tile_softmax)
     key_norm, may_skip_max = _unshifted_allowed(k, v, mask, batch)
-    limit = unshifted_exp_limit(dtype) / np.log(2)  # the same bound on scores in base 2
+    limit = unshifted_exp_limit(dtype) * log2_e  # the same bound on scores in base 2
     # Views (no copies) with the full batch shape, so each batch index picks its own (n, d) matrices.
     q, k, v = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (q, k, v))
     if mask is not None:
         mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # a (n_k,) mask becomes (1, n_k)
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k), a view: no copy
     out = np.empty(batch + (n_q, d_v), dtype=dtype)  # (..., n_q, d_v)
-    # Scores come out in base 2, ready for 2**s = exp(natural score) (see tile_softmax).
-    scale = dtype.type(scale / np.log(2))  # the scale times log2(e)
-    _kernels()  # loaded before the threads start, so that their BLAS limits cover SciPy's BLAS
+    scale = dtype.type(scale * log2_e)
 
     def make_worker():
         # This thread's scratch, whatever n is: one (block_q, block_k) tile of scores and (block_q,) m, l, alpha,

@@ -157,7 +157,7 @@ def _exp2_into(x, out):
 
 
 def exp2(x: np.ndarray) -> np.ndarray:
-    """2**x of a float32 or float64 array with the kernels' exponential (for tests and benchmarks).
+    """2**x of a float32 or float64 array with the kernels' exponential (for the tests).
 
     Args:
         x: (...) float32 or float64.

@@ -77,7 +77,7 @@ def products(q, k, v, block_q, block_k, scratch, out, with_pass, l):
 
 def base_2_scale(q):
     """flash_attention's factor on the queries: 1 / sqrt(d_k) times log2(e), so the scores come out in base 2."""
-    return q.dtype.type(1 / np.sqrt(q.shape[1]) / np.log(2))
+    return q.dtype.type(flash_kernel.LOG2_E / np.sqrt(q.shape[1]))
 
 
 def compiled_loop(q, k, v, block_q: int, block_k: int) -> np.ndarray:
