@@ -3,6 +3,7 @@
 #   make test   set everything up, then run every test (unit, notebooks, browser)
 # Both create or reuse a local virtual environment in .venv and a local
 # node_modules; nothing is installed into the system Python.
+# While developing, `make check` runs the unit tests alone, without building the book.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -10,18 +11,21 @@ BIN := $(VENV)/bin
 PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 
-.PHONY: help env model book test clean
+.PHONY: help env model book test check clean
 
 help:
 	@echo "make book   build the book into _build/html (sets up .venv and node_modules first)"
 	@echo "make test   run every test (sets up and builds the book first)"
+	@echo "make check  run the unit tests only: no book build, no notebooks, no browser (about a minute)"
 	@echo "make clean  remove the build output (keeps .venv and node_modules)"
 
-# The Python environment, rebuilt when the dependencies change.
+# The Python environment, rebuilt when the dependencies change, with the extras the book and the
+# tests need: fast (the compiled tiled path, so the cost chapter and the benchmarks reach n = 16384
+# at full speed), book and test. The torch cross-checks need the torch extra too (see README.md).
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attention-course needs Python 3.10 or newer; found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
-	$(PIP_INSTALL) -c requirements/constraints.txt -e ".[book,test]"
+	$(PIP_INSTALL) -c requirements/constraints.txt -e ".[fast,book,test]"
 	@touch $@
 
 # Browser assets that the pages serve themselves (MathJax), pinned by package-lock.json.
@@ -37,12 +41,13 @@ model: $(VENV)/.installed
 
 env: $(VENV)/.installed node_modules/.installed model
 
-# Jupyter Book's execution cache keys on the notebooks only. The chapters also show
-# what the package computes (and the explorers inline its JavaScript), so any change
-# to the package empties the cache and every chapter runs again.
+# Jupyter Book's execution cache keys on the notebooks only, and Sphinx re-reads only the
+# notebooks that changed. The chapters also show what the package computes (and the
+# explorers inline its JavaScript), so any change to the package empties both the cache
+# and Sphinx's environment (.doctrees), and every chapter runs again.
 PACKAGE_FILES := $(shell find attention_course -type f \( -name '*.py' -o -name '*.js' -o -name '*.css' \) 2>/dev/null)
 _build/.package-stamp: $(PACKAGE_FILES)
-	rm -rf _build/.jupyter_cache
+	rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && touch $@
 
 book: env _build/.package-stamp
@@ -52,6 +57,11 @@ book: env _build/.package-stamp
 
 test: book
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The unit tests: tests/ without the browser tests and the checks of the built book (no notebook
+# is collected there: the notebooks under tests/ are test data).
+check: $(VENV)/.installed
+	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py $(PYTEST_ARGS)
 
 clean:
 	rm -rf _build

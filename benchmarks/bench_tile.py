@@ -1,4 +1,4 @@
-"""Where the time of flash_attention goes, per score, on one core.
+"""Where the time of flash_attention's compiled backend goes, per score, on one core.
 
 Run from the repository root:
 
@@ -11,10 +11,10 @@ Each round times, in turn:
 
 - the whole `flash_attention` call;
 - PyTorch's fused CPU kernel on (1, 1, n, d) inputs, where torch is installed;
-- flash_attention's compiled loop (`flash_kernel.attend_query_tile`) over
+- flash_attention's compiled loop (`loop.attend_query_tile`) over
   every query tile, for scores that skip the running max;
 - the same tiles' two matrix products alone (the same BLAS calls), then the
-  products with the compiled pass of `tile_softmax` (exp and row sums)
+  products with the compiled pass of `exp2` (exp and row sums)
   between them;
 - `np.exp` on the same tiles: what the compiled pass replaced (as NumPy calls
   it also needed row sums, and a max and a subtraction with the running max).
@@ -46,9 +46,11 @@ except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import attention_course
 
-import attention_course.flash as flash_module
-from attention_course import flash_attention, flash_kernel, tile_softmax
-from attention_course._gemm import matmul_into
+from attention_course import flash_attention
+from attention_course.tiled._compiled import driver
+from attention_course.tiled._compiled import exp2, loop
+from attention_course.tiled._compiled.gemm import matmul_into
+from attention_course.tiled.flash import DEFAULT_BLOCK_SIZE
 
 D = 64
 
@@ -71,13 +73,13 @@ def products(q, k, v, block_q, block_k, scratch, out, with_pass, l):
             s = scratch[:bq, :bk]
             matmul_into(q_tile, k[c0:c0 + bk].T, s, False)  # (bq, d_k) x (d_k, bk) -> (bq, bk)
             if with_pass:
-                tile_softmax.exp_rows(scratch, bq, bk, l)
+                exp2.exp_rows(scratch, bq, bk, l)
             matmul_into(s, v[c0:c0 + bk], out[r0:r0 + bq], True)  # (bq, bk) x (bk, d_v) -> (bq, d_v)
 
 
 def base_2_scale(q):
     """flash_attention's factor on the queries: 1 / sqrt(d_k) times log2(e), so the scores come out in base 2."""
-    return q.dtype.type(flash_kernel.LOG2_E / np.sqrt(q.shape[1]))
+    return q.dtype.type(loop.LOG2_E / np.sqrt(q.shape[1]))
 
 
 def compiled_loop(q, k, v, block_q: int, block_k: int) -> np.ndarray:
@@ -90,7 +92,7 @@ def compiled_loop(q, k, v, block_q: int, block_k: int) -> np.ndarray:
     q = q * base_2_scale(q)  # (n, d_k) scaled, as flash_attention scales each tile
     for r0 in range(0, n, block_q):
         rows = slice(r0, min(r0 + block_q, n))
-        flash_kernel.attend_query_tile(q[rows], k, v, None, r0, n, False, False, block_k, scratch, m, l, alpha, out[rows])
+        loop.attend_query_tile(q[rows], k, v, None, r0, n, False, False, block_k, scratch, m, l, alpha, out[rows])
     return out
 
 
@@ -122,7 +124,7 @@ def one_round(q, k, v, block_q: int, block_k: int, torch) -> dict[str, float]:
     scratch = np.empty((block_q, block_k), dtype=dtype)
     l = np.zeros(block_q, dtype=dtype)
     out = np.empty_like(v)
-    times = {"flash_attention, whole call": _seconds(flash_attention, q, k, v, None, False, None, (block_q, block_k))}
+    times = {"flash_attention, whole call": _seconds(flash_attention, q, k, v, None, False, None, (block_q, block_k), "numba")}
     if torch is not None:
         tq, tk, tv = (torch.from_numpy(x[None, None]) for x in (q, k, v))
         times["torch's fused kernel, whole call"] = _seconds(torch.nn.functional.scaled_dot_product_attention, tq, tk, tv)
@@ -153,8 +155,8 @@ def main(argv=None) -> int:
             print("torch is not installed: its row is left out (pip install -e '.[torch]')")
     if torch is not None:
         torch.set_num_threads(1)
-    flash_module.cpu_count = lambda: 1  # flash_attention's workers: one thread
-    block_q, block_k = flash_module.DEFAULT_BLOCK_SIZE
+    driver.cpu_count = lambda: 1  # flash_attention's workers: one thread
+    block_q, block_k = DEFAULT_BLOCK_SIZE
     print(f"per score, one thread: n = {args.n}, d = {D}, tiles {block_q} x {block_k}, "
           f"{args.repeats} rounds, ns per score: median [min-max]")
     with threadpool_limits(1):

@@ -64,7 +64,7 @@ def to_json(value):
 def scores_cases() -> list[dict]:
     """ScoresExplorer states and their traces (steps 2 to 5) by the package."""
     edits = [
-        {},  # the seed's example: weights 0.064, 0.782, 0.048, 0.106
+        {},  # the bank-bot example: weights 0.064, 0.782, 0.048, 0.106
         {"d_k": 16},
         {"d_k": 1, "query": [0.5, -1.0, 2.0, 3.0]},
         {"source": "scores", "scores": [1.0, 6.0, 0.4, 2.0]},  # typed by hand, equal to K q
@@ -125,7 +125,7 @@ def scaling_cases() -> tuple[dict, list[dict]]:
 
 
 def cost_cases() -> list[dict]:
-    """CostExplorer states and their counts by attention_course.cost."""
+    """CostExplorer states and their counts by attention_course.chapters.cost."""
     settings = [
         (1024, 64, "float32", 128),
         (1, 1, "float16", 128),  # one token, one tile smaller than the tile size

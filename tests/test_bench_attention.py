@@ -7,7 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attention_course.tiled import _compiled
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_attention.py"
+needs_compiled = pytest.mark.skipif(not _compiled.available(), reason="the [fast] extra (numba, SciPy) is not installed")
 
 
 @pytest.fixture(scope="module")
@@ -20,16 +23,28 @@ def bench():
     del sys.modules[spec.name]
 
 
+@needs_compiled
 def test_small_run_prints_every_row_and_the_summary(bench, capsys):
-    argv = ["--sizes", "96", "200x2", "--repeats", "2", "--no-torch", "--blocks", "64x128", "32", "--running-max", "--settle", "0"]
+    argv = ["--sizes", "96", "200x2", "--repeats", "2", "--no-torch", "--blocks", "64x128", "32", "--running-max",
+            "--readable", "--settle", "0"]
     assert bench.main(argv) == 0
     out = capsys.readouterr().out
     for label in ("n=96 h=1 float32", "n=96 h=1 float64", "n=200 h=2 float32", "n=200 h=2 float64"):
         assert f"== {label}:" in out
     assert "torch: left out (--no-torch)" in out and "   torch " not in out
-    for row in ("plain", "flash 64x128", "flash 32x32", "flash max"):
+    for row in ("plain", "flash 64x128", "flash 32x32", "flash max", "flash numpy"):
         assert out.count(f"   {row} ") == 4  # one row per configuration
-    assert "issue 7 targets" in out and "% of f32 matmul" in out
+    assert "flash_attention: backend numba" in out
+    assert "== targets for flash 64x128, backend numba" in out and "% of f32 matmul" in out
+
+
+def test_the_readable_backend_can_be_measured_alone(bench, capsys):
+    assert bench.main(["--sizes", "96", "--repeats", "1", "--no-torch", "--backend", "numpy", "--settle", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "flash_attention: backend numpy" in out and "1 worker threads" in out
+    assert out.count("   flash ") == 2 and "== targets for flash, backend numpy" in out
+    with pytest.raises(SystemExit, match="--running-max"):
+        bench.main(["--sizes", "96", "--no-torch", "--backend", "numpy", "--running-max"])
 
 
 def test_paths_that_hold_the_scores_are_skipped_above_the_memory_budget(bench, capsys):
@@ -61,18 +76,20 @@ def test_parse_config(bench, text, want):
     assert bench.parse_config(text) == want
 
 
+@needs_compiled
 def test_running_max_row_turns_the_shortcut_off_and_back_on(bench, monkeypatch):
-    import attention_course.flash as flash
+    from attention_course import flash_attention
+    from attention_course.tiled._compiled import driver
 
-    real = flash._scores_are_small
+    real = driver._scores_are_small
     seen = []
-    monkeypatch.setattr(flash, "_scores_are_small", lambda *args: seen.append(args) or real(*args))
-    patched = flash._scores_are_small
+    monkeypatch.setattr(driver, "_scores_are_small", lambda *args: seen.append(args) or real(*args))
+    patched = driver._scores_are_small
     q = np.random.default_rng(0).standard_normal((8, 4))
-    out = bench.with_running_max(flash.flash_attention, q, q, q, block_size=4)
+    out = bench.with_running_max(flash_attention, q, q, q, block_size=4, backend="numba")
     assert seen == []  # the shortcut was never asked: every tile took the running max
-    assert flash._scores_are_small is patched  # and it is back afterwards
-    np.testing.assert_allclose(out, flash.flash_attention(q, q, q, block_size=4), rtol=1e-12)
+    assert driver._scores_are_small is patched  # and it is back afterwards
+    np.testing.assert_allclose(out, flash_attention(q, q, q, block_size=4, backend="numba"), rtol=1e-12)
     assert len(seen) == 2  # two query tiles, each asked
 
 

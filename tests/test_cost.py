@@ -1,4 +1,4 @@
-"""Tests for attention_course.cost: counted FLOPs and bytes, measured time and memory, slopes."""
+"""Tests for attention_course.chapters.cost: counted FLOPs and bytes, measured time and memory, slopes."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_course import flash_attention, scaled_dot_product_attention
-from attention_course.cost import (
+from attention_course.chapters.cost import (
     SOFTMAX_FLOPS_PER_SCORE,
     attention_flops,
     loglog_slope,

@@ -21,15 +21,14 @@ import pytest
 import traitlets
 
 from attention_course import BANK_BOT, attention_weights, causal_mask, padding_mask, trace_attention
-from attention_course.cost import attention_flops, score_matrix_bytes
-from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.chapters.cost import attention_flops, score_matrix_bytes
+from attention_course.explorers import EXPLORERS, CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
 from attention_course.explorers.bundle import bundle
 from attention_course.explorers.scaling import compute_scaling, decode_sample, encode_sample, scaling_stats
 from attention_course.explorers.widget import script_json
 from explorer_vectors import VECTORS_PATH, build_vectors, from_json, js_fixed
 
 JS_TESTS = Path(__file__).parent / "js"
-EXPLORERS = [ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer]
 
 
 def node() -> str:
@@ -127,7 +126,7 @@ def test_scores_explorer_starts_at_the_seed_example():
     assert widget.d_k == BANK_BOT.d_k == 4
     assert widget.tokens == list(BANK_BOT.tokens)
     np.testing.assert_array_equal(widget.trace().weights, trace.weights)
-    # The seed's numbers, as the page prints them.
+    # The bank-bot example's numbers, as the page prints them.
     assert [js_fixed(w, 3) for w in widget.trace().weights] == ["0.064", "0.782", "0.048", "0.106"]
     assert js_fixed(widget.trace().exp_sum, 2) == "25.67"
     assert [js_fixed(x, 2) for x in widget.trace().output] == ["0.19", "0.91"]

@@ -1,17 +1,17 @@
-"""Tests for attention_course.flash: tiled attention equals the plain path.
+"""Tests for attention_course.tiled.flash: tiled attention equals the plain path, on either backend.
 
-The plain `scaled_dot_product_attention` is the reference (itself checked
-against explicit loops in test_attention.py). float64 must agree to 1e-12 and
-float32 to 1e-5, on every shape, mask and block size; memory is checked with
+Every test runs on the readable NumPy loop and, where the `[fast]` extra is
+installed, on the compiled accelerator; tests that take `threading_mode` or
+`softmax_path` run the compiled one with the tiles shared among threads and
+with the running max forced, too (see `pytest_generate_tests`). The plain
+`scaled_dot_product_attention` is the reference (itself checked against
+explicit loops in test_attention.py). float64 must agree to 1e-12 and float32
+to 1e-5, on every shape, mask and block size; memory is checked with
 tracemalloc. There are no timing asserts: speed is measured by
-benchmarks/bench_attention.py.
+benchmarks/bench_attention.py. What only the compiled path does (threads, the
+max-free shortcut) is tested in test_compiled_driver.py.
 """
 
-import json
-import subprocess
-import sys
-import textwrap
-import threading
 import tracemalloc
 
 import numpy as np
@@ -19,14 +19,56 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import attention_course.flash as flash
+import attention_course.tiled.flash as flash
 from attention_course import causal_mask, flash_attention, padding_mask, scaled_dot_product_attention
-from attention_course import _threads
-from attention_course._threads import run_jobs
-from attention_course.cost import tile_count
+from attention_course.chapters.cost import tile_count
+from attention_course.tiled import _compiled
+from attention_course.tiled._compiled import driver
+from attention_course.tiled.online_softmax import online_softmax_update
 from reference import attention_2d, causal_allowed
 
 TOL = {np.float64: dict(rtol=1e-12, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-5)}
+NO_FAST_EXTRA = pytest.mark.skipif(not _compiled.available(), reason="the [fast] extra (numba, SciPy) is not installed")
+
+
+def pytest_generate_tests(metafunc):
+    """Run each test on the readable loop, and on the compiled one in every mode the test asks for."""
+    threads = ("one thread", "threads") if "threading_mode" in metafunc.fixturenames else ("one thread",)
+    maxes = ("as chosen", "running max") if "softmax_path" in metafunc.fixturenames else ("as chosen",)
+    paths = [pytest.param(("numpy", "one thread", "as chosen"), id="numpy")]
+    paths += [pytest.param(("numba", t, s), id="-".join(["numba", *(x.replace(" ", "_") for x in (t, s) if x not in ("one thread", "as chosen"))]),
+                           marks=NO_FAST_EXTRA) for t in threads for s in maxes]
+    metafunc.parametrize("tiled_path", paths, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def tiled_path(request, monkeypatch):
+    """(backend, threads, softmax): flash_attention's default backend set to it, the compiled modes forced."""
+    backend, threads, softmax = request.param
+    monkeypatch.setattr(flash, "default_backend", lambda: backend)
+    if threads == "threads":
+        monkeypatch.setattr(driver, "MIN_SCORES_FOR_THREADS", 0)
+    if softmax == "running max":
+        monkeypatch.setattr(driver, "_scores_are_small", lambda *args: False)
+    return request.param
+
+
+@pytest.fixture
+def threading_mode(tiled_path):
+    """"one thread", or "threads" (the compiled path with its query tiles shared among threads)."""
+    return tiled_path[1]
+
+
+@pytest.fixture
+def softmax_path(tiled_path):
+    """"as chosen" (small scores skip the max on the compiled path), or "running max" (forced)."""
+    return tiled_path[2]
+
+
+@pytest.fixture
+def backend(tiled_path):
+    """The backend this run of the test uses: "numpy" or "numba"."""
+    return tiled_path[0]
 
 
 def qkv(rng, n_q, n_k, d_k=8, d_v=5, batch=(), dtype=np.float64):
@@ -47,48 +89,43 @@ def assert_same_as_plain(q, k, v, dtype=np.float64, **kwargs):
 
 
 @pytest.fixture
-def visited_tiles(monkeypatch):
-    """The (query tile start, key tile start) pairs that flash_attention's compiled loop computes, in a list."""
+def visited_tiles(backend, monkeypatch):
+    """The (query tile start, key tile start) pairs that flash_attention computes, in a list.
+
+    The compiled loop says how many key tiles it computed for each query tile.
+    The readable loop is watched through its online-softmax step: each call is
+    one key tile, a fresh state (nothing seen yet: m = -inf everywhere) starts
+    a query tile, and tiles follow one another in order.
+    """
     visited = []
-    real_attend = flash._attend
+    if backend == "numba":
+        real_attend = driver._attend
 
-    def spy(q_tile, k, v, mask, is_causal, rows, keep_max, block_k, buffers, out):
-        n_tiles = real_attend(q_tile, k, v, mask, is_causal, rows, keep_max, block_k, buffers, out)  # counted by the loop
-        visited.extend((rows.start, key_tile * block_k) for key_tile in range(n_tiles))
-        return n_tiles
+        def spy(q_tile, k, v, mask, is_causal, rows, keep_max, block_k, buffers, out):
+            n_tiles = real_attend(q_tile, k, v, mask, is_causal, rows, keep_max, block_k, buffers, out)
+            visited.extend((rows.start, key_tile * block_k) for key_tile in range(n_tiles))
+            return n_tiles
 
-    monkeypatch.setattr(flash, "_attend", spy)
+        monkeypatch.setattr(driver, "_attend", spy)
+        return visited
+
+    real_loop = flash.tiled_attention
+
+    def loop(q, k, v, block_q, block_k, **kwargs):  # called once per batch index
+        position = {"query": -block_q, "key": 0}
+
+        def update(state, scores, values):
+            if np.all(state.m == -np.inf):  # a new tile of queries starts at key 0
+                position["query"] += block_q
+                position["key"] = 0
+            visited.append((position["query"], position["key"]))
+            position["key"] += scores.shape[1]
+            return online_softmax_update(state, scores, values)
+
+        return real_loop(q, k, v, block_q, block_k, update=update, **kwargs)
+
+    monkeypatch.setattr(flash, "tiled_attention", loop)
     return visited
-
-
-@pytest.fixture(params=["one thread", "threads"])
-def threading_mode(request, monkeypatch):
-    """Run a test once on the single-thread path and once with the tiles shared among threads."""
-    if request.param == "threads":
-        monkeypatch.setattr(flash, "MIN_SCORES_FOR_THREADS", 0)
-    return request.param
-
-
-@pytest.fixture(params=["as chosen", "running max"])
-def softmax_path(request, monkeypatch):
-    """Run a test once as flash_attention chooses (small scores skip the max) and once with the running max forced."""
-    if request.param == "running max":
-        monkeypatch.setattr(flash, "_scores_are_small", lambda *args: False)
-    return request.param
-
-
-@pytest.fixture
-def paths_taken(monkeypatch):
-    """Per query tile, in order: "running max" or "no max", as flash_attention chose."""
-    taken = []
-    real_attend = flash._attend
-
-    def spy(q_tile, k, v, mask, is_causal, rows, keep_max, *rest):
-        taken.append("running max" if keep_max else "no max")
-        return real_attend(q_tile, k, v, mask, is_causal, rows, keep_max, *rest)
-
-    monkeypatch.setattr(flash, "_attend", spy)
-    return taken
 
 
 # --- shapes and block sizes -----------------------------------------------------------------
@@ -258,13 +295,6 @@ def test_float16_is_computed_in_float32_and_returned_in_float16():
     np.testing.assert_allclose(out.astype(np.float32), want, rtol=half.eps, atol=half.smallest_normal)
 
 
-@pytest.mark.skipif(np.finfo(np.longdouble).bits == 64, reason="long double is float64 on this platform")
-def test_long_double_is_refused_with_a_pointer_to_the_plain_path():
-    q = np.ones((4, 2), dtype=np.longdouble)
-    with pytest.raises(TypeError, match=rf"float16, float32 or float64; got {np.dtype(np.longdouble)}.*scaled_dot_product_attention"):
-        flash_attention(q, q, q)
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_huge_scores_do_not_overflow(dtype, is_causal):
@@ -277,79 +307,6 @@ def test_huge_scores_do_not_overflow(dtype, is_causal):
     want = scaled_dot_product_attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), is_causal=is_causal)
     # With scores this large the softmax is (nearly) one-hot: each output is (nearly) one value row.
     np.testing.assert_allclose(out, want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4 if dtype == np.float32 else 1e-12)
-
-
-# --- which softmax: without a max for small scores, the running max otherwise -----------------
-
-
-def test_the_limit_keeps_exp_within_a_third_of_the_range():
-    for dtype in (np.float32, np.float64):
-        limit = flash.unshifted_exp_limit(dtype)
-        info = np.finfo(dtype)
-        # weights up to exp(limit), times n_k * |v| up to exp(limit), summed: at most exp(2 limit) < max
-        assert 3 * limit <= np.log(info.max) * (1 + 1e-12)
-        assert np.exp(-limit) > float(info.tiny) * 2**50  # the largest weight is far from underflow
-    assert 29 < flash.unshifted_exp_limit(np.float32) < 30 and 236 < flash.unshifted_exp_limit(np.float64) < 237
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_ordinary_scores_skip_the_max(dtype, paths_taken):
-    rng = np.random.default_rng(21)
-    q, k, v = qkv(rng, 40, 30, d_k=16, dtype=dtype)
-    assert_same_as_plain(q, k, v, dtype, block_size=(16, 8), attn_mask=rng.random((40, 30)) < 0.8)
-    assert paths_taken == ["no max"] * 3
-
-
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_scores_just_below_the_limit_skip_the_max_and_stay_exact(dtype, paths_taken):
-    rng = np.random.default_rng(22)
-    q, k, v = qkv(rng, 30, 30, d_k=4, dtype=dtype)
-    scale = 1 / np.sqrt(4)
-    bound = np.linalg.norm(q, axis=-1).max() * np.linalg.norm(k, axis=-1).max() * scale
-    q = (q * (0.99 * flash.unshifted_exp_limit(dtype) / bound)).astype(dtype)  # largest possible score: 0.99 limit
-    got = flash_attention(q, k, v, block_size=(30, 7))
-    assert paths_taken == ["no max"]
-    want = scaled_dot_product_attention(*(x.astype(np.float64) for x in (q, k, v)))
-    # float32 scores of size ~30 carry an absolute rounding error ~30 * 6e-8, in both paths alike.
-    tol = 1e-12 if dtype == np.float64 else 3e-5
-    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
-
-
-@pytest.mark.parametrize(
-    "case",
-    ["large scores", "float mask", "huge values", "nan query", "nan value", "huge key"],
-)
-def test_the_running_max_where_exp_could_overflow(case, paths_taken):
-    rng = np.random.default_rng(23)
-    q, k, v = qkv(rng, 12, 12, d_k=4, dtype=np.float32)
-    kwargs = {}
-    if case == "large scores":
-        q *= np.float32(40)  # |q| |k| / 2 far above the float32 limit of 29.6
-    elif case == "float mask":
-        kwargs["attn_mask"] = rng.standard_normal((12, 12))
-    elif case == "huge values":
-        v *= np.float32(1e30)  # exp(29) * 1e30 overflows float32; the max-shifted weights (<= 1) do not
-    elif case == "nan query":
-        q[3, 1] = np.nan
-    elif case == "nan value":
-        v[3, 1] = np.nan
-    else:
-        k[3] *= np.float32(1e25)  # |k|^2 overflows float32 (so does the bound); the scores do not
-    got = flash_attention(q, k, v, block_size=(12, 5), **kwargs)  # one query tile
-    assert set(paths_taken) == {"running max"}
-    want = scaled_dot_product_attention(q, k, v, **kwargs)
-    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
-    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
-    finite = np.isfinite(want)
-    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4 if case == "large scores" else 1e-5, atol=1e-5 * max(1.0, float(np.abs(want[finite]).max(initial=0))))
-
-
-def test_each_query_tile_chooses_for_itself(paths_taken):
-    rng = np.random.default_rng(24)
-    q, k, v = qkv(rng, 12, 12, d_k=4)
-    q[6:] *= 300  # the second query tile has scores far above the float64 limit of 236
-    assert_same_as_plain(q, k, v, block_size=(6, 4))
-    assert paths_taken == ["no max", "running max"]
 
 
 def test_scale_argument(softmax_path):
@@ -501,76 +458,6 @@ def test_property_float32_equals_plain(problem):
 # --- the threads ------------------------------------------------------------------------------
 
 
-def test_threaded_and_single_thread_results_agree(monkeypatch):
-    rng = np.random.default_rng(17)
-    q, k, v = qkv(rng, 50, 40, batch=(3,))
-    one = flash_attention(q, k, v, is_causal=True, block_size=(4, 8))
-    monkeypatch.setattr(flash, "MIN_SCORES_FOR_THREADS", 0)
-    many = flash_attention(q, k, v, is_causal=True, block_size=(4, 8))
-    np.testing.assert_allclose(many, one, rtol=1e-14, atol=1e-15)
-
-
-@pytest.mark.parametrize("n_workers", [1, 2, 5])
-def test_run_jobs_runs_every_job_once(n_workers):
-    done, lock = [], threading.Lock()
-
-    def make_worker():
-        def work(job):
-            with lock:
-                done.append(job)
-        return work
-
-    run_jobs(range(37), make_worker, n_workers)
-    assert sorted(done) == list(range(37))
-
-
-@pytest.mark.parametrize("n_workers", [1, 2])
-def test_run_jobs_raises_a_workers_exception(n_workers):
-    def make_worker():
-        def work(job):
-            if job == 7:
-                raise ArithmeticError(f"job {job} failed")
-        return work
-
-    with pytest.raises(ArithmeticError, match="job 7"):
-        run_jobs(range(20), make_worker, n_workers)
-
-
-def test_every_blas_runs_one_thread_while_the_tiles_run():
-    """SciPy's BLAS, which the compiled loop calls, is held to one thread per worker like NumPy's.
-
-    In a fresh process that ran jobs (and so inspected the loaded BLAS
-    libraries) before the kernels loaded SciPy's.
-    """
-    code = textwrap.dedent("""
-        import json, sys
-        import numpy as np
-        from threadpoolctl import threadpool_info
-        import attention_course.flash as flash
-        from attention_course._threads import run_jobs
-
-        run_jobs(range(4), lambda: (lambda job: None), 2)  # the BLAS libraries are inspected: NumPy's only
-        assert "scipy" not in sys.modules
-        seen = []
-        real_attend = flash._attend
-
-        def spy(*args):
-            seen.append({lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
-            return real_attend(*args)
-
-        flash._attend = spy
-        flash.MIN_SCORES_FOR_THREADS = 0
-        q = np.random.default_rng(27).standard_normal((40, 8))
-        flash.flash_attention(q, q, q, block_size=8)
-        print(json.dumps(seen))
-    """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
-    assert len(seen) == 5 and any("scipy" in path for path in seen[0])  # SciPy's BLAS is loaded and limited
-    assert all(set(threads.values()) == {1} for threads in seen), seen
-
-
 @pytest.mark.parametrize("layout", ["transposed", "strided", "broadcast"])
 def test_inputs_in_any_memory_layout(layout):
     rng = np.random.default_rng(28)
@@ -600,20 +487,6 @@ def peak_extra_bytes(fn, *args, **kwargs) -> tuple[int, np.ndarray]:
     return peak - before - result.nbytes, result
 
 
-@pytest.mark.parametrize("is_causal", [False, True])
-def test_memory_stays_far_below_the_score_matrix(is_causal):
-    n, d = 4096, 64
-    rng = np.random.default_rng(18)
-    q, k, v = qkv(rng, n, n, d_k=d, d_v=d)
-    extra, out = peak_extra_bytes(flash_attention, q, k, v, is_causal=is_causal)
-    score_matrix = n * n * 8  # 128 MiB: the plain path holds several of these
-    block_q, block_k = flash.DEFAULT_BLOCK_SIZE
-    tiles = flash._threads_for(n * n) * block_q * block_k * 8  # one float64 tile of scores per thread
-    assert extra < score_matrix / 16  # 8 MiB
-    assert extra < 2 * tiles + (1 << 20)  # the tiles, the small per-tile arrays and bookkeeping
-    assert np.all(np.isfinite(out))
-
-
 def test_memory_does_not_grow_with_n():
     rng = np.random.default_rng(19)
     extras = []
@@ -623,9 +496,37 @@ def test_memory_does_not_grow_with_n():
     assert extras[1] < 1.25 * extras[0] + 65536  # 16x the scores, (nearly) the same memory
 
 
-@pytest.mark.parametrize("value, want", [("1", 1), ("", None), ("0", None), ("many", None), ("64", None)])
-def test_omp_num_threads_caps_the_worker_threads(value, want, monkeypatch):
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    cores = _threads.cpu_count()  # the cores this process may use
-    monkeypatch.setenv("OMP_NUM_THREADS", value)
-    assert _threads.cpu_count() == (want if want is not None else cores)
+
+
+# --- the backends -----------------------------------------------------------------------------
+
+
+def test_the_default_backend_is_the_accelerator_when_installed(monkeypatch):
+    monkeypatch.undo()  # this test looks at the real default, not the one the fixture set
+    assert flash.default_backend() == ("numba" if _compiled.available() else "numpy")
+    assert flash.available_backends()[0] == "numpy" and flash.default_backend() in flash.available_backends()
+
+
+def test_a_backend_that_is_not_installed_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(_compiled, "missing", lambda: ["numba", "scipy"])
+    q = np.ones((4, 2))
+    with pytest.raises(ImportError, match=r"\[fast\].*missing: numba, scipy.*backend='numpy'"):
+        flash_attention(q, q, q, backend="numba")
+    assert flash.available_backends() == ("numpy",)
+    np.testing.assert_allclose(flash_attention(q, q, q, backend="numpy"), scaled_dot_product_attention(q, q, q))
+
+
+@pytest.mark.parametrize("backend_name", ["torch", "NUMPY", "", 1])
+def test_an_unknown_backend_is_refused_with_the_choices(backend_name):
+    q = np.ones((4, 2))
+    with pytest.raises(ValueError, match="backend must be one of 'numpy', 'numba' or None"):
+        flash_attention(q, q, q, backend=backend_name)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).bits == 64, reason="long double is float64 on this platform")
+def test_long_double_takes_the_readable_loop():
+    rng = np.random.default_rng(29)
+    q, k, v = qkv(rng, 7, 9, dtype=np.longdouble)
+    out = flash_attention(q, k, v, block_size=3)
+    assert out.dtype == np.longdouble
+    np.testing.assert_allclose(out, scaled_dot_product_attention(q, k, v), rtol=1e-15)

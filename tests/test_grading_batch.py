@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.grading import results
+from attention_course.grading.engine import results
 from attention_course.grading.batch import collect, grade_submissions
-from attention_course.grading.runner import Limits
+from attention_course.grading.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "grading_corpus" / "hostile"

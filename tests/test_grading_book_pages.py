@@ -14,7 +14,7 @@ from attention_course.grading import check_softmax
 from attention_course.grading.batch import _ORDER, FLOOD_BYTES
 from attention_course.grading.exercises import EXERCISES
 from attention_course.grading.gradebook import FIXED_COLUMNS, TAIL_COLUMNS
-from attention_course.grading.runner import Limits
+from attention_course.grading.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENTS = (ROOT / "book" / "for_students.md").read_text()

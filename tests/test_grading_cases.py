@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from attention_course.grading.calls import Opaque
-from attention_course.grading.cases import Case, format_value, shape_of
+from attention_course.grading.engine.calls import Opaque
+from attention_course.grading.engine.cases import Case, format_value, shape_of
 
 
 def test_small_arrays_are_printed_with_their_shape():

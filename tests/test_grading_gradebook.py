@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.grading import results
+from attention_course.grading.engine import results
 from attention_course.grading.batch import NotebookGrade, Submission, SubmissionGrade
 from attention_course.grading.exercises import BY_ID
 from attention_course.grading.gradebook import (

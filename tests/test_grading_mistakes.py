@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/mistakes.py: every mistake of the corpus is recognised.
+"""Tests for attention_course/grading/engine/mistakes.py: every mistake of the corpus is recognised.
 
 tests/grading_corpus/mistakes/ holds one wrong implementation per common
 mistake; each names its check (CHECK) and the mistake it must be diagnosed as
@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_course.grading.cases import Case
-from attention_course.grading.check import run_check
+from attention_course.grading.engine.cases import Case
+from attention_course.grading.engine.check import run_check
 from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.mistakes import difference, diagnose, same_values
+from attention_course.grading.engine.mistakes import difference, diagnose, same_values
 
 CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
 CHECKS = {check.name: check for exercise in EXERCISES for check in exercise.checks}
-ISSUE_MISTAKES = {  # the mistakes issue 5 asks for, each with at least one corpus entry
+BOOK_LESSONS = {  # mistakes the book warns against by name: each has at least one corpus entry
     "no_max_subtraction", "softmax_wrong_axis", "does_not_sum_to_1", "missing_scale", "divided_by_d_k",
     "mask_after_softmax", "mask_filled_with_zero", "query_key_swapped", "returns_weights_as_output",
     "builds_full_matrix", "modifies_input",
@@ -51,9 +51,9 @@ def test_each_wrong_implementation_gets_its_hint(path):
     assert " ".join(result.hint.split()) in words
 
 
-def test_the_corpus_covers_every_mistake_of_the_issue():
+def test_the_corpus_covers_every_mistake_the_book_warns_against():
     covered = {load(p).MISTAKE for p in ENTRIES}
-    assert ISSUE_MISTAKES <= covered, ISSUE_MISTAKES - covered
+    assert BOOK_LESSONS <= covered, BOOK_LESSONS - covered
 
 
 def test_difference_names_shape_nan_and_dtype():

@@ -5,9 +5,9 @@ import time
 
 import numpy as np
 
-from attention_course.grading import calls
-from attention_course.grading.runner import run_notebook
-from attention_course.grading.sandbox import Call, Limits, Output, WorkerProcess
+from attention_course.grading.engine import calls
+from attention_course.grading.sandbox.runner import run_notebook
+from attention_course.grading.sandbox.process import Call, Limits, Output, WorkerProcess
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from attention_course import causal_mask, padding_mask
-from attention_course.masks import check_attn_mask, mask_to_bias
+from attention_course.core.masks import check_attn_mask, mask_to_bias
 from reference import causal_allowed
 
 

@@ -1,10 +1,15 @@
-"""Tests for attention_course.online_softmax: the tile-by-tile trace of the online softmax."""
+"""Tests for attention_course.tiled.online_softmax: one step, the readable tiled loop, and its trace."""
 
 import numpy as np
 import pytest
 
-from attention_course import flash_attention, scaled_dot_product_attention
-from attention_course.online_softmax import trace_online_softmax
+from attention_course import flash_attention, scaled_dot_product_attention, softmax
+from attention_course.tiled.online_softmax import (
+    OnlineSoftmaxState,
+    online_softmax_update,
+    tiled_attention,
+    trace_online_softmax,
+)
 from reference import attention_2d
 
 
@@ -15,7 +20,7 @@ def test_final_output_is_plain_attention(n_q, n_k, d, block):
     tr = trace_online_softmax(q, k, v, block)
     _, expected = attention_2d(q, k, v)
     np.testing.assert_allclose(tr.output, expected, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(tr.output, flash_attention(q, k, v, block_size=block), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(tr.output, flash_attention(q, k, v, block_size=block, backend="numpy"), rtol=1e-12, atol=1e-14)
     assert len(tr.steps) == -(-n_k // block)
 
 
@@ -67,3 +72,58 @@ def test_rejects_batched_input_and_bad_block():
         trace_online_softmax(np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 4)), block_size=0)
     with pytest.raises(ValueError, match="d_k"):
         trace_online_softmax(np.ones((2, 4)), np.ones((3, 5)), np.ones((3, 4)))
+
+
+def test_one_update_is_the_softmax_of_the_keys_seen_so_far():
+    rng = np.random.default_rng(2)
+    scores, values = rng.normal(size=(3, 5)) * 4, rng.normal(size=(5, 2))
+    state = OnlineSoftmaxState.start(3, 2)
+    after_two = online_softmax_update(state, scores[:, :2], values[:2])
+    after_all = online_softmax_update(after_two, scores[:, 2:], values[2:])
+    np.testing.assert_allclose(after_two.output, softmax(scores[:, :2]) @ values[:2], rtol=1e-12)
+    np.testing.assert_allclose(after_all.output, softmax(scores) @ values, rtol=1e-12)
+    np.testing.assert_allclose(after_all.m, scores.max(axis=1))
+    np.testing.assert_allclose(after_all.alpha, np.exp(after_two.m - after_all.m))
+    assert np.all(state.m == -np.inf) and np.all(state.l == 0)  # the state it was given is unchanged
+
+
+def test_rows_that_see_only_minus_inf_stay_empty_and_output_zeros():
+    state = OnlineSoftmaxState.start(2, 3)
+    scores = np.array([[-np.inf, -np.inf], [0.0, -np.inf]])
+    new = online_softmax_update(state, scores, np.ones((2, 3)))
+    assert new.l[0] == 0 and new.m[0] == -np.inf and not np.isnan(new.acc).any()
+    np.testing.assert_array_equal(new.output, [[0, 0, 0], [1, 1, 1]])
+
+
+@pytest.mark.parametrize("block_q, block_k", [(1, 1), (3, 4), (16, 2), (5, 16)])
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_the_readable_loop_is_plain_attention(block_q, block_k, is_causal):
+    rng = np.random.default_rng(block_q * 10 + block_k)
+    q, k, v = rng.normal(size=(9, 4)), rng.normal(size=(11, 4)), rng.normal(size=(11, 3))
+    mask = rng.random((9, 11)) < 0.7
+    out = np.empty((9, 3))
+    got = tiled_attention(q, k, v, block_q, block_k, scale=0.5, mask=mask, is_causal=False, out=out)
+    assert got is out
+    np.testing.assert_allclose(got, scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.5), rtol=1e-12, atol=1e-14)
+    got = tiled_attention(q, k, v, block_q, block_k, scale=0.5, is_causal=is_causal)
+    np.testing.assert_allclose(got, scaled_dot_product_attention(q, k, v, is_causal=is_causal, scale=0.5), rtol=1e-12, atol=1e-14)
+
+
+def test_the_loop_runs_the_update_it_is_given():
+    rng = np.random.default_rng(3)
+    q, k, v = rng.normal(size=(4, 2)), rng.normal(size=(7, 2)), rng.normal(size=(7, 2))
+    seen = []
+
+    def update(state, scores, values):
+        seen.append(scores.shape)
+        return online_softmax_update(state, scores, values)
+
+    tiled_attention(q, k, v, 2, 3, scale=1.0, update=update)
+    assert seen == [(2, 3), (2, 3), (2, 1)] * 2  # two query tiles, each over keys 0..2, 3..5, 6
+
+
+def test_the_trace_keeps_float32():
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.normal(size=(3, 4)).astype(np.float32) for _ in range(3))
+    tr = trace_online_softmax(q, k, v, block_size=2)
+    assert tr.output.dtype == np.float32 and tr.steps[0].scores.dtype == np.float32

@@ -1,4 +1,4 @@
-"""Tests for attention_course.plots: each figure shows exactly the arrays it was given."""
+"""Tests for attention_course.chapters.plots: each figure shows exactly the arrays it was given."""
 
 import matplotlib
 
@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from attention_course import BANK_BOT, attention_weights, causal_mask  # noqa: E402
-from attention_course import plots  # noqa: E402
+from attention_course.chapters import plots  # noqa: E402
 
 TOKENS = list(BANK_BOT.tokens)
 

@@ -1,11 +1,11 @@
-"""Tests for attention_course.scaling: spread of q.k, softmax Jacobian, peakedness."""
+"""Tests for attention_course.chapters.scaling: spread of q.k, softmax Jacobian, peakedness."""
 
 import math
 
 import numpy as np
 import pytest
 
-from attention_course.scaling import (
+from attention_course.chapters.scaling import (
     DISTRIBUTIONS,
     jacobian_norm,
     max_weight,
@@ -132,7 +132,7 @@ def test_jacobian_norm_is_largest_for_two_keys_sharing_equally():
 
 
 def test_jacobian_vanishes_as_the_scores_spread():
-    # The seed's scores 30 and 5: weight 1 - e^-25 on the first, a Jacobian of about e^-25.
+    # The scaling chapter's scores 30 and 5: weight 1 - e^-25 on the first, a Jacobian of about e^-25.
     tiny = jacobian_norm([30.0, 5.0])
     assert tiny == pytest.approx(2 * math.exp(-25), rel=1e-6)
     spread = [jacobian_norm([c * 3.0, 0.0, -c]) for c in (0.5, 1, 2, 4, 8)]

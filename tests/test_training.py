@@ -1,4 +1,4 @@
-"""Tests for attention_course.training: the toy task, the hand-written backward pass, training."""
+"""Tests for attention_course.chapters.training: the toy task, the hand-written backward pass, training."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attention_course import scaled_dot_product_attention
-from attention_course.training import (
+from attention_course.chapters.training import (
     PARAM_NAMES,
     ToyTask,
     adam_step,

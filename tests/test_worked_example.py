@@ -1,7 +1,8 @@
-"""The seed's numbers, computed by the package.
+"""The bank-bot example's numbers, computed by the package.
 
-The expected values below are the seed text's own (rounded as printed there):
-these tests are the contract that the package reproduces the course's source.
+The expected values below are the ones the introduction and the worked example
+print (rounded as printed there): these tests are the contract that the package
+reproduces the story the course starts from.
 """
 
 import numpy as np

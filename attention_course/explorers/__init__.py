@@ -17,4 +17,9 @@ from .scaling import ScalingExplorer
 from .scores import ScoresExplorer
 from .widget import Explorer
 
-__all__ = ["CostExplorer", "Explorer", "MaskExplorer", "ScalingExplorer", "ScoresExplorer"]
+EXPLORERS: tuple[type[Explorer], ...] = (ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer)
+"""Every explorer that starts from the package's numbers alone (no arguments), in the order of the
+playground page (book/explorers.ipynb). The tests read this list. The head view of the legal-summariser
+chapter (`head_view.HeadViewExplorer`) needs the pretrained model and is tested with it."""
+
+__all__ = ["EXPLORERS", "CostExplorer", "Explorer", "MaskExplorer", "ScalingExplorer", "ScoresExplorer"]

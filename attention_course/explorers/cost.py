@@ -1,4 +1,4 @@
-"""Explorer 4, cost: FLOPs and memory of the plain and the tiled computation (chapter 7).
+"""Explorer 4, cost: FLOPs and memory of the plain and the tiled computation (book/cost.ipynb).
 
 The counts are those of `attention_course.cost`; the page (`js/cost.js`)
 receives the package's constants in its state (the softmax's FLOPs per score,
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..cost import SOFTMAX_FLOPS_PER_SCORE, attention_flops, score_matrix_bytes, tile_count
+from ..chapters.cost import SOFTMAX_FLOPS_PER_SCORE, attention_flops, score_matrix_bytes, tile_count
 from .widget import Explorer
 
 DTYPES = ("float16", "float32", "float64")

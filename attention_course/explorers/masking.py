@@ -1,4 +1,4 @@
-"""Explorer 3, masks: causal and padding masks on a short padded sentence (chapter 3).
+"""Explorer 3, masks: causal and padding masks on a short padded sentence (book/masks.ipynb).
 
 The browser module is `js/masking.js`. The sentence is the worked example's,
 padded with two "<pad>" tokens as in a batch of sentences of unequal length.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..attention import attention_weights
-from ..masks import causal_mask, padding_mask
-from ..worked_example import BANK_BOT, WorkedExample
+from ..core.attention import attention_weights
+from ..core.masks import causal_mask, padding_mask
+from ..chapters.worked_example import BANK_BOT, WorkedExample
 from .widget import Explorer
 
 PAD = "<pad>"
@@ -21,7 +21,7 @@ PAD = "<pad>"
 def padded_example(example: WorkedExample = BANK_BOT, n_pad: int = 2) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The example's sentence plus `n_pad` padding tokens, with a query and a key per token.
 
-    The seed gives only one query (for `example.query_token`); every other
+    The example has only one query (for `example.query_token`); every other
     real token uses its key vector as its query, and padding tokens have zero
     vectors (their scores are 0, so unmasked they would still take weight).
 
@@ -32,7 +32,7 @@ def padded_example(example: WorkedExample = BANK_BOT, n_pad: int = 2) -> tuple[l
         raise ValueError(f"n_pad must be a non-negative integer; got {n_pad!r}")
     pads = np.zeros((n_pad, example.d_k))  # (n_pad, d_k)
     queries = np.array(example.keys)  # (n_k, d_k): each token's key stands in for its query...
-    queries[example.position] = example.query  # ...except the token the seed gives a query for
+    queries[example.position] = example.query  # ...except the token the example gives a query for
     tokens = [*example.tokens, *([PAD] * n_pad)]
     return tokens, np.concatenate([queries, pads]), np.concatenate([example.keys, pads])  # (n, d_k) each
 

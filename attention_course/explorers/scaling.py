@@ -1,4 +1,4 @@
-"""Explorer 2, d_k and scaling: the spread of q·k and the peakedness of its softmax (chapter 4).
+"""Explorer 2, d_k and scaling: the spread of q·k and the peakedness of its softmax (book/scaling.ipynb).
 
 Python draws the random queries and keys once (`np.random.default_rng(seed)`)
 and hands them to the page, so the browser (`js/scaling.js`) and the package
@@ -13,9 +13,9 @@ import base64
 import numpy as np
 import traitlets as t
 
-from .._checks import positive_int
-from ..scaling import max_weight, softmax_entropy
-from ..softmax import softmax
+from ..core._checks import positive_int
+from ..chapters.scaling import max_weight, softmax_entropy
+from ..core.softmax import softmax
 from .widget import Explorer
 
 STEPS_PER_UNIT = 32

@@ -1,4 +1,4 @@
-"""Explorer 1, scores to weights: edit q, the scores or d_k and watch each step (chapter 2).
+"""Explorer 1, scores to weights: edit q, the scores or d_k and watch each step (book/worked_example.ipynb).
 
 The browser module is `js/scores.js`; this class only holds the state and
 computes, with the package, what the page should show for it.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import traitlets as t
 
-from ..softmax import softmax
-from ..worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
+from ..core.softmax import softmax
+from ..chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
 from .widget import Explorer
 
 
@@ -43,8 +43,8 @@ class ScoresExplorer(Explorer):
     State (synced with the page): `query` (d,), `key_vectors` (n_k, d),
     `value_vectors` (n_k, d_v), `scores` (n_k,) raw q·k, `source` ("query" if the scores are
     K q, "scores" if they were typed by hand) and `d_k`, the size whose square
-    root divides the scores. With `BANK_BOT` and d_k = 4 it shows the seed's
-    numbers: weights 0.064, 0.782, 0.048, 0.106 and output [0.19, 0.91].
+    root divides the scores. With `BANK_BOT` and d_k = 4 it shows the bank-bot
+    example's numbers: weights 0.064, 0.782, 0.048, 0.106 and output [0.19, 0.91].
     """
 
     _module = "scores.js"

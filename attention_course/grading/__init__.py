@@ -11,20 +11,28 @@ In a notebook, check a function you wrote:
 From a shell: `attention-course check NOTEBOOK`, `attention-course release`,
 `attention-course grade SUBMISSION... --out gradebook.csv`.
 
-Modules: `results` (what a check returns), `calls` (calling the student's
-function), `cases` and `check` (inputs and the engine), `mistakes` (diagnosis),
-one `*_checks` module per exercise group, `exercises` (the registry),
-`release`, `runner`, `sandbox` and `worker` (sandboxed execution), `batch`,
-`gradebook` and `cli`.
+Three parts, and the tools beside them:
+
+- `engine`: the check engine, the same in a notebook and in the grader:
+  `results` (what a check returns), `calls` (calling the student's function),
+  `cases` (inputs and how they are shown), `check` (the engine) and
+  `mistakes` (diagnosis).
+- `exercises`: the registry of exercises (`EXERCISES`) and one module of
+  checks per exercise group.
+- `sandbox`: running an untrusted notebook: `runner` (one notebook, restarts),
+  `process` (one worker process, watched from outside), `worker` (what runs
+  inside it) and `protocol` (the wire format between them).
+- `release` (exercises/ from solutions/), `batch` (a class at once),
+  `gradebook` (CSV, JSON and the text report) and `cli` (the commands).
 """
 
-from .attention_checks import check_attention
-from .flash_checks import check_flash_attention
-from .mask_checks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
-from .multi_head_checks import check_multi_head_attention
-from .results import CaseResult, CheckResult
-from .scores_checks import check_dot_product_spread, check_dot_scores, check_scale_scores
-from .softmax_checks import check_softmax
+from .engine.results import CaseResult, CheckResult
+from .exercises.attention import check_attention
+from .exercises.flash import check_flash_attention
+from .exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
+from .exercises.multi_head import check_multi_head_attention
+from .exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
+from .exercises.softmax import check_softmax
 
 __all__ = [
     "CaseResult",

@@ -11,16 +11,16 @@ submission gets a result with a status, whatever its notebooks did.
 
 from __future__ import annotations
 
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import calls, results
-from .check import judge_all
+from .._cpus import available_cores
+from .engine import calls, results
+from .engine.check import judge_all
 from .exercises import EXERCISES, Exercise, identify, package_names_used
-from .runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
+from .sandbox.runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
 
 # Notebook statuses, worst first; a notebook's status lists every one that applies.
 _CELL_STATUS = {"timeout": "timeout", "memory": "out of memory", "exit": "sys.exit", "error": "cell errors"}
@@ -243,10 +243,7 @@ def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), 
 
 def default_jobs() -> int:
     """One worker per available core."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
+    return available_cores()
 
 
 def _progress(total: int, enabled: bool):

@@ -63,7 +63,7 @@ def register(subparsers) -> None:
 
 
 def _add_limits(parser: argparse.ArgumentParser) -> None:
-    from .runner import Limits
+    from .sandbox.runner import Limits
 
     d = Limits()
     group = parser.add_argument_group("limits for each notebook")
@@ -99,7 +99,7 @@ def _bytes(text: str) -> int:
 
 
 def _limits(args):
-    from .runner import Limits
+    from .sandbox.runner import Limits
 
     return Limits(cell_seconds=args.cell_timeout, call_seconds=args.check_timeout,
                   notebook_seconds=args.notebook_timeout, memory_bytes=args.memory_limit)

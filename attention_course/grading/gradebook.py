@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from .. import __version__
-from . import results
+from .engine import results
 from .batch import NotebookGrade, SubmissionGrade
 from .exercises import BY_ID, EXERCISES
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..multi_head import multi_head_attention
+from ..core.multi_head import multi_head_attention
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import statistics
 import numpy as np
 import pytest
 
-from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.explorers import EXPLORERS
 from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.scaling import compute_scaling
@@ -97,8 +97,7 @@ def report_time(label, times) -> float:
 def test_the_built_page_runs_the_current_modules(book_html):
     """A page built before the explorers' code changed would test old JavaScript."""
     html = (book_html / PAGE).read_text(encoding="utf-8")
-    stale = [cls.__name__ for cls in (ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer)
-             if script_json(cls._esm) not in html]
+    stale = [cls.__name__ for cls in EXPLORERS if script_json(cls._esm) not in html]
     assert not stale, (
         f"{PAGE} was built with older code of {stale}: rebuild the book. Jupyter Book's execution cache "
         "does not notice changes to the package, so remove _build/.jupyter_cache (or `make clean`) first."
@@ -111,7 +110,7 @@ def test_scores_explorer_shows_the_package_numbers_and_follows_typed_scores(play
     page = playground
     box = explorer(page, "scores")
     start = compute_scores(state_of(page, "scores"))
-    # At the seed's values: the seed's numbers.
+    # At the bank-bot example's values: its numbers.
     assert [t for t, _ in shown(box.locator('[data-role="weight"]'))] == ["0.064", "0.782", "0.048", "0.106"]
     assert box.locator('[data-role="exp-sum"]').text_content() == "25.67"
     assert box.locator('[data-role="output"]').text_content() == "[0.19, 0.91]"

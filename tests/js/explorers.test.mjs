@@ -25,7 +25,7 @@ test("scores to weights: every step equals the package's trace", () => {
   vectors.scores.forEach(({ state, expected }, i) => assertMatches(computeScores(state), expected, `scores case ${i}`));
 });
 
-test("scores to weights: the seed's numbers at the seed's values", () => {
+test("scores to weights: the bank-bot example's numbers at its values", () => {
   const r = computeScores(vectors.scores[0].state);
   assert.deepEqual(r.weights.map((w) => weightText(w)), ["0.064", "0.782", "0.048", "0.106"]);
   assert.equal(fixed(r.expSum, 2), "25.67");
@@ -60,7 +60,7 @@ test("scaling: spread, largest weight and entropy equal the package's for every 
   });
 });
 
-test("cost: FLOPs and bytes equal attention_course.cost's, exactly", () => {
+test("cost: FLOPs and bytes equal attention_course.chapters.cost's, exactly", () => {
   vectors.cost.forEach(({ state, expected }, i) => {
     const r = computeCost(state);
     assert.deepEqual({ ...r, flops: r.flops.total }, expected, `cost case ${i}`);

@@ -1,0 +1,201 @@
+"""Calling a student's function and keeping only plain data of what happened.
+
+The same `observe_call` runs inside a notebook (the in-notebook checks) and
+inside the batch grader's sandboxed worker process. Either way the result is
+an `Observation` holding plain arrays, so the comparison with the reference
+can happen somewhere the student's code cannot reach.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import tracemalloc
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+
+# Observation.status values.
+RETURNED = "returned"
+NOT_IMPLEMENTED = "not_implemented"
+RAISED = "raised"
+TIMEOUT = "timeout"
+OUT_OF_MEMORY = "memory"
+EXITED = "exited"
+MISSING = "missing"
+SKIPPED = "skipped"
+CRASHED = "crashed"
+
+MAX_ELEMENTS = 20_000_000
+"""Returned arrays larger than this are described, not kept (they are never right)."""
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside student code when its time is up.
+
+    A BaseException, so that `except Exception:` in student code does not
+    swallow it.
+    """
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A returned value that is not numbers, described in words."""
+
+    description: str
+    """What it was, e.g. "a dict" or "a string"."""
+
+    def __str__(self) -> str:
+        return self.description
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one call of the student's function did, as plain data."""
+
+    status: str
+    """returned, not_implemented, raised, timeout, memory, exited, missing, skipped or crashed."""
+    value: object = None
+    """The return value made plain: an ndarray, a tuple of plain values, None or an Opaque."""
+    error: str = ""
+    """The exception as "TypeError: message", or what happened to the process."""
+    args_after: tuple = ()
+    """Each argument as it was after the call (arrays only; None for other arguments)."""
+    seconds: float = 0.0
+    """Wall-clock time of the call."""
+    peak_bytes: int | None = None
+    """Peak memory allocated during the call (tracemalloc), when it was measured."""
+
+
+def to_plain(value, _depth: int = 0):
+    """Turn a return value into arrays, tuples of them, None or an Opaque description.
+
+    Lists of numbers become arrays; a tuple (or a list that is not one array)
+    becomes a tuple of plain items. Nothing but numbers and booleans survives.
+    """
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        return _plain_array(value)
+    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return np.asarray(value)
+    if isinstance(value, tuple) and _depth == 0:
+        return tuple(to_plain(v, 1) for v in value[:8]) + ((Opaque(f"{len(value) - 8} more items"),) if len(value) > 8 else ())
+    if isinstance(value, (list, tuple)) or hasattr(value, "__array__"):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                arr = np.asarray(value)
+        except (ValueError, TypeError, RecursionError, OverflowError):  # ragged lists, for example
+            arr = None
+        if arr is not None and arr.dtype.kind in "biuf":
+            return _plain_array(arr)
+        if isinstance(value, list) and _depth == 0:
+            return tuple(to_plain(v, 1) for v in value[:8])
+    return Opaque(_describe_type(value))
+
+
+def _plain_array(arr: np.ndarray):
+    if arr.dtype.kind not in "biuf":
+        return Opaque(f"an array of dtype {arr.dtype}")
+    if arr.size > MAX_ELEMENTS:
+        return Opaque(f"an array of shape {arr.shape} (too large to compare)")
+    out = np.array(arr, copy=True)  # a copy the caller owns, whatever the student does next
+    return np.ascontiguousarray(out)
+
+
+def _describe_type(value) -> str:
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return f"{article} {name}"
+
+
+def copy_args(args: tuple) -> tuple:
+    """Fresh writeable copies of the array arguments; other arguments as they are."""
+    return tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args)
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Raise TimeLimitExceeded in the main thread after `seconds` (no-op elsewhere)."""
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise TimeLimitExceeded(f"took longer than {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float | None = None,
+                 measure_memory: bool = False, reraise_interrupt: bool = True) -> Observation:
+    """Call `fn(*args, **kwargs)` on copies of the arguments and record what happened.
+
+    Never raises for anything the function does (except KeyboardInterrupt when
+    `reraise_interrupt`, so a student can stop a check that hangs). Numpy
+    warnings are silenced during the call: the diagnosis explains overflow
+    better than a RuntimeWarning does.
+    """
+    kwargs = dict(kwargs or {})
+    call_args = copy_args(args)
+    peak = None
+    start = time.perf_counter()
+    tracing_before = tracemalloc.is_tracing()
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"), time_limit(seconds):
+            warnings.simplefilter("ignore")
+            if measure_memory:
+                if tracing_before:
+                    tracemalloc.reset_peak()
+                else:
+                    tracemalloc.start()
+                base = tracemalloc.get_traced_memory()[0]
+            try:
+                returned = fn(*call_args, **kwargs)
+            finally:
+                if measure_memory:
+                    peak = max(0, tracemalloc.get_traced_memory()[1] - base)
+                    if not tracing_before:
+                        tracemalloc.stop()
+            value = to_plain(returned)
+    except NotImplementedError:
+        return Observation(NOT_IMPLEMENTED, seconds=time.perf_counter() - start)
+    except TimeLimitExceeded:
+        return Observation(TIMEOUT, error=f"took longer than {seconds:g} s", seconds=time.perf_counter() - start)
+    except MemoryError:
+        return Observation(OUT_OF_MEMORY, error="MemoryError: ran out of memory", seconds=time.perf_counter() - start)
+    except SystemExit as exc:
+        return Observation(EXITED, error=f"called sys.exit({exc.code!r})", seconds=time.perf_counter() - start)
+    except KeyboardInterrupt:
+        if reraise_interrupt:
+            raise
+        return Observation(RAISED, error="KeyboardInterrupt", seconds=time.perf_counter() - start)
+    except BaseException as exc:  # anything the student's code raised is a result, not a grader failure
+        return Observation(RAISED, error=format_exception(exc), seconds=time.perf_counter() - start)
+    seconds_taken = time.perf_counter() - start
+    after = tuple(to_plain(a) if isinstance(a, np.ndarray) else None for a in call_args)
+    return Observation(RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak)
+
+
+def format_exception(exc: BaseException, limit: int = 400) -> str:
+    """"TypeError: message", shortened to `limit` characters."""
+    try:
+        text = str(exc)
+    except Exception:  # a hostile __str__
+        text = "(the message could not be shown)"
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,221 @@
+"""The check engine: try a student's function on several inputs and judge each.
+
+A `Check` bundles everything about one student function: its parameters, the
+inputs to try, the package's reference implementation and the mistakes to
+recognise. `run_check` calls the function in the current process (the
+in-notebook checks); the batch grader calls it in a worker process and hands
+the observations to the same `judge`, so both give the same verdict.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+
+from . import calls, results
+from .calls import Observation, observe_call
+from .cases import Case, format_value
+from .mistakes import MODIFIES_INPUT, Mistake, as_plain, diagnose, modified_arguments, predict_all
+
+DEFAULT_SECONDS = 10.0
+"""Time limit for one call of a student's function."""
+
+_LEFT_TO_THE_GRADER = contextvars.ContextVar("attention_course_checks_left_to_the_grader", default=False)
+
+
+@contextmanager
+def checks_left_to_the_grader():
+    """A context in which a notebook's own `check_*` calls return at once, as skipped.
+
+    The batch grader's worker runs a notebook's cells inside it: the grader
+    calls every function itself afterwards, with the hidden inputs too, so
+    the notebook's check cells need not run them first.
+    """
+    token = _LEFT_TO_THE_GRADER.set(True)
+    try:
+        yield
+    finally:
+        _LEFT_TO_THE_GRADER.reset(token)
+
+
+@dataclass(frozen=True, eq=False)
+class Check:
+    """Everything needed to check one student function."""
+
+    name: str
+    """Name of the check, e.g. "softmax" for `check_softmax`."""
+    function: str
+    """Name the student's function has in the exercise notebook."""
+    params: tuple[str, ...]
+    """Names of its parameters, used to show the inputs."""
+    reference: Callable[..., object]
+    """Computes the expected result from a case's arguments (the package's own code)."""
+    make_cases: Callable[[], list[Case]]
+    """Builds the inputs to try, visible ones first, then hidden ones."""
+    mistakes: tuple[Mistake, ...] = ()
+    """Mistakes recognised by prediction, most specific first."""
+    output_names: tuple[str, ...] | None = None
+    """Names of the items when the function returns a tuple, e.g. ("output", "weights")."""
+    compare: Callable[[Case, object, object, dict], tuple[str, Mistake | None] | None] | None = None
+    """Replaces the standard comparison: (case, expected, got, predictions) -> None if
+    right, else (message, mistake or None)."""
+    expected_text: Callable[[Case, object], str] | None = None
+    """Shows the expected result in words when printing it is not enough."""
+    specific: Callable[[Case, object, object], Mistake | None] | None = None
+    """Check-specific diagnosis of a wrong value that no prediction explains."""
+    error_hint: Callable[[Case, str], str] | None = None
+    """A hint for an exception raised on a given input."""
+    after_pass: Callable[[Case, Observation], tuple[str, Mistake] | None] | None = None
+    """A further requirement on a correct value (e.g. a memory budget)."""
+    refine: Callable[[tuple[Case, ...], list[results.CaseResult]], list[results.CaseResult]] | None = None
+    """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
+    seconds: float = DEFAULT_SECONDS
+    """Time limit for one call."""
+
+    @cached_property
+    def cases(self) -> tuple[Case, ...]:
+        """Every input, visible ones first."""
+        cases = tuple(self.make_cases())
+        return tuple(c for c in cases if not c.hidden) + tuple(c for c in cases if c.hidden)
+
+    def __post_init__(self):
+        # Expected results are computed once per process and shared by the batch's threads.
+        object.__setattr__(self, "_lock", threading.Lock())
+        object.__setattr__(self, "_cache", {})
+
+    def indices(self, hidden: bool) -> list[int]:
+        """Indices of the cases to try: visible ones, plus hidden ones if `hidden`."""
+        return [i for i, c in enumerate(self.cases) if hidden or not c.hidden]
+
+    def expected(self, i: int) -> object:
+        """The reference result for case `i` (computed once, in this process)."""
+        return self._prepared(i)[0]
+
+    def predictions(self, i: int) -> dict[int, object]:
+        """What each recognised mistake (by position in `mistakes`) returns for case `i`."""
+        return self._prepared(i)[1]
+
+    def prepare(self) -> None:
+        """Compute every expected result and prediction now (before threads start)."""
+        for i in range(len(self.cases)):
+            self._prepared(i)
+
+    def _prepared(self, i: int):
+        with self._lock:
+            if i not in self._cache:
+                case = self.cases[i]
+                with np.errstate(all="ignore"):
+                    expected = as_plain(self.reference(*case.args, **case.kwargs))
+                self._cache[i] = (expected, predict_all(self.mistakes, case))
+            return self._cache[i]
+
+
+def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
+    """Call `fn` on the check's inputs in this process and judge every call."""
+    if _LEFT_TO_THE_GRADER.get():
+        return results.CheckResult.skipped(check.name, check.function, "not run here: the batch grader checks every function itself.")
+    if not callable(fn):
+        case = results.CaseResult(
+            "—", "", "", format_value(calls.to_plain(fn)), results.FAILED,
+            f"expected the function `{check.function}` itself, got {type(fn).__name__}",
+            f"Pass the function without calling it: check_{check.name}({check.function}).",
+        )
+        return results.CheckResult.from_cases(check.name, check.function, [case])
+    observations: dict[int, Observation] = {}
+    timed_out = False
+    for i in check.indices(hidden):
+        case = check.cases[i]
+        if timed_out:
+            observations[i] = Observation(calls.SKIPPED)
+            continue
+        obs = observe_call(fn, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
+        timed_out = obs.status == calls.TIMEOUT
+        observations[i] = obs
+    return judge_all(check, observations)
+
+
+def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:
+    """Judge the observed calls (case index -> observation) and summarise them."""
+    case_results = [judge(check, i, obs) for i, obs in sorted(observations.items())]
+    if check.refine is not None:
+        case_results = check.refine(tuple(check.cases[i] for i in sorted(observations)), case_results)
+    return results.CheckResult.from_cases(check.name, check.function, case_results)
+
+
+def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
+    """The verdict on one call: compared with the reference, mistake recognised."""
+    case = check.cases[i]
+    expected = check.expected(i)
+    if check.expected_text is not None:
+        expected_text = check.expected_text(case, expected)
+    else:
+        expected_text = format_value(expected, check.output_names)
+
+    def result(status, got, message, hint="", mistake: Mistake | None = None):
+        return results.CaseResult(
+            label=case.label, inputs=case.describe(check.params),
+            expected=expected_text, got=got, status=status,
+            message=message, hint=hint or (mistake.hint if mistake else ""),
+            mistake=mistake.id if mistake else None, hidden=case.hidden,
+        )
+
+    status = obs.status
+    if status == calls.NOT_IMPLEMENTED:
+        return result(results.NOT_ATTEMPTED, "raise NotImplementedError()", "not attempted yet")
+    if status == calls.MISSING:
+        return result(
+            results.MISSING, "(no such function)", f"the notebook does not define a function called `{check.function}`",
+            f"Keep the name and the parameters of the stub: def {check.function}({', '.join(check.params)}).",
+        )
+    if status == calls.SKIPPED:
+        return result(results.SKIPPED, "(not run)", obs.error or "not tried: an earlier input ran out of time")
+    if status == calls.TIMEOUT:
+        return result(
+            results.TIMEOUT, f"still running after {check.seconds:g} s", f"took longer than {check.seconds:g} s",
+            "Look for a loop whose condition never changes, or work that grows much faster than the input.",
+        )
+    if status == calls.OUT_OF_MEMORY:
+        return result(
+            results.FAILED, obs.error, "ran out of memory",
+            "The function asked for far more memory than this input needs: check the sizes of the arrays it creates.",
+        )
+    if status == calls.EXITED:
+        return result(
+            results.FAILED, obs.error, f"{obs.error} instead of returning",
+            "A function hands its result back with `return`; sys.exit stops the whole program.",
+        )
+    if status == calls.CRASHED:
+        return result(results.FAILED, obs.error, obs.error, "The process running the notebook ended during this call.")
+    if status == calls.RAISED:
+        hint = check.error_hint(case, obs.error) if check.error_hint else ""
+        return result(
+            results.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
+            hint or "Read the error: which line failed, and what shapes did the arrays have there?",
+        )
+
+    got_text = format_value(obs.value, check.output_names)
+    changed = modified_arguments(case, obs.args_after, check.params)
+    if check.compare is not None:
+        verdict = check.compare(case, expected, obs.value, check.predictions(i))
+    else:
+        verdict = diagnose(case, expected, obs.value, check.predictions(i), check.mistakes,
+                           check.output_names, check.specific)
+    if changed:
+        names = ", ".join(f"`{n}`" for n in changed)
+        also = f" (and the result is wrong: {verdict[0]})" if verdict else ""
+        return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
+    if verdict is not None:
+        message, mistake = verdict
+        return result(results.FAILED, got_text, message, mistake=mistake)
+    if check.after_pass is not None:
+        extra = check.after_pass(case, obs)
+        if extra is not None:
+            message, mistake = extra
+            return result(results.FAILED, got_text, message, mistake=mistake)
+    return result(results.PASSED, got_text, "")

@@ -1,0 +1,210 @@
+"""Checks for exercises 1 and 2: dot-product scores, scaling, and their spread.
+
+References come from the package: the scores are step 2 of `trace_attention`,
+the scale is the default of `scaled_dot_product_attention` (1/sqrt(d_k)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core._checks import check_scale
+from ...chapters.worked_example import BANK_BOT, trace_attention
+from ..engine.cases import Case
+from ..engine.check import Check, run_check
+from ..engine.mistakes import Mistake
+from ..engine.results import CheckResult
+
+
+def _reference_scores(query, keys):
+    values = np.zeros((np.shape(keys)[0], 1))  # the scores do not depend on the values
+    return trace_attention(query, keys, values).scores  # (n_k,)
+
+
+def _dot_scores_cases() -> list[Case]:
+    rng = np.random.default_rng(1)
+    return [
+        Case("the bank bot's query and keys", (BANK_BOT.query.copy(), BANK_BOT.keys.copy())),
+        Case("three keys, d_k = 2", (np.array([1.0, -1.0]), np.array([[2.0, 0.0], [0.0, 3.0], [1.0, 1.0]]))),
+        Case("five random keys, d_k = 3", (rng.standard_normal(3), rng.standard_normal((5, 3)))),
+        Case("one key, d_k = 8", (rng.standard_normal(8), rng.standard_normal((1, 8))), hidden=True),
+        Case("two keys, d_k = 6", (rng.standard_normal(6), rng.standard_normal((2, 6))), hidden=True),
+        Case("float32, seven keys, d_k = 16",
+             (rng.standard_normal(16).astype(np.float32), rng.standard_normal((7, 16)).astype(np.float32)), hidden=True),
+    ]
+
+
+DOT_SCORES = Check(
+    name="dot_scores",
+    function="dot_scores",
+    params=("query", "keys"),
+    reference=_reference_scores,
+    make_cases=_dot_scores_cases,
+    mistakes=(
+        Mistake("scaled_too_early",
+                "These are already divided by sqrt(d_k). This step asks for the raw dot products q·k; "
+                "the scaling is the next step (exercise 2).",
+                lambda q, K: K @ q / np.sqrt(q.shape[-1])),  # (n_k, d_k) x (d_k,) -> (n_k,)
+        Mistake("summed_over_keys",
+                "Each score adds up the d_k products of the query with ONE key, so there is one score per key. "
+                "You added up over the keys instead: check which axis your sum runs over.",
+                lambda q, K: (q[None, :] * K).sum(axis=0)),  # (n_k, d_k) -> (d_k,)
+        Mistake("no_sum",
+                "q·k is a sum of products: multiply entry by entry, then add the d_k products up into one number per key.",
+                lambda q, K: q[None, :] * K),  # (n_k, d_k)
+        Mistake("keys_transposed",
+                "`keys` holds one key per row, shape (n_k, d_k). Multiplying with its transpose mixes "
+                "coordinates of different keys: look at which axis of `keys` matches the query.",
+                lambda q, K: K.T @ q),  # (d_k, n_k) x (d_k,) needs n_k == d_k -> (n_k,)
+    ),
+)
+
+
+def check_dot_scores(dot_scores, *, hidden: bool = False) -> CheckResult:
+    """Check `dot_scores(query, keys)`: query (d_k,), keys (n_k, d_k) -> (n_k,) scores q·k_j.
+
+    The exercise 01_dot_scores (book/worked_example.ipynb).
+    `hidden=True` also tries the inputs the batch grader uses.
+    """
+    return run_check(DOT_SCORES, dot_scores, hidden=hidden)
+
+
+def _reference_scaled(scores, d_k):
+    return np.asarray(scores) * check_scale(None, d_k)  # the package's default scale, 1/sqrt(d_k)
+
+
+def _scale_cases() -> list[Case]:
+    rng = np.random.default_rng(2)
+    bank = trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values).scores
+    return [
+        Case("the bank bot's scores, d_k = 4", (bank.copy(), 4)),
+        Case("three queries by five keys, d_k = 16", (rng.standard_normal((3, 5)) * 4, 16)),
+        Case("six scores, d_k = 128", (rng.standard_normal(6) * 11, 128)),
+        Case("a batch of scores, d_k = 64", (rng.standard_normal((2, 3, 4)) * 8, 64), hidden=True),
+        Case("float32 scores, d_k = 9", (rng.standard_normal((2, 5)).astype(np.float32) * 3, 9), hidden=True),
+    ]
+
+
+SCALE_SCORES = Check(
+    name="scale_scores",
+    function="scale_scores",
+    params=("scores", "d_k"),
+    reference=_reference_scaled,
+    make_cases=_scale_cases,
+    mistakes=(
+        Mistake("missing_scale",
+                "The scores came back unchanged. Scaling divides every score by the square root of d_k, "
+                "so that the spread of the scores stays near 1 whatever the size of the vectors.",
+                lambda s, d_k: s),
+        Mistake("divided_by_d_k",
+                "You divided by d_k itself. The spread of a dot product grows like sqrt(d_k), "
+                "so dividing by d_k shrinks large-d_k scores far too much: divide by its square root.",
+                lambda s, d_k: s / d_k),
+        Mistake("multiplied_by_sqrt_d_k",
+                "The scores grew instead of shrinking: the scale divides by sqrt(d_k).",
+                lambda s, d_k: s * np.sqrt(d_k)),
+        Mistake("scaled_by_number_of_keys",
+                "You scaled by the number of scores (keys), not by d_k, the size of the query and key vectors.",
+                lambda s, d_k: s / np.sqrt(s.shape[-1])),
+        Mistake("integer_division",
+                "Floor division `//` rounds the scaled scores down to whole numbers: use true division.",
+                lambda s, d_k: s // np.sqrt(d_k)),
+    ),
+)
+
+
+def check_scale_scores(scale_scores, *, hidden: bool = False) -> CheckResult:
+    """Check `scale_scores(scores, d_k)`: scores of any shape -> scores / sqrt(d_k), same shape.
+
+    The exercise 02_scale_scores (book/scaling.ipynb).
+    """
+    return run_check(SCALE_SCORES, scale_scores, hidden=hidden)
+
+
+SPREAD_TOLERANCE = 0.1
+"""A measured spread passes within 10% of sqrt(d_k): with 10 000 samples the
+standard error of the estimate is under 1%, so an honest measurement never fails."""
+
+
+def _spread_cases() -> list[Case]:
+    return [
+        Case("d_k = 128", (128,)),
+        Case("d_k = 16", (16,)),
+        Case("d_k = 4, 20 000 samples, seed 1", (4,), {"n_samples": 20_000, "seed": 1}),
+        Case("d_k = 64, seed 7", (64,), {"seed": 7}, hidden=True),
+        Case("d_k = 1", (1,), hidden=True),
+    ]
+
+
+def _theory(d_k, n_samples=10_000, seed=0):
+    """sqrt(d_k): the standard deviation of q·k for entries of mean 0 and variance 1."""
+    return np.sqrt(float(d_k))
+
+
+_SPREAD_MISTAKES = {
+    m.id: m
+    for m in (
+        Mistake("formula_not_measurement",
+                "That is exactly sqrt(d_k), the formula. The question asks you to measure it: draw random query "
+                "and key vectors, compute their dot products and take the standard deviation."),
+        Mistake("variance_not_spread",
+                "This is close to d_k: the variance of q·k. The spread asked for is its standard deviation, "
+                "the square root of the variance."),
+        Mistake("scaled_spread",
+                "This is about 1: the spread after dividing by sqrt(d_k). The question asks for the spread of the raw q·k."),
+        Mistake("mean_not_spread",
+                "This is close to 0, like the mean of q·k. The spread is the standard deviation."),
+        Mistake("entries_not_unit_variance",
+                "Draw the entries of q and k with mean 0 and variance 1 (a standard normal): "
+                "the sqrt(d_k) law assumes entries of variance about 1."),
+        Mistake("not_a_number",
+                "Return one number: the standard deviation of the measured dot products (a float)."),
+    )
+}
+
+
+def _compare_spread(case: Case, expected, got, predictions):
+    """Judge a measured spread by a tolerance band and name what it measured instead."""
+    d_k = case.args[0]
+    target = float(expected)
+    if not isinstance(got, np.ndarray) or got.size != 1 or got.dtype.kind not in "iuf":
+        return f"expected one number near {target:.2f}, got {got if got is None else 'something else'}", _SPREAD_MISTAKES["not_a_number"]
+    value = float(got.reshape(()))
+    if not np.isfinite(value):
+        return f"expected a number near {target:.2f}, got {value}", _SPREAD_MISTAKES["not_a_number"]
+    if value == target and d_k > 1:
+        return f"got exactly sqrt({d_k}) = {target:.4f}", _SPREAD_MISTAKES["formula_not_measurement"]
+    if abs(value - target) <= SPREAD_TOLERANCE * target:
+        return None
+    message = f"expected about {target:.2f} (within {SPREAD_TOLERANCE:.0%}), got {value:.4g}"
+    if d_k >= 4 and abs(value - d_k) <= SPREAD_TOLERANCE * d_k:
+        return message, _SPREAD_MISTAKES["variance_not_spread"]
+    if d_k >= 4 and abs(value - 1) <= SPREAD_TOLERANCE:
+        return message, _SPREAD_MISTAKES["scaled_spread"]
+    if abs(value) < 0.05 * target:  # the mean of q·k is 0, give or take sqrt(d_k / n_samples)
+        return message, _SPREAD_MISTAKES["mean_not_spread"]
+    return message, _SPREAD_MISTAKES["entries_not_unit_variance"]
+
+
+def _spread_text(case: Case, expected) -> str:
+    return f"about {float(expected):.2f}, that is sqrt({case.args[0]}), give or take {SPREAD_TOLERANCE:.0%}"
+
+
+DOT_PRODUCT_SPREAD = Check(
+    name="dot_product_spread",
+    function="dot_product_spread",
+    params=("d_k",),
+    reference=_theory,
+    make_cases=_spread_cases,
+    compare=_compare_spread,
+    expected_text=_spread_text,
+)
+
+
+def check_dot_product_spread(dot_product_spread, *, hidden: bool = False) -> CheckResult:
+    """Check `dot_product_spread(d_k, n_samples=10_000, seed=0)`: the measured std of q·k.
+
+    Passes when the measurement is within 10% of sqrt(d_k) (the expected value
+    shown is the theory, sqrt(d_k)). The exercise 02_scale_scores (book/scaling.ipynb).
+    """
+    return run_check(DOT_PRODUCT_SPREAD, dot_product_spread, hidden=hidden)

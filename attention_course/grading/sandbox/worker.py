@@ -1,0 +1,124 @@
+"""The worker process that runs one student notebook for the batch grader.
+
+Started by `process.WorkerProcess` as `python -m attention_course.grading.sandbox.worker` in an
+empty temporary folder. It limits its own memory, reads one request frame
+from stdin (the notebook's code cells and the calls to make), runs the cells
+in an IPython shell with a time limit each, calls the student's functions
+with `observe_call`, and reports every step on the result channel (a pipe
+whose descriptor is in $ATTENTION_COURSE_RESULT_FD). It never judges
+anything: only plain arrays go back, and the grader compares them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def _limit_resources(memory_bytes: int, file_bytes: int) -> None:
+    import resource
+    import signal
+
+    if memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    if file_bytes > 0:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with an error instead of killing us
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def main() -> None:
+    fd = int(os.environ.pop("ATTENTION_COURSE_RESULT_FD"))
+    _limit_resources(int(os.environ.pop("ATTENTION_COURSE_MEMORY", "0")), int(os.environ.pop("ATTENTION_COURSE_FILE_SIZE", "0")))
+    # Nothing is imported from the (student-writable) working folder.
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    request_bytes = _read_all(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+
+    from ..engine import calls
+    from ..engine.check import checks_left_to_the_grader
+    from .protocol import decode, encode, pack_observation, unpack_value
+
+    write = os.write  # bound before any student code runs
+
+    def send(header: dict, arrays=None) -> None:
+        data = memoryview(encode(header, arrays))
+        while data:
+            data = data[write(fd, data):]
+
+    frame = decode(request_bytes)
+    if frame is None:
+        raise SystemExit("the grader sent an incomplete request")
+    request, arrays, _ = frame
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "nocolor"
+    shell = InteractiveShell.instance(config=config)
+    send({"event": "ready"})
+
+    skip = set(request.get("skip", []))
+    with checks_left_to_the_grader():  # the notebook's check cells return at once: the grader checks below
+        for index, source in enumerate(request["cells"]):
+            if index in skip:
+                continue
+            send({"event": "cell", "index": index})
+            status, error = _run_cell(shell, source, request["cell_seconds"], calls)
+            send({"event": "cell_done", "index": index, "status": status, "error": error})
+
+    timed_out_groups = set()
+    for call in request["calls"]:
+        send({"event": "call", "id": call["id"]})
+        if call["group"] in timed_out_groups:
+            obs = calls.Observation(calls.SKIPPED, error="not tried: an earlier input ran out of time")
+        else:
+            fn = shell.user_ns.get(call["function"])
+            if fn is None:
+                obs = calls.Observation(calls.MISSING)
+            else:
+                args = tuple(unpack_value(a, arrays) for a in call["args"])
+                kwargs = {k: unpack_value(v, arrays) for k, v in call["kwargs"].items()}
+                obs = calls.observe_call(fn, args, kwargs, seconds=call["seconds"],
+                                         measure_memory=call["measure_memory"], reraise_interrupt=False)
+            if obs.status == calls.TIMEOUT:
+                timed_out_groups.add(call["group"])
+        out: dict = {}
+        send({"event": "result", "id": call["id"], "observation": pack_observation(obs, out)}, out)
+    send({"event": "done"})
+    sys.stdout.flush()
+    os._exit(0)  # skip atexit handlers and threads the notebook may have left behind
+
+
+def _run_cell(shell, source: str, seconds: float, calls) -> tuple[str, str]:
+    """Run one cell: ("ok" | "error" | "timeout" | "memory" | "exit", error text)."""
+    try:
+        with calls.time_limit(seconds):
+            result = shell.run_cell(source, store_history=False)
+        error = result.error_before_exec or result.error_in_exec
+    except BaseException as exc:  # the alarm can land outside the cell's own code
+        error = exc
+    if error is None:
+        return "ok", ""
+    if isinstance(error, calls.TimeLimitExceeded):
+        return "timeout", f"ran past its {seconds:g} s time limit"
+    if isinstance(error, MemoryError):
+        return "memory", "ran out of memory"
+    if isinstance(error, SystemExit):
+        return "exit", f"called sys.exit({error.code!r})"
+    return "error", calls.format_exception(error)
+
+
+if __name__ == "__main__":
+    main()

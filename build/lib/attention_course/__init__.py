@@ -1,0 +1,70 @@
+"""attention_course: how attention scores are computed, to the last decimal.
+
+The package is laid out as the book is: `core` (softmax, masks, attention,
+multi-head: what the book teaches), `tiled` (attention tile by tile with an
+online softmax, and its optional compiled accelerator), `chapters` (the data,
+traces and measurements of one chapter each), `explorers` (the interactive
+widgets), `pretrained` (a real model run with the course's own attention) and
+`grading` (the exercises' checks, the sandboxed grader, release and
+gradebooks). The names below are re-exported from them.
+
+The primitives follow torch.nn.functional.scaled_dot_product_attention:
+
+>>> from attention_course import BANK_BOT, scaled_dot_product_attention
+>>> q, K, V = BANK_BOT.query[None, :], BANK_BOT.keys, BANK_BOT.values
+>>> scaled_dot_product_attention(q, K, V).round(2)
+array([[0.19, 0.91]])
+"""
+
+from .chapters.cost import attention_flops, loglog_slope, measure, score_matrix_bytes, tile_count
+from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
+from .chapters.training import ToyTask, gradient_check, train
+from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
+from .core.attention import attention_weights, scaled_dot_product_attention
+from .core.masks import causal_mask, padding_mask
+from .core.multi_head import merge_heads, multi_head_attention, split_heads
+from .core.softmax import softmax
+from .tiled.flash import flash_attention
+from .tiled.online_softmax import trace_online_softmax
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """`attention_course.plots`, as the book's chapters first imported it: loaded (with matplotlib) on first use."""
+    if name == "plots":
+        from .chapters import plots
+
+        return plots
+    raise AttributeError(f"module 'attention_course' has no attribute {name!r}")
+
+__all__ = [
+    "BANK_BOT",
+    "AttentionTrace",
+    "ToyTask",
+    "WorkedExample",
+    "attention_flops",
+    "attention_weights",
+    "causal_mask",
+    "flash_attention",
+    "gradient_check",
+    "jacobian_norm",
+    "loglog_slope",
+    "max_weight",
+    "measure",
+    "merge_heads",
+    "multi_head_attention",
+    "padding_mask",
+    "peakedness",
+    "scaled_dot_product_attention",
+    "score_matrix_bytes",
+    "score_std",
+    "softmax",
+    "softmax_entropy",
+    "softmax_jacobian",
+    "split_heads",
+    "tile_count",
+    "trace_attention",
+    "trace_online_softmax",
+    "train",
+]

@@ -1,0 +1,25 @@
+"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head.
+
+- `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
+- `masks`: causal and padding masks, PyTorch's convention (book/masks.ipynb).
+- `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb).
+- `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
+
+`_checks` holds the input checks every public function shares.
+"""
+
+from .attention import attention_weights, scaled_dot_product_attention
+from .masks import causal_mask, padding_mask
+from .multi_head import merge_heads, multi_head_attention, split_heads
+from .softmax import softmax
+
+__all__ = [
+    "attention_weights",
+    "causal_mask",
+    "merge_heads",
+    "multi_head_attention",
+    "padding_mask",
+    "scaled_dot_product_attention",
+    "softmax",
+    "split_heads",
+]

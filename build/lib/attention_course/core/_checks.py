@@ -1,0 +1,92 @@
+"""Input checks shared by the primitives: clear errors that name the argument.
+
+Every public function converts its array arguments with `as_float_array` and
+checks shapes with the helpers below, so a student who passes the wrong thing
+reads which argument was wrong, the shape it had and the shape it needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_FLOAT_KINDS = "f"
+_PROMOTED_KINDS = "biu"  # bool, signed and unsigned integers become float64
+
+
+def as_float_array(x, name: str) -> np.ndarray:
+    """Return `x` as a floating-point array without copying float input.
+
+    float16/32/64 keep their dtype; bool and integer input becomes float64,
+    as NumPy's own true division would do. Anything else (strings, objects,
+    complex numbers) raises TypeError naming `name`.
+    """
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as err:  # ragged nested lists, for example
+        raise TypeError(f"{name} must be an array of numbers; could not convert it: {err}") from None
+    if arr.dtype.kind in _FLOAT_KINDS:
+        return arr
+    if arr.dtype.kind in _PROMOTED_KINDS:
+        return arr.astype(np.float64)
+    raise TypeError(
+        f"{name} must hold real numbers (a float or integer dtype); got dtype {arr.dtype}"
+    )
+
+
+def require_ndim(arr: np.ndarray, name: str, min_ndim: int, layout: str, hint: str = "") -> None:
+    """Raise ValueError if `arr` has fewer than `min_ndim` axes."""
+    if arr.ndim < min_ndim:
+        extra = f" {hint}" if hint else ""
+        raise ValueError(
+            f"{name} must have shape {layout}; got shape {arr.shape} "
+            f"({arr.ndim} axes, need at least {min_ndim}).{extra}"
+        )
+
+
+def require_same(size_a: int, size_b: int, what: str, a: tuple[str, tuple], b: tuple[str, tuple]) -> None:
+    """Raise ValueError if two axes that must agree do not.
+
+    `a` and `b` are (argument name, argument shape) pairs used in the message.
+    """
+    if size_a != size_b:
+        raise ValueError(
+            f"{what} must match: {a[0]} has shape {a[1]} and {b[0]} has shape {b[1]} "
+            f"({size_a} != {size_b})"
+        )
+
+
+def broadcast_batch(shapes: dict[str, tuple], core_ndim: int = 2) -> tuple:
+    """Broadcast the leading (batch/head) dims of several arrays.
+
+    `shapes` maps argument names to shapes; the last `core_ndim` axes of each
+    are the per-example axes and are not broadcast. Raises ValueError naming
+    every argument's shape when the leading dims do not broadcast.
+    """
+    leading = [shape[:-core_ndim] for shape in shapes.values()]
+    try:
+        return np.broadcast_shapes(*leading)
+    except ValueError:
+        listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        raise ValueError(
+            "the leading batch/head dimensions do not broadcast together: " + listed
+        ) from None
+
+
+def positive_int(value, name: str) -> int:
+    """Return `value` as an int, raising if it is not a positive integer."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a positive integer; got {value!r} of type {type(value).__name__}")
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive integer; got {value}")
+    return int(value)
+
+
+def check_scale(scale, d_k: int) -> float:
+    """The softmax temperature: `1/sqrt(d_k)` by default, else a finite number."""
+    if scale is None:
+        return 1.0 / float(np.sqrt(d_k))  # a Python float keeps float32 arrays float32
+    if isinstance(scale, (bool, np.bool_)) or not np.isscalar(scale) or not np.isreal(scale):
+        raise TypeError(f"scale must be a real number or None; got {scale!r}")
+    if not np.isfinite(scale):
+        raise ValueError(f"scale must be finite; got {scale}")
+    return float(scale)

@@ -1,0 +1,110 @@
+"""Attention masks: which keys each query may attend to (book/masks.ipynb).
+
+One convention throughout, the PyTorch one: a boolean mask is True where a
+query *may* attend to a key. Before the softmax, the scores at False positions
+are set to -inf, so exp(-inf) = 0 gives them exactly zero weight. A float mask
+is added to the scores instead (0 keeps a score, -inf removes it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import positive_int
+
+
+def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
+    """Boolean causal mask: query i may attend to keys 0..i.
+
+    The lower triangle aligned top-left, like torch's `is_causal=True`
+    (`torch.ones(n_q, n_k).tril()`): with n_q < n_k the last keys are hidden
+    from every query; with n_q > n_k the last queries see every key.
+
+    Args:
+        n_q: number of queries.
+        n_k: number of keys; defaults to `n_q`.
+
+    Returns:
+        bool array of shape (n_q, n_k), True where query i may attend to key j (j <= i).
+    """
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    return np.tri(n_q, n_k, dtype=bool)  # (n_q, n_k), True on and below the diagonal
+
+
+def padding_mask(lengths, n_k: int) -> np.ndarray:
+    """Boolean padding mask for a batch of sequences padded to `n_k` tokens.
+
+    Args:
+        lengths: (B,) number of real tokens in each sequence, each in 0..n_k.
+        n_k: padded length (number of keys).
+
+    Returns:
+        bool array of shape (B, 1, n_k), True for real tokens and False for
+        padding. The middle axis of size 1 broadcasts over the queries, so
+        the mask can be passed as `attn_mask` for queries of shape (B, n_q, d_k).
+    """
+    n_k = positive_int(n_k, "n_k")
+    lengths_arr = np.asarray(lengths)
+    if lengths_arr.ndim != 1:
+        raise ValueError(f"lengths must have shape (B,); got shape {lengths_arr.shape}")
+    if lengths_arr.dtype.kind not in "iu":
+        raise TypeError(f"lengths must be integers; got dtype {lengths_arr.dtype}")
+    bad = (lengths_arr < 0) | (lengths_arr > n_k)
+    if bad.any():
+        raise ValueError(
+            f"every length must be between 0 and n_k={n_k}; got {lengths_arr[bad].tolist()}"
+        )
+    positions = np.arange(n_k)  # (n_k,)
+    return (positions[None, :] < lengths_arr[:, None])[:, None, :]  # (B, n_k) -> (B, 1, n_k)
+
+
+def check_attn_mask(attn_mask, is_causal, n_q: int, n_k: int) -> np.ndarray | None:
+    """Validate `attn_mask` and `is_causal` for n_q queries and n_k keys.
+
+    Returns the mask as an array (bool or float), or None when `attn_mask` is
+    None. Raises TypeError/ValueError naming what is wrong: both a mask and
+    is_causal, a mask that does not broadcast to (..., n_q, n_k), or a dtype
+    that is neither boolean nor float.
+    """
+    if not isinstance(is_causal, (bool, np.bool_)):
+        raise TypeError(f"is_causal must be True or False; got {is_causal!r}")
+    if is_causal and attn_mask is not None:
+        raise ValueError(
+            "pass either attn_mask or is_causal=True, not both (as in torch); "
+            "to combine them, build one mask: causal_mask(n_q, n_k) & attn_mask"
+        )
+    if attn_mask is None:
+        return None
+    mask = np.asarray(attn_mask)
+    if mask.dtype != bool and mask.dtype.kind != "f":
+        hint = " (for 0/1 integers, use attn_mask.astype(bool))" if mask.dtype.kind in "iu" else ""
+        raise TypeError(
+            "attn_mask must be boolean (True = may attend) or float (added to the scores); "
+            f"got dtype {mask.dtype}{hint}"
+        )
+    if mask.ndim == 0 or not _broadcasts_to(mask.shape[-2:], (n_q, n_k)):
+        raise ValueError(
+            f"attn_mask must be broadcastable to (..., n_q, n_k) = (..., {n_q}, {n_k}); "
+            f"got shape {mask.shape}"
+        )
+    return mask
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    """True if an array of `shape` broadcasts to exactly `target`."""
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False
+
+
+def mask_to_bias(mask: np.ndarray, dtype) -> np.ndarray:
+    """A checked mask (or a tile of one) as an additive bias of `dtype`.
+
+    Boolean masks give 0 where attention is allowed and -inf where it is not;
+    float masks are returned as they are (cast to `dtype`).
+    """
+    if mask.dtype == bool:
+        return np.where(mask, 0.0, -np.inf).astype(dtype)  # True keeps the score, False -> -inf
+    return mask.astype(dtype, copy=False)

@@ -1,0 +1,81 @@
+// Small DOM helpers shared by the explorers: elements, labelled controls, bars.
+// Every control is a real form element inside its <label>, so it has an
+// accessible name and works with the keyboard (Tab, arrows, Space).
+
+/** Create an element: h("td", { class: "x", "data-role": "weight" }, "0.5"). */
+export function h(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+/**
+ * A <label> wrapping its text and its control, so the control's accessible name
+ * is exactly `text`; an optional `hint` (such as the current value) follows the label.
+ */
+export function labelled(text, control, hint = null) {
+  const label = h("label", { class: "ac-control" }, h("span", { class: "ac-label" }, text), control);
+  return hint === null ? label : h("span", { class: "ac-control-group" }, label, hint);
+}
+
+/** A horizontal bar: an aria-hidden track whose fill is `fraction` (0..1) wide. */
+export function bar(role) {
+  const fill = h("span", { class: "ac-bar-fill" });
+  const track = h("span", { class: "ac-bar", "aria-hidden": "true", "data-role": role }, fill);
+  return track;
+}
+
+/** Set a bar's fill to `fraction` of its width (clipped to 0..1; NaN -> empty). */
+export function setBar(track, fraction) {
+  const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0;
+  track.firstChild.style.width = `${(100 * f).toFixed(2)}%`;
+}
+
+/** Put `text` in a cell and the exact number in data-value (for tests and tooltips). */
+export function show(node, text, value) {
+  if (node.textContent !== text) node.textContent = text;
+  if (value !== undefined) node.dataset.value = String(value);
+}
+
+/** The number typed in an <input>, or null if it is empty or not a finite number. */
+export function readNumber(input) {
+  if (input.value.trim() === "") return null;
+  const x = Number(input.value);
+  return Number.isFinite(x) ? x : null;
+}
+
+/** Flag an input as invalid (for assistive technology and the red outline) or clear the flag. */
+export function markInvalid(input, invalid) {
+  if (invalid) input.setAttribute("aria-invalid", "true");
+  else input.removeAttribute("aria-invalid");
+}
+
+/**
+ * Re-run `update` whenever one of the model's traits `names` changes (from the
+ * kernel or another view), and return `set(changes)`, which writes several
+ * traits, saves them to the kernel once and updates the view once.
+ */
+export function bind(model, names, update) {
+  let quiet = false;
+  const onChange = () => { if (!quiet) update(); };
+  names.forEach((name) => model.on(`change:${name}`, onChange));
+  function set(changes) {
+    quiet = true;
+    try {
+      for (const [name, value] of Object.entries(changes)) model.set(name, value);
+    } finally {
+      quiet = false;
+    }
+    model.save_changes();
+    update();
+  }
+  const dispose = () => names.forEach((name) => model.off(`change:${name}`, onChange));
+  return { set, dispose };
+}

@@ -1,0 +1,252 @@
+"""Grading many submissions: every notebook in a sandbox, both cores busy.
+
+A submission is a notebook file, or a folder holding one student's notebooks.
+`collect` turns command-line paths into submissions: a notebook is one
+submission; a folder is opened, each notebook directly inside it is one
+submission and each subfolder is one (a student's folder). Every notebook is
+run by `runner.run_notebook` and judged here, in the grader's process, by the
+same `judge` as the in-notebook checks, with the hidden inputs added. Every
+submission gets a result with a status, whatever its notebooks did.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .._cpus import available_cores
+from .engine import calls, results
+from .engine.check import judge_all
+from .exercises import EXERCISES, Exercise, identify, package_names_used
+from .sandbox.runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
+
+# Notebook statuses, worst first; a notebook's status lists every one that applies.
+_CELL_STATUS = {"timeout": "timeout", "memory": "out of memory", "exit": "sys.exit", "error": "cell errors"}
+_CALL_STATUS = {calls.TIMEOUT: "timeout", calls.OUT_OF_MEMORY: "out of memory", calls.CRASHED: "crashed",
+                calls.EXITED: "sys.exit", calls.MISSING: "missing functions"}
+_ORDER = ("invalid notebook", "unknown exercise", "tampered with the grader", "crashed", "timeout", "out of memory",
+          "sys.exit", "output flood", "wrote files", "missing functions", "cell errors", "grader error")
+
+
+FLOOD_BYTES = 1_000_000
+"""A notebook that prints more than this gets the status "output flood"."""
+
+
+@dataclass
+class NotebookGrade:
+    """The grading of one notebook."""
+
+    path: str
+    """The notebook's path."""
+    exercise: str | None
+    """Id of the exercise it was recognised as, or None."""
+    checks: list[results.CheckResult] = field(default_factory=list)
+    """One result per check of the exercise."""
+    status: str = "ok"
+    """ok, not attempted, or a comma-separated list of what went wrong (timeout, crashed, ...)."""
+    incidents: list[str] = field(default_factory=list)
+    """Sentences describing what went wrong while running it."""
+    output: str = ""
+    """The start of what the notebook printed."""
+    seconds: float = 0.0
+    """Wall-clock time to run and judge it."""
+
+    @property
+    def score(self) -> int:
+        """Inputs passed, over all checks."""
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> int:
+        """Inputs tried, over all checks (the exercise's maximum)."""
+        if self.exercise is None:
+            return 0
+        return next(e.max_score for e in EXERCISES if e.id == self.exercise)
+
+
+@dataclass
+class Submission:
+    """One row of the gradebook: a notebook, or a student's folder of notebooks."""
+
+    name: str
+    """Shown in the gradebook: the notebook's or the folder's name."""
+    path: str
+    """The file or folder graded."""
+    notebooks: list[Path]
+    """The notebooks it holds."""
+    is_folder: bool = False
+    """A folder is graded against every exercise of the batch; a notebook against its own."""
+
+
+@dataclass
+class SubmissionGrade:
+    """The grading of one submission."""
+
+    submission: Submission
+    """What was graded."""
+    notebooks: list[NotebookGrade]
+    """One grade per notebook."""
+
+    def by_exercise(self) -> dict[str, NotebookGrade]:
+        """The best-scoring notebook for each exercise."""
+        best: dict[str, NotebookGrade] = {}
+        for nb in self.notebooks:
+            if nb.exercise and (nb.exercise not in best or nb.score > best[nb.exercise].score):
+                best[nb.exercise] = nb
+        return best
+
+    @property
+    def status(self) -> str:
+        """ok / not attempted for clean runs, else what went wrong, per notebook for a folder."""
+        if not self.notebooks:
+            return "no notebooks"
+        if len(self.notebooks) == 1:
+            return self.notebooks[0].status
+        if all(nb.status == "ok" for nb in self.notebooks):
+            return "ok"
+        return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.status != "ok")
+
+
+def collect(paths: list[str | Path]) -> list[Submission]:
+    """Submissions from command-line paths (see the module docstring). FileNotFoundError if a path is missing."""
+    submissions = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            submissions.append(Submission(path.stem, str(path), [path]))
+        elif path.is_dir():
+            for child in sorted(path.iterdir()):
+                if child.name.startswith("."):
+                    continue
+                if child.is_dir():
+                    notebooks = sorted(p for p in child.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+                    submissions.append(Submission(child.name, str(child), notebooks, is_folder=True))
+                elif child.suffix == ".ipynb":
+                    submissions.append(Submission(child.stem, str(child), [child]))
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
+    return submissions
+
+
+def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True) -> NotebookGrade:
+    """Run one notebook in a sandbox and judge its functions here."""
+    path = Path(path)
+    try:
+        nb = read_notebook(path)
+    except InvalidNotebook as err:
+        guess = identify({}, path, "")
+        return NotebookGrade(str(path), guess.id if guess else None, status="invalid notebook",
+                             incidents=[f"the file {err}"])
+    cells = code_cells(nb)
+    exercise = identify(nb.metadata, path, "\n".join(cells))
+    if exercise is None:
+        return NotebookGrade(str(path), None, status="unknown exercise", incidents=[
+            "not one of the exercises: no exercise metadata, file name or function names matched"])
+    requested, where = _calls(exercise, limits, hidden)
+    run = run_notebook(cells, requested, limits)
+    grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    borrowed = package_names_used(cells, exercise)
+    if borrowed:
+        names = ", ".join(f"attention_course.{n}" for n in borrowed)
+        grade.incidents.append(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a look")
+    for check in exercise.checks:
+        observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
+        try:
+            grade.checks.append(judge_all(check, observations))
+        except Exception as err:  # a bug of ours must not sink the batch
+            grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),
+                                                    results.ERROR, f"the grader failed: {err!r}", "", None, ()))
+            grade.incidents.append(f"the grader failed on {check.name}: {err!r}")
+    grade.status = _status(grade, run)
+    return grade
+
+
+def _calls(exercise: Exercise, limits: Limits, hidden: bool) -> tuple[list[Call], dict[int, tuple[str, int]]]:
+    """The calls that grade an exercise, and call id -> (check name, case index)."""
+    requested, where = [], {}
+    for check in exercise.checks:
+        for i in check.indices(hidden):
+            case = check.cases[i]
+            call_id = len(requested)
+            requested.append(Call(call_id, check.name, check.function, case.args, dict(case.kwargs),
+                                  limits.call_seconds, case.measure_memory))
+            where[call_id] = (check.name, i)
+    return requested, where
+
+
+def _status(grade: NotebookGrade, run: NotebookRun) -> str:
+    found = set()
+    for cell in run.cells.values():
+        if cell.status in _CELL_STATUS:
+            found.add(_CELL_STATUS[cell.status])
+        elif cell.status == "killed":
+            found.add(_kill_status(cell.error))
+    for obs in run.observations.values():
+        if obs.status in _CALL_STATUS:
+            found.add(_kill_status(obs.error) if obs.status == calls.CRASHED else _CALL_STATUS[obs.status])
+    if any("result channel" in i for i in run.incidents):
+        found.add("tampered with the grader")
+    if run.output_bytes > FLOOD_BYTES:
+        found.add("output flood")
+    if run.files_written:
+        found.add("wrote files")
+    if any(c.status == results.ERROR for c in grade.checks):
+        found.add("grader error")
+    if found:
+        return ", ".join(s for s in _ORDER if s in found)
+    if grade.checks and all(c.status == results.NOT_ATTEMPTED for c in grade.checks):
+        return "not attempted"
+    return "ok"
+
+
+def _kill_status(reason: str) -> str:
+    if "time" in reason:
+        return "timeout"
+    if "memory" in reason:
+        return "out of memory"
+    if "result channel" in reason:
+        return "tampered with the grader"
+    return "crashed"
+
+
+def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
+                      progress: bool = True, hidden: bool = True) -> list[SubmissionGrade]:
+    """Grade every notebook of every submission, `jobs` at a time (default: one per core)."""
+    for exercise in EXERCISES:  # expected results are computed once, before the threads start
+        for check in exercise.checks:
+            check.prepare()
+    jobs = jobs or default_jobs()
+    notebooks = [(s, nb) for s in submissions for nb in s.notebooks]
+    grades: dict[tuple[int, int], NotebookGrade] = {}
+    bar = _progress(len(notebooks), progress)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(grade_notebook, nb, limits, hidden=hidden): (si, ni)
+            for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)
+        }
+        for future in as_completed(futures):
+            si, ni = futures[future]
+            try:
+                grades[(si, ni)] = future.result()
+            except Exception as err:  # never lose a row, even to a bug of ours
+                path = submissions[si].notebooks[ni]
+                grades[(si, ni)] = NotebookGrade(str(path), None, status="grader error", incidents=[repr(err)])
+            bar.update(1)
+    bar.close()
+    return [
+        SubmissionGrade(s, [grades[(si, ni)] for ni in range(len(s.notebooks))])
+        for si, s in enumerate(submissions)
+    ]
+
+
+def default_jobs() -> int:
+    """One worker per available core."""
+    return available_cores()
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="grading", unit="notebook", file=sys.stderr, disable=not enabled, leave=True)

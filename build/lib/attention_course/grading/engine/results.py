@@ -1,0 +1,191 @@
+"""What a check reports: one result per input tried, one summary per check.
+
+A `CheckResult` is what `check_softmax(softmax)` returns in a notebook. Its
+text and HTML forms show the first input that went wrong, what was expected,
+what came back and, when the grader recognises it, the likely mistake.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from dataclasses import dataclass
+
+# The status of one input (CaseResult.status) or of one check (CheckResult.status).
+PASSED = "passed"
+FAILED = "failed"
+NOT_ATTEMPTED = "not attempted"
+MISSING = "missing"
+SKIPPED = "skipped"
+TIMEOUT = "timeout"
+ERROR = "error"
+
+_ICONS = {PASSED: "✓", NOT_ATTEMPTED: "…", SKIPPED: "–", MISSING: "?"}
+_COLOURS = {PASSED: "#1a7f37", NOT_ATTEMPTED: "#6e7781", SKIPPED: "#6e7781", MISSING: "#9a6700"}
+_FAILED_COLOUR = "#cf222e"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """How the student's function did on one input."""
+
+    label: str
+    """A short name for the input, e.g. "large scores"."""
+    inputs: str
+    """The arguments, formatted as `name = value` lines (large arrays abbreviated)."""
+    expected: str
+    """What the reference implementation returns, formatted."""
+    got: str
+    """What the student's function returned or raised, formatted."""
+    status: str
+    """passed, failed, not attempted, missing, timeout, error or skipped."""
+    message: str
+    """One sentence saying what differs (empty when passed)."""
+    hint: str = ""
+    """The likely mistake, named without giving the code away."""
+    mistake: str | None = None
+    """Identifier of the recognised mistake (e.g. "no_max_subtraction"), if any."""
+    hidden: bool = False
+    """True for inputs that only the batch grader tries, not the notebook's check."""
+
+    @property
+    def passed(self) -> bool:
+        """True if the function gave the expected result on this input."""
+        return self.status == PASSED
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict of one check (e.g. `check_softmax`) on one student function."""
+
+    check: str
+    """Name of the check, e.g. "softmax"."""
+    function: str
+    """Name of the student's function that was checked."""
+    passed: bool
+    """True if every input gave the expected result."""
+    score: int
+    """Number of inputs that gave the expected result."""
+    max_score: int
+    """Number of inputs tried."""
+    status: str
+    """passed, failed, not attempted, missing or skipped."""
+    message: str
+    """One sentence for the student: what went right or the first thing that went wrong."""
+    hint: str
+    """The likely mistake behind the first failure ("" if none was recognised)."""
+    mistake: str | None
+    """Identifier of the first recognised mistake, if any."""
+    cases: tuple[CaseResult, ...]
+    """One result per input, in the order they were tried."""
+
+    @classmethod
+    def from_cases(cls, check: str, function: str, cases: list[CaseResult] | tuple[CaseResult, ...]) -> CheckResult:
+        """Summarise the per-input results of one check."""
+        cases = tuple(cases)
+        score = sum(c.passed for c in cases)
+        failures = [c for c in cases if not c.passed and c.status != SKIPPED]
+        statuses = {c.status for c in cases}
+        if cases and statuses == {NOT_ATTEMPTED}:
+            status = NOT_ATTEMPTED
+            message = f"not attempted yet: `{function}` still raises NotImplementedError. Replace that line with your code."
+        elif cases and statuses == {MISSING}:
+            status = MISSING
+            message = cases[0].message
+        elif not failures and score == len(cases):
+            status = PASSED
+            message = f"all {len(cases)} inputs give the expected result."
+        else:
+            status = FAILED
+            message = failures[0].message if failures else "some inputs were not tried."
+        first = failures[0] if failures else None
+        mistake = next((c.mistake for c in failures if c.mistake), None)
+        hint = first.hint if first and first.hint else next((c.hint for c in failures if c.hint), "")
+        return cls(
+            check=check, function=function, passed=status == PASSED, score=score,
+            max_score=len(cases), status=status, message=message, hint=hint, mistake=mistake, cases=cases,
+        )
+
+    @classmethod
+    def skipped(cls, check: str, function: str, reason: str) -> CheckResult:
+        """A check that did not run (e.g. inside the batch grader, which checks on its own)."""
+        return cls(check, function, False, 0, 0, SKIPPED, reason, "", None, ())
+
+    @property
+    def first_failure(self) -> CaseResult | None:
+        """The first input that did not pass (skipped ones aside), if any."""
+        return next((c for c in self.cases if not c.passed and c.status != SKIPPED), None)
+
+    def headline(self) -> str:
+        """One line: icon, function, score and status."""
+        icon = _ICONS.get(self.status, "✗")
+        return f"{icon} {self.function}: {self.score}/{self.max_score} inputs passed ({self.status})"
+
+    def __str__(self) -> str:
+        lines = [self.headline(), f"  {self.message}"]
+        if self.status == PASSED and self.cases and all(_short(c.got) for c in self.cases):
+            lines += [f"  {c.label}: got {c.got}" for c in self.cases]
+        case = self.first_failure
+        if case is not None and self.status == FAILED:
+            where = " (an input only the batch grader tries)" if case.hidden else ""
+            lines.append(f"  first failing input: {case.label}{where}")
+            lines += _labelled("input", case.inputs)
+            lines += _labelled("expected", case.expected)
+            lines += _labelled("got", case.got)
+        if self.hint and self.status == FAILED:
+            lines += _labelled("hint", textwrap.fill(self.hint, width=80))  # prose: wrapped for terminals
+        others = [c for c in self.cases if c is not case and not c.passed and c.status != SKIPPED]
+        if others and self.status == FAILED:
+            lines.append(f"  also failing ({len(others)}): " + "; ".join(c.label for c in others))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"CheckResult(\n{self}\n)"
+
+    def _repr_html_(self) -> str:
+        colour = _COLOURS.get(self.status, _FAILED_COLOUR)
+        esc = html.escape
+        parts = [
+            f'<div class="ac-check" style="border-left:4px solid {colour};padding:0.3em 0.8em;margin:0.5em 0">',
+            f'<div style="color:{colour};font-weight:bold">{esc(self.headline())}</div>',
+            f"<div>{esc(self.message)}</div>",
+        ]
+        case = self.first_failure
+        if case is not None and self.status == FAILED:
+            rows = [("input", case.inputs), ("expected", case.expected), ("got", case.got)]
+            th = '<th style="text-align:left;vertical-align:top;padding-right:1em">'
+            body = "".join(
+                f'<tr>{th}{esc(k)}</th><td style="text-align:left">'
+                f'<pre style="margin:0;white-space:pre-wrap">{esc(v)}</pre></td></tr>'
+                for k, v in rows
+            )
+            if self.hint:  # prose, not code
+                body += f'<tr>{th}hint</th><td style="text-align:left">{esc(self.hint)}</td></tr>'
+
+            hidden = " (an input only the batch grader tries)" if case.hidden else ""
+            parts.append(f"<div>first failing input: <em>{esc(case.label)}</em>{esc(hidden)}</div>")
+            parts.append(f"<table>{body}</table>")
+        if self.cases and self.status not in (NOT_ATTEMPTED, MISSING):
+            items = "".join(
+                f"<li>{esc(_ICONS.get(c.status, '✗'))} {esc(c.label)}"
+                + (f": got <code>{esc(c.got)}</code>" if _short(c.got) else "")
+                + (f" — {esc(c.message)}" if c.message else "")
+                + "</li>"
+                for c in self.cases
+            )
+            opened = " open" if all(_short(c.got) for c in self.cases) else ""
+            parts.append(f"<details{opened}><summary>all {len(self.cases)} inputs</summary><ul>{items}</ul></details>")
+        parts.append("</div>")
+        return "".join(parts)
+
+
+def _short(text: str) -> bool:
+    """True for a result that fits on a line, like a measured number."""
+    return bool(text) and "\n" not in text and len(text) <= 40
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    """`label: first line` then the other lines indented under it."""
+    pad = " " * (len(label) + 4)
+    first, *rest = (text or "").splitlines() or [""]
+    return [f"  {label}: {first}", *(pad + line for line in rest)]
