@@ -21,9 +21,11 @@ from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, 
 from .chapters.training import ToyTask, gradient_check, train
 from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
 from .core.attention import attention_weights, scaled_dot_product_attention
+from .core.backward import attention_backward
 from .core.masks import causal_mask, padding_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
 from .core.softmax import softmax
+from .tiled.backward import flash_attention_backward, flash_attention_forward
 from .tiled.flash import flash_attention
 from .tiled.online_softmax import trace_online_softmax
 
@@ -43,10 +45,13 @@ __all__ = [
     "AttentionTrace",
     "ToyTask",
     "WorkedExample",
+    "attention_backward",
     "attention_flops",
     "attention_weights",
     "causal_mask",
     "flash_attention",
+    "flash_attention_backward",
+    "flash_attention_forward",
     "gradient_check",
     "jacobian_norm",
     "loglog_slope",
