@@ -16,7 +16,7 @@ The primitives follow torch.nn.functional.scaled_dot_product_attention:
 array([[0.19, 0.91]])
 """
 
-from .chapters.cost import attention_flops, loglog_slope, measure, score_matrix_bytes, tile_count
+from .chapters.cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
 from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .chapters.training import ToyTask, gradient_check, train
 from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
@@ -48,6 +48,7 @@ __all__ = [
     "attention_backward",
     "attention_flops",
     "attention_weights",
+    "backward_flops",
     "causal_mask",
     "flash_attention",
     "flash_attention_backward",
