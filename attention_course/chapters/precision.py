@@ -8,6 +8,8 @@ what the rule buys:
 - `running_sum`: a sum accumulated one term at a time in a given dtype, each
   partial sum rounded, as a kernel that keeps its accumulator in 16 bits does;
 - `matmul_accumulated`: a matrix product whose sums are accumulated that way;
+- `softmax_accumulated`: a softmax whose exponentials and their sum are
+  computed in a given dtype;
 - `attention_with_accumulation`: attention whose inputs, weights and output
   are stored in one dtype and whose sums (the dot products, the softmax's
   denominator, the weighted sum of values) are accumulated in another.
@@ -35,7 +37,7 @@ def _dtype(dtype, name: str) -> np.dtype:
     return dtype
 
 
-def running_sum(x, dtype, axis: int = -1) -> np.ndarray:
+def running_sum(x, dtype, axis: int = -1, *, cumulative: bool = False) -> np.ndarray:
     """sum(x) along `axis`, one term at a time, every partial sum rounded to `dtype`.
 
     NumPy's own `np.sum` adds in pairs and in the array's dtype; this is the
@@ -47,16 +49,21 @@ def running_sum(x, dtype, axis: int = -1) -> np.ndarray:
         x: (..., n, ...) the terms, any float dtype (each is first rounded to `dtype`).
         dtype: the accumulator's dtype.
         axis: the axis summed over.
+        cumulative: also return every partial sum.
 
     Returns:
-        The sums, of `dtype`, with `axis` removed.
+        The sums, of `dtype`, with `axis` removed; with cumulative=True, the
+        partial sums after 1, 2, ..., n terms, along `axis`.
     """
     dtype = _dtype(dtype, "dtype")
     terms = np.moveaxis(as_float_array(x, "x").astype(dtype), axis, 0)  # (n, ...)
     total = np.zeros(terms.shape[1:], dtype=dtype)
-    for term in terms:
+    partial = np.empty_like(terms) if cumulative else None
+    for i, term in enumerate(terms):
         total = (total + term).astype(dtype)  # one rounding per addition
-    return total
+        if cumulative:
+            partial[i] = total
+    return np.moveaxis(partial, 0, axis) if cumulative else total
 
 
 def matmul_accumulated(a, b, dtype) -> np.ndarray:
@@ -77,6 +84,23 @@ def matmul_accumulated(a, b, dtype) -> np.ndarray:
         product = (a[..., :, t, None] * b[..., None, t, :]).astype(dtype)  # (..., m, 1) x (..., 1, n) -> (..., m, n)
         total = (total + product).astype(dtype)
     return total
+
+
+def softmax_accumulated(scores, dtype) -> np.ndarray:
+    """softmax(scores) along the last axis with every step in `dtype`: max, exp, the running sum, the division.
+
+    Args:
+        scores: (..., n_k), any float dtype (rounded to `dtype` first).
+        dtype: the dtype of every step.
+
+    Returns:
+        (..., n_k) weights of `dtype`. Unlike `softmax`, which computes 16-bit
+        scores in float32, this shows what a 16-bit softmax would give.
+    """
+    dtype = _dtype(dtype, "dtype")
+    s = as_float_array(scores, "scores").astype(dtype)
+    e = np.exp((s - s.max(axis=-1, keepdims=True)).astype(dtype)).astype(dtype)  # (..., n_k), every exponent <= 0
+    return (e / running_sum(e, dtype)[..., None]).astype(dtype)
 
 
 def attention_with_accumulation(query, key, value, storage, accumulate, scale=None) -> np.ndarray:
@@ -113,9 +137,7 @@ def attention_with_accumulation(query, key, value, storage, accumulate, scale=No
     scale = check_scale(scale, q.shape[-1])
     q, k, v = (x.astype(storage) for x in (q, k, v))
     s = (matmul_accumulated(q, k.T, accumulate) * np.asarray(scale, accumulate)).astype(accumulate)  # (n_q, n_k)
-    e = np.exp((s - s.max(axis=-1, keepdims=True)).astype(accumulate)).astype(accumulate)  # (n_q, n_k), <= 1
-    total = running_sum(e, accumulate, axis=-1)  # (n_q,)
-    p = (e / total[:, None]).astype(storage)  # (n_q, n_k) the weights, stored
+    p = softmax_accumulated(s, accumulate).astype(storage)  # (n_q, n_k) the weights, stored
     return matmul_accumulated(p, v, accumulate).astype(storage)  # (n_q, n_k) x (n_k, d_v) -> (n_q, d_v)
 
 
