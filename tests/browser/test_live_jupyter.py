@@ -120,6 +120,25 @@ def lab_server(tmp_path, frontend):
         server.wait(timeout=30)
 
 
+def wait_for_idle_kernel(page, seconds: float = 120) -> None:
+    """Wait until the notebook's kernel is idle and no dialog is open, choosing the kernel if JupyterLab asks.
+
+    JupyterLab asks which kernel to start when the notebook opens before it has
+    read the kernel specs, which on a busy machine can happen seconds later, so
+    the question is answered whenever it comes.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
+        if select.count() and select.first.is_visible():
+            select.first.click()
+        elif (page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
+              and not page.locator(".jp-Dialog").count()):
+            return
+        page.wait_for_timeout(250)
+    pytest.fail(f"the kernel was not idle after {seconds:g} s")
+
+
 def run_cell(page, code: str) -> str:
     """Append a cell, run it, and return its text output."""
     page.locator(".jp-Cell").last.click()
@@ -152,14 +171,11 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
     try:
         page.goto(url)
         page.locator(".jp-Cell").first.wait_for(timeout=90000)
-        page.wait_for_timeout(2000)  # JupyterLab may still ask which kernel to start
-        dialog = page.locator(".jp-Dialog")
-        if dialog.count():
-            dialog.get_by_role("button", name="Select").click()
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90000)
+        wait_for_idle_kernel(page)
         # On a busy machine the first "Run All Cells" can arrive before the kernel's
         # connection is ready and run nothing: try again until the first cell has run.
         for attempt in range(3):
+            wait_for_idle_kernel(page)
             page.get_by_role("menuitem", name="Run", exact=True).click()
             page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
             try:
