@@ -16,14 +16,16 @@ The primitives follow torch.nn.functional.scaled_dot_product_attention:
 array([[0.19, 0.91]])
 """
 
-from .chapters.cost import attention_flops, loglog_slope, measure, score_matrix_bytes, tile_count
+from .chapters.cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
 from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .chapters.training import ToyTask, gradient_check, train
 from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
 from .core.attention import attention_weights, scaled_dot_product_attention
+from .core.backward import attention_backward
 from .core.masks import causal_mask, padding_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
 from .core.softmax import softmax
+from .tiled.backward import flash_attention_backward, flash_attention_forward
 from .tiled.flash import flash_attention
 from .tiled.online_softmax import trace_online_softmax
 
@@ -43,10 +45,14 @@ __all__ = [
     "AttentionTrace",
     "ToyTask",
     "WorkedExample",
+    "attention_backward",
     "attention_flops",
     "attention_weights",
+    "backward_flops",
     "causal_mask",
     "flash_attention",
+    "flash_attention_backward",
+    "flash_attention_forward",
     "gradient_check",
     "jacobian_norm",
     "loglog_slope",

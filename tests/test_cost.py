@@ -9,6 +9,7 @@ from attention_course import flash_attention, scaled_dot_product_attention
 from attention_course.chapters.cost import (
     SOFTMAX_FLOPS_PER_SCORE,
     attention_flops,
+    backward_flops,
     loglog_slope,
     measure,
     score_matrix_bytes,
@@ -197,3 +198,19 @@ def test_loglog_slope_of_noisy_quadratic_is_near_two():
 def test_loglog_slope_rejects_bad_input(x, y, words):
     with pytest.raises(ValueError, match=words):
         loglog_slope(x, y)
+
+
+def test_the_tiled_backward_does_two_and_a_half_times_the_forwards_products():
+    fwd = attention_flops(1024, d_k=64)
+    bwd = backward_flops(1024, d_k=64)
+    kept = backward_flops(1024, d_k=64, recompute=False)
+    assert bwd.products == 10 * 1024**2 * 64 and kept.products == 8 * 1024**2 * 64
+    assert bwd.products / (fwd.scores + fwd.mix) == 2.5 and kept.products / (fwd.scores + fwd.mix) == 2
+    assert bwd.total == bwd.products + 5 * 1024**2 + 2 * 1024 * 64
+    assert kept.scores == kept.weights == 0
+    assert backward_flops(3, 5, d_k=2, d_v=7, batch=4).dv == 2 * 4 * 3 * 5 * 7
+
+
+def test_measure_subtracts_every_array_a_backward_returns():
+    m = measure(lambda: (np.zeros(1000), np.zeros(500), "not an array"), repeat=1, warmup=0)
+    assert m.result_bytes == 1500 * 8

@@ -14,6 +14,7 @@ max-free shortcut) is tested in test_compiled_driver.py.
 
 import tracemalloc
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -293,6 +294,17 @@ def test_float16_is_computed_in_float32_and_returned_in_float16():
     # The float32 results agree to about 1e-7; rounded to float16 they may land one float16 step apart.
     half = np.finfo(np.float16)
     np.testing.assert_allclose(out.astype(np.float32), want, rtol=half.eps, atol=half.smallest_normal)
+
+
+def test_bfloat16_is_computed_in_float32_and_returned_in_bfloat16():
+    rng = np.random.default_rng(13)
+    q, k, v = qkv(rng, 40, 30, dtype=ml_dtypes.bfloat16)
+    out = flash_attention(q, k, v, block_size=(16, 8), is_causal=True)
+    assert out.dtype == ml_dtypes.bfloat16
+    want = scaled_dot_product_attention(*(x.astype(np.float32) for x in (q, k, v)), is_causal=True)
+    step = float(ml_dtypes.finfo(ml_dtypes.bfloat16).eps)  # one rounding of the float32 result
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=step, atol=step * 2**-6)
+    np.testing.assert_array_equal(out, scaled_dot_product_attention(q, k, v, is_causal=True))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

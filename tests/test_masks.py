@@ -1,3 +1,4 @@
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -69,3 +70,12 @@ def test_mask_to_bias():
     assert bias.tolist() == [0.0, -np.inf]
     float_mask = np.array([0.5, -1.0])
     assert mask_to_bias(float_mask, np.float64).tolist() == [0.5, -1.0]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
+def test_16_bit_masks_fill_minus_infinity_and_float_masks_are_taken(dtype):
+    bias = mask_to_bias(np.array([True, False, True]), dtype)
+    assert bias.dtype == dtype
+    np.testing.assert_array_equal(bias.astype(np.float32), [0.0, -np.inf, 0.0])
+    float_mask = np.array([[0.0, -np.inf]], dtype=dtype)
+    assert check_attn_mask(float_mask, False, 3, 2).dtype == dtype

@@ -1,3 +1,4 @@
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -93,3 +94,15 @@ def test_errors():
         multi_head_attention(x, n_heads=2.0, **w)
     with pytest.raises(ValueError, match=r"x must have shape \(\.\.\., n, d_model\)"):
         multi_head_attention(np.ones(8), n_heads=2, **w)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
+def test_16_bit_inputs_are_computed_in_float32_and_returned_in_their_dtype(dtype):
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((2, 7, 16)).astype(dtype)
+    w_q, w_k, w_v, w_o = ((rng.standard_normal((16, 16)) * 0.25).astype(dtype) for _ in range(4))
+    out, weights = multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads=4, need_weights=True)
+    assert out.dtype == weights.dtype == dtype
+    want = multi_head_attention(*(a.astype(np.float32) for a in (x, w_q, w_k, w_v, w_o)), n_heads=4)
+    eps = float(ml_dtypes.finfo(dtype).eps)  # one rounding of the float32 result
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=eps, atol=eps * 2**-6)

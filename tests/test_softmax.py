@@ -1,5 +1,6 @@
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -78,3 +79,23 @@ def test_bad_input():
         softmax(3.0)
     with pytest.raises(ValueError, match="axis 2 is out of range for x with shape \\(2, 3\\)"):
         softmax(np.ones((2, 3)), axis=2)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["float16", "bfloat16"])
+def test_16_bit_scores_are_computed_in_float32_and_returned_in_their_dtype(dtype):
+    rng = np.random.default_rng(40)
+    x = (rng.standard_normal((3, 4096)) * 4).astype(dtype)
+    x[1, 7:] = -np.inf  # few keys
+    x[2] = -np.inf  # nothing to attend to
+    w = softmax(x)
+    assert w.dtype == dtype
+    want = softmax(x.astype(np.float32)).astype(dtype)  # the float32 weights, rounded once
+    np.testing.assert_array_equal(w, want)
+    assert np.all(w[2] == 0) and np.all(w[1, 7:] == 0)
+    # summed in float32, a row of 4096 weights still sums to 1 to within the rounding of each weight
+    assert abs(float(np.sum(w[0].astype(np.float64))) - 1) < 4096 * float(ml_dtypes.finfo(dtype).eps) * w[0].astype(np.float64).max() + 1e-2
+
+
+def test_8_bit_floats_are_refused_with_the_dtypes_that_are_taken():
+    with pytest.raises(TypeError, match=r"x must hold real numbers \(float16, bfloat16.*float8_e4m3fn"):
+        softmax(np.zeros(3, dtype=ml_dtypes.float8_e4m3fn))

@@ -7,7 +7,7 @@
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
-from .cost import attention_flops, loglog_slope, measure, score_matrix_bytes, tile_count
+from .cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
 from .scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .training import ToyTask, gradient_check, train
 from .worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
@@ -18,6 +18,7 @@ __all__ = [
     "ToyTask",
     "WorkedExample",
     "attention_flops",
+    "backward_flops",
     "gradient_check",
     "jacobian_norm",
     "loglog_slope",

@@ -7,7 +7,10 @@ Counting: for n_q queries, n_k keys and key/value sizes d_k, d_v,
     weights @ V     n_q * n_k multiply-adds per value dim  2 n_q n_k d_v
 
 so the work is O(n^2 d) for n = n_q = n_k, and the plain computation also
-stores the n_q x n_k matrix, O(n^2) memory. Measuring: `measure` times a call
+stores the n_q x n_k matrix, O(n^2) memory. The backward pass
+(`backward_flops`, book/backward.ipynb) has five products of that size where
+the forward has two: 2.5 times the work for d_k = d_v, when the scores are
+recomputed as FlashAttention does. Measuring: `measure` times a call
 (best and median of several runs) and records the peak memory it allocates
 (NumPy reports its allocations to `tracemalloc`); `loglog_slope` fits the
 exponent p in cost ~ n^p.
@@ -70,6 +73,71 @@ def attention_flops(n_q: int, n_k: int | None = None, d_k: int = 64, d_v: int | 
     return AttentionFlops(scores=2 * pairs * d_k, softmax=SOFTMAX_FLOPS_PER_SCORE * pairs, mix=2 * pairs * d_v)
 
 
+BACKWARD_SOFTMAX_FLOPS_PER_SCORE = 2
+"""dS = P * (dP - D): a subtraction and a multiplication per score."""
+
+RECOMPUTE_FLOPS_PER_SCORE = 3
+"""Rebuilding a weight from its score: scale, subtract the log-sum-exp, exp."""
+
+
+@dataclass(frozen=True)
+class BackwardFlops:
+    """Floating-point operations of one attention backward pass."""
+
+    scores: int
+    """Q K^T again, 2 n_q n_k d_k, when the scores are recomputed (0 when the weights were kept)."""
+    weights: int
+    """The weights again from the scores, RECOMPUTE_FLOPS_PER_SCORE n_q n_k (0 when they were kept)."""
+    dv: int
+    """dV = P^T dO: 2 n_q n_k d_v."""
+    dp: int
+    """dP = dO V^T: 2 n_q n_k d_v."""
+    softmax: int
+    """dS = P * (dP - D): BACKWARD_SOFTMAX_FLOPS_PER_SCORE n_q n_k, and D = rowsum(O * dO), 2 n_q d_v."""
+    dq: int
+    """dQ = scale dS K: 2 n_q n_k d_k."""
+    dk: int
+    """dK = scale dS^T Q: 2 n_q n_k d_k."""
+
+    @property
+    def products(self) -> int:
+        """The matrix products alone: four, and a fifth (Q K^T again) when the scores are recomputed."""
+        return self.scores + self.dv + self.dp + self.dq + self.dk
+
+    @property
+    def total(self) -> int:
+        """Everything together."""
+        return self.products + self.weights + self.softmax
+
+
+def backward_flops(n_q: int, n_k: int | None = None, d_k: int = 64, d_v: int | None = None, *, batch: int = 1,
+                   recompute: bool = True) -> BackwardFlops:
+    """Count the FLOPs of the gradients of softmax(Q K^T * scale) V for Q, K and V.
+
+    Args:
+        n_q, n_k, d_k, d_v, batch: as in `attention_flops`.
+        recompute: True for the tiled backward (FlashAttention's), which
+            recomputes the scores and weights from Q, K and the log-sum-exp;
+            False for a backward that kept the weights of the forward pass.
+
+    Returns:
+        BackwardFlops with its parts as Python ints.
+    """
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    d_k = positive_int(d_k, "d_k")
+    d_v = d_k if d_v is None else positive_int(d_v, "d_v")
+    batch = positive_int(batch, "batch")
+    pairs = batch * n_q * n_k  # one score per (query, key) pair
+    return BackwardFlops(
+        scores=2 * pairs * d_k if recompute else 0,
+        weights=RECOMPUTE_FLOPS_PER_SCORE * pairs if recompute else 0,
+        dv=2 * pairs * d_v, dp=2 * pairs * d_v,
+        softmax=BACKWARD_SOFTMAX_FLOPS_PER_SCORE * pairs + 2 * batch * n_q * d_v,
+        dq=2 * pairs * d_k, dk=2 * pairs * d_k,
+    )
+
+
 def score_matrix_bytes(n_q: int, n_k: int | None = None, dtype="float32", *, batch: int = 1) -> int:
     """Bytes of the (batch, n_q, n_k) score (or weight) matrix the plain computation stores.
 
@@ -97,7 +165,7 @@ class Measurement:
     peak_bytes: int
     """Peak memory allocated during one (separate, untimed) call, above what was allocated before it."""
     result_bytes: int
-    """Size of the returned array (0 if it is not an array)."""
+    """Size of the returned array, or of the arrays of a returned tuple (0 for anything else)."""
 
     @property
     def best(self) -> float:
@@ -152,7 +220,8 @@ def measure(fn, *args, repeat: int = 5, warmup: int = 1, blas_threads: int | Non
             fn(*args, **kwargs)
             times[i] = time.perf_counter() - start
         peak, result = _peak_memory(fn, args, kwargs)
-    result_bytes = int(result.nbytes) if isinstance(result, np.ndarray) else 0
+    parts = result if isinstance(result, tuple) else (result,)  # (dq, dk, dv) from a backward pass
+    result_bytes = sum(int(r.nbytes) for r in parts if isinstance(r, np.ndarray))
     return Measurement(times=times, peak_bytes=peak, result_bytes=result_bytes)
 
 

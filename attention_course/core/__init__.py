@@ -3,17 +3,22 @@
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
 - `masks`: causal and padding masks, PyTorch's convention (book/masks.ipynb).
 - `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb).
+- `backward`: its gradients for Q, K and V, from the stored weights (book/backward.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
 
-`_checks` holds the input checks every public function shares.
+`_checks` holds the input checks every public function shares, and the rule
+for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
+dtype (book/low_precision.ipynb).
 """
 
 from .attention import attention_weights, scaled_dot_product_attention
+from .backward import attention_backward
 from .masks import causal_mask, padding_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
 from .softmax import softmax
 
 __all__ = [
+    "attention_backward",
     "attention_weights",
     "causal_mask",
     "merge_heads",

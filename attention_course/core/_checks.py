@@ -8,29 +8,65 @@ reads which argument was wrong, the shape it had and the shape it needed.
 from __future__ import annotations
 
 import numpy as np
+from ml_dtypes import bfloat16
 
 _FLOAT_KINDS = "f"
 _PROMOTED_KINDS = "biu"  # bool, signed and unsigned integers become float64
+
+BFLOAT16 = np.dtype(bfloat16)
+"""bfloat16 (from ml_dtypes): float32's 8 exponent bits with 7 mantissa bits."""
+
+LOW_PRECISION = (np.dtype(np.float16), BFLOAT16)
+"""The 16-bit dtypes the primitives take in and give back, but compute in float32."""
+
+
+def is_float_dtype(dtype) -> bool:
+    """True for NumPy's float dtypes (float16, float32, float64, longdouble) and bfloat16."""
+    dtype = np.dtype(dtype)
+    return dtype.kind in _FLOAT_KINDS or dtype == BFLOAT16
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """The dtype a primitive computes in for input of `dtype`: float32 for float16 and bfloat16, else `dtype`.
+
+    The rule every primitive follows (as PyTorch does on the CPU, and as
+    GPU kernels accumulate): 16-bit inputs are widened to float32, every
+    score, exponential, sum and product is computed in float32, and the
+    result is rounded to the input's dtype once, at the end.
+    """
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in LOW_PRECISION else dtype
 
 
 def as_float_array(x, name: str) -> np.ndarray:
     """Return `x` as a floating-point array without copying float input.
 
-    float16/32/64 keep their dtype; bool and integer input becomes float64,
-    as NumPy's own true division would do. Anything else (strings, objects,
-    complex numbers) raises TypeError naming `name`.
+    float16/32/64 and bfloat16 keep their dtype; bool and integer input
+    becomes float64, as NumPy's own true division would do. Anything else
+    (strings, objects, complex numbers, the 8-bit floats of ml_dtypes)
+    raises TypeError naming `name`.
     """
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:  # ragged nested lists, for example
         raise TypeError(f"{name} must be an array of numbers; could not convert it: {err}") from None
-    if arr.dtype.kind in _FLOAT_KINDS:
+    if is_float_dtype(arr.dtype):
         return arr
     if arr.dtype.kind in _PROMOTED_KINDS:
         return arr.astype(np.float64)
     raise TypeError(
-        f"{name} must hold real numbers (a float or integer dtype); got dtype {arr.dtype}"
+        f"{name} must hold real numbers (float16, bfloat16, float32, float64 or an integer dtype); "
+        f"got dtype {arr.dtype}"
     )
+
+
+def result_dtype(*arrays: np.ndarray) -> np.dtype:
+    """The dtype of a result computed from float `arrays`: NumPy's promotion, and bfloat16 beside another dtype
+    promoted as float32 would be (bfloat16 with float16 gives float32: neither holds the other's numbers)."""
+    dtypes = {a.dtype for a in arrays}
+    if BFLOAT16 in dtypes and len(dtypes) > 1:
+        return np.result_type(*(np.float32 if d in LOW_PRECISION else d for d in dtypes))
+    return np.result_type(*arrays)
 
 
 def require_ndim(arr: np.ndarray, name: str, min_ndim: int, layout: str, hint: str = "") -> None:
@@ -90,3 +126,15 @@ def check_scale(scale, d_k: int) -> float:
     if not np.isfinite(scale):
         raise ValueError(f"scale must be finite; got {scale}")
     return float(scale)
+
+
+def in_compute_dtype(*arrays: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.dtype]:
+    """(the arrays in the dtype to compute in, the dtype to return): the low-precision rule in one place.
+
+    The result dtype is `result_dtype(*arrays)`; the arrays are converted to
+    `compute_dtype` of it (no copy when they already have it).
+    """
+    out_dtype = result_dtype(*arrays)
+    work = compute_dtype(out_dtype)
+    return tuple(a.astype(work, copy=False) for a in arrays), out_dtype
+

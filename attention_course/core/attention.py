@@ -15,6 +15,7 @@ from ._checks import (
     as_float_array,
     broadcast_batch,
     check_scale,
+    in_compute_dtype,
     require_ndim,
     require_same,
 )
@@ -76,10 +77,12 @@ def attention_weights(query, key, attn_mask=None, is_causal: bool = False, scale
 
     Returns:
         (..., n_q, n_k) weights; each row sums to 1, or is all zeros if the
-        mask leaves the query nothing to attend to.
+        mask leaves the query nothing to attend to. float16 and bfloat16 are
+        computed in float32 and rounded to their dtype at the end.
     """
     q, k, _ = check_qkv(query, key)
-    return _weights(q, k, attn_mask, is_causal, scale)
+    (q, k), out_dtype = in_compute_dtype(q, k)  # 16-bit inputs: float32 from here on
+    return _weights(q, k, attn_mask, is_causal, scale).astype(out_dtype, copy=False)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal: bool = False, scale=None) -> np.ndarray:
@@ -99,8 +102,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal: b
     Returns:
         (..., n_q, d_v) outputs, each a weighted mix of the value rows. A query
         with nothing to attend to (a fully masked row) gets zeros, as in torch.
-        float32 in gives float32 out; the inputs are not modified.
+        float32 in gives float32 out; float16 and bfloat16 in are computed in
+        float32 (scores, softmax and the product with V) and rounded to their
+        dtype once, at the end. The inputs are not modified.
     """
     q, k, v = check_qkv(query, key, value)
+    (q, k, v), out_dtype = in_compute_dtype(q, k, v)  # 16-bit inputs: float32 from here on
     weights = _weights(q, k, attn_mask, is_causal, scale)  # (..., n_q, n_k)
-    return weights @ v  # (..., n_q, n_k) x (..., n_k, d_v) -> (..., n_q, d_v)
+    out = weights @ v  # (..., n_q, n_k) x (..., n_k, d_v) -> (..., n_q, d_v)
+    return out.astype(out_dtype, copy=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import positive_int
+from ._checks import is_float_dtype, positive_int
 
 
 def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
@@ -77,7 +77,7 @@ def check_attn_mask(attn_mask, is_causal, n_q: int, n_k: int) -> np.ndarray | No
     if attn_mask is None:
         return None
     mask = np.asarray(attn_mask)
-    if mask.dtype != bool and mask.dtype.kind != "f":
+    if mask.dtype != bool and not is_float_dtype(mask.dtype):
         hint = " (for 0/1 integers, use attn_mask.astype(bool))" if mask.dtype.kind in "iu" else ""
         raise TypeError(
             "attn_mask must be boolean (True = may attend) or float (added to the scores); "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, positive_int, require_ndim
+from ._checks import as_float_array, in_compute_dtype, positive_int, require_ndim
 from .attention import _weights
 
 
@@ -83,7 +83,8 @@ def multi_head_attention(
 
     Returns:
         (..., n, d_out) outputs; with need_weights=True, the pair
-        (outputs, weights) with weights of shape (..., h, n, n).
+        (outputs, weights) with weights of shape (..., h, n, n). float16 and
+        bfloat16 are computed in float32 and rounded to their dtype at the end.
     """
     x = as_float_array(x, "x")
     require_ndim(x, "x", 2, "(..., n, d_model)")
@@ -99,6 +100,8 @@ def multi_head_attention(
     b_k = _check_bias(b_k, "b_k", w_k.shape[1])
     b_v = _check_bias(b_v, "b_v", w_v.shape[1])
     b_o = _check_bias(b_o, "b_o", w_o.shape[1])
+    (x, w_q, w_k, w_v, w_o), out_dtype = in_compute_dtype(x, w_q, w_k, w_v, w_o)  # 16-bit inputs: float32 from here on
+    b_q, b_k, b_v, b_o = (None if b is None else b.astype(x.dtype, copy=False) for b in (b_q, b_k, b_v, b_o))
 
     def project(w, b):
         y = x @ w  # (..., n, d_model) x (d_model, h*d_head) -> (..., n, h*d_head)
@@ -116,4 +119,5 @@ def multi_head_attention(
     out = merge_heads(heads) @ w_o  # (..., n, h*d_v) x (h*d_v, d_out) -> (..., n, d_out)
     if b_o is not None:
         out = out + b_o
-    return (out, weights) if need_weights else out
+    out = out.astype(out_dtype, copy=False)
+    return (out, weights.astype(out_dtype, copy=False)) if need_weights else out

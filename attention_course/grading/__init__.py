@@ -28,6 +28,7 @@ Three parts, and the tools beside them:
 
 from .engine.results import CaseResult, CheckResult
 from .exercises.attention import check_attention
+from .exercises.backward import check_backward_query_tile
 from .exercises.flash import check_flash_attention
 from .exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
 from .exercises.multi_head import check_multi_head_attention
@@ -38,6 +39,7 @@ __all__ = [
     "CaseResult",
     "CheckResult",
     "check_attention",
+    "check_backward_query_tile",
     "check_causal_mask",
     "check_dot_product_spread",
     "check_dot_scores",

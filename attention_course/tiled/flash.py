@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core._checks import broadcast_batch, check_scale, positive_int
+from ..core._checks import broadcast_batch, check_scale, compute_dtype, positive_int, result_dtype
 from ..core.attention import check_qkv
 from ..core.masks import check_attn_mask
 from . import _compiled
@@ -54,8 +54,8 @@ def _choose_backend(backend: str | None, dtype: np.dtype) -> str:
             )
         if dtype not in _compiled_dtypes():
             raise TypeError(
-                f"backend='numba' computes in float16, float32 or float64; got {dtype}. "
-                "backend='numpy' and scaled_dot_product_attention take any float dtype."
+                f"backend='numba' is compiled for float32 and float64 (float16 and bfloat16 are computed in "
+                f"float32); got {dtype}. backend='numpy' and scaled_dot_product_attention take any float dtype."
             )
     return backend
 
@@ -64,11 +64,6 @@ def _compiled_dtypes() -> tuple[np.dtype, ...]:
     from ._compiled.driver import DTYPES
 
     return DTYPES
-
-
-def _working_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype the tiles are computed in: float16 in float32, as PyTorch does on the CPU; others as they are."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
 def _block_sizes(block_size) -> tuple[int, int]:
@@ -124,8 +119,9 @@ def flash_attention(
 
     Returns:
         (..., n_q, d_v), equal to the plain computation up to rounding; float32
-        in gives float32 out (float16 is computed in float32 and rounded to
-        float16 at the end); the inputs are not modified. A query with nothing
+        in gives float32 out (float16 and bfloat16 are computed in float32, on
+        either backend, and rounded to their dtype at the end); the inputs are
+        not modified. A query with nothing
         to attend to gets zeros. NaN reaches every output that can see it; a
         NaN key or value in a tile that is skipped (under is_causal) leaves the
         queries that cannot see it untouched, where the plain path, which
@@ -141,8 +137,8 @@ def flash_attention(
     if mask is not None and mask.ndim > 2:
         shapes["attn_mask"] = mask.shape
     batch = broadcast_batch(shapes)
-    out_dtype = np.result_type(q, k, v)
-    dtype = _working_dtype(out_dtype)
+    out_dtype = result_dtype(q, k, v)
+    dtype = compute_dtype(out_dtype)  # the dtype of every tile: float32 for 16-bit inputs
     backend = _choose_backend(backend, dtype)
     q, k, v = (x.astype(dtype, copy=False) for x in (q, k, v))  # one dtype, so no tile converts
     if backend == "numba":

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._tables import html_table, text_table
-from ..core._checks import check_scale, positive_int
+from ..core._checks import check_scale, compute_dtype, positive_int, result_dtype
 from ..core.attention import check_qkv
 from ..core.masks import mask_to_bias
 
@@ -60,6 +60,16 @@ class OnlineSoftmaxState:
         """(bq, d_v) acc / l, the attention output over the keys seen so far; zeros where l == 0 (nothing seen)."""
         l = self.l[:, None]  # (bq, 1)
         return np.divide(self.acc, l, out=np.zeros_like(self.acc), where=l != 0)  # NaN in l stays NaN
+
+    @property
+    def lse(self) -> np.ndarray:
+        """(bq,) m + log(l) = log sum_j exp(s_j), the log-sum-exp of the scores seen so far; -inf where l == 0.
+
+        One number per query that the backward pass needs to rebuild every
+        weight from its score: p_j = exp(s_j - lse) (tiled/backward.py).
+        """
+        log_l = np.log(self.l, out=np.full_like(self.l, -np.inf), where=self.l != 0)  # log 0 = -inf, without a warning
+        return np.where(self.l != 0, self.m + log_l, log_l)  # m may be -inf where l == 0: keep -inf, never NaN
 
 
 def online_softmax_update(state: OnlineSoftmaxState, scores: np.ndarray, values: np.ndarray) -> OnlineSoftmaxState:
@@ -101,9 +111,34 @@ def keys_seen(rows: slice, n_k: int, is_causal: bool) -> int:
     return min(n_k, rows.stop) if is_causal else n_k
 
 
+def tile_scores(q_tile: np.ndarray, k_tile: np.ndarray, scale: float, mask_tile: np.ndarray | None,
+                rows: slice, keys: slice, is_causal: bool) -> np.ndarray:
+    """One tile of scaled, masked scores: (q_tile k_tile^T) * scale, -inf where a key is hidden.
+
+    Args:
+        q_tile: (bq, d_k) the queries of `rows`; k_tile: (bk, d_k) the keys of `keys`.
+        scale: multiplies the scores.
+        mask_tile: None, or this tile of the (n_q, n_k) mask: (bq, bk), boolean or float.
+        rows, keys: which queries and keys the tile holds (for the causal diagonal).
+        is_causal: hide key j from query i when j > i.
+
+    Returns:
+        (bq, bk) scores in q_tile's dtype. The forward pass and the backward
+        pass (which recomputes them) both call this, so they see the same numbers.
+    """
+    s = (q_tile @ k_tile.T) * scale  # (bq, d_k) x (d_k, bk) -> (bq, bk)
+    if mask_tile is not None:
+        s = s + mask_to_bias(mask_tile, s.dtype)  # masked scores -> -inf
+    if is_causal and keys.stop - 1 > rows.start:  # the tile reaches past the diagonal
+        later = np.arange(keys.start, keys.stop)[None, :] > np.arange(rows.start, rows.stop)[:, None]
+        s = np.where(later, -np.inf, s)  # (bq, bk): key j hidden from query i when j > i
+    return s
+
+
 def tiled_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int, block_k: int, *, scale: float,
                     mask: np.ndarray | None = None, is_causal: bool = False,
-                    update: Update = online_softmax_update, out: np.ndarray | None = None) -> np.ndarray:
+                    update: Update = online_softmax_update, out: np.ndarray | None = None,
+                    lse: np.ndarray | None = None) -> np.ndarray:
     """softmax(q k^T * scale + mask) v for one head, one tile of queries and keys at a time.
 
     Args:
@@ -115,6 +150,8 @@ def tiled_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int, b
         update: the online-softmax step. `trace_online_softmax` passes one that also records each state;
             the tiled exercise's grader passes mistaken ones to predict what a loop with that mistake returns.
         out: None, or an (n_q, d_v) array to write the result into.
+        lse: None, or an (n_q,) array that receives each query's log-sum-exp of its scores
+            (`OnlineSoftmaxState.lse`; -inf for a query with nothing to attend to).
 
     Returns:
         (n_q, d_v) in q's dtype (or `out`); zeros for a query with nothing to attend to.
@@ -124,14 +161,11 @@ def tiled_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int, b
     for rows in tiles(n_q, block_q):
         state = OnlineSoftmaxState.start(rows.stop - rows.start, d_v, q.dtype)
         for keys in tiles(keys_seen(rows, n_k, is_causal), block_k):
-            s = (q[rows] @ k[keys].T) * scale  # (bq, d_k) x (d_k, bk) -> (bq, bk)
-            if mask is not None:
-                s = s + mask_to_bias(mask[rows, keys], s.dtype)  # masked scores -> -inf
-            if is_causal and keys.stop - 1 > rows.start:  # the tile reaches past the diagonal
-                later = np.arange(keys.start, keys.stop)[None, :] > np.arange(rows.start, rows.stop)[:, None]
-                s = np.where(later, -np.inf, s)  # (bq, bk): key j hidden from query i when j > i
+            s = tile_scores(q[rows], k[keys], scale, None if mask is None else mask[rows, keys], rows, keys, is_causal)
             state = update(state, s, v[keys])
         out[rows] = state.output
+        if lse is not None:
+            lse[rows] = state.lse
     return out
 
 
@@ -225,7 +259,7 @@ def trace_online_softmax(query, key, value, block_size: int = 4, scale=None) -> 
         )
     block_size = positive_int(block_size, "block_size")
     scale = check_scale(scale, q.shape[-1])
-    dtype = np.result_type(q, k, v)
+    dtype = compute_dtype(result_dtype(q, k, v))  # float16 and bfloat16 are traced in float32
     steps: list[TileStep] = []
 
     def recording_update(state: OnlineSoftmaxState, scores: np.ndarray, values: np.ndarray) -> OnlineSoftmaxState:
