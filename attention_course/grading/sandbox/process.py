@@ -306,7 +306,7 @@ class WorkerProcess:
             except ProtocolError as err:
                 self._stop(proc, "channel", f"interfered with the grader's result channel ({err})")
                 return
-            if self.finished or proc.poll() is not None:
+            if self.finished or _ended(proc):
                 return
             now = time.monotonic()
             if not self.ready and now - started > self.limits.startup_seconds:
@@ -382,16 +382,21 @@ class WorkerProcess:
         self._kill(proc)
 
     def _kill(self, proc: subprocess.Popen) -> None:
-        """Kill the sandbox through its PID namespace's first process, and the process we started."""
+        """Kill the sandbox through its PID namespace's first process, and the process group we started.
+
+        The process we started is not reaped before this (see `_ended`), so its
+        pid, which is its group's id, cannot have been given to another process.
+        """
         if self._init_fd is not None:
             try:
                 signal.pidfd_send_signal(self._init_fd, signal.SIGKILL)
             except (ProcessLookupError, OSError):
                 pass
-        try:  # the worker (or bwrap) leads its own process group, made for it by Popen
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if proc.returncode is None:
+            try:  # the worker (or bwrap) leads its own process group, made for it by Popen
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def _open_init(self) -> None:
         """From bwrap's info, a pidfd on the sandbox's first process (checked to be bwrap's own child)."""
@@ -445,7 +450,13 @@ class WorkerProcess:
         if processes is None:
             return None
         self.peak_processes = max(self.peak_processes, len(processes) - 1)  # without bwrap's own first process
-        return sum(p["rss"] for p in processes)
+        resident = sum(p["rss"] for p in processes)
+        if resident <= self.limits.memory_bytes or len(processes) <= 2:
+            return resident
+        # Forked children share their parent's pages: count each page once, in shares (PSS), before killing.
+        base = f"/proc/{self._init_pid}/root/proc"
+        shares = [_proportional(f"{base}/{p['pid']}") for p in processes]
+        return resident if None in shares or _exited(self._init_fd) else sum(shares)
 
     def _look_inside(self, folder: str | None) -> None:
         """At the end: the files the notebook wrote and the processes it left running."""
@@ -541,6 +552,14 @@ class WorkerProcess:
                 self.counts[self.step] = self.counts.get(self.step, Counter()) + clean
 
 
+def _ended(proc: subprocess.Popen) -> bool:
+    """Whether the process has ended, without reaping it (so its pid stays its own until `wait`)."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
 def _int(value) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ProtocolError("an index is not an integer")
@@ -593,6 +612,18 @@ def _stat(folder: str) -> dict | None:
                 "session": int(fields[3]), "start": int(fields[19]) / _TICKS, "rss": int(fields[21]) * _PAGE}
     except (IndexError, ValueError):
         return None
+
+
+def _proportional(folder: str) -> int | None:
+    """A process's proportional set size in bytes (its share of every page it maps), from smaps_rollup."""
+    try:
+        with open(f"{folder}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return 0  # a process that has just ended
 
 
 def _cmdline(folder: str) -> str:
