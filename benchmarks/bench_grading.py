@@ -31,6 +31,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -111,6 +112,7 @@ def overhead(rounds: int) -> int:
             times[True].append(pair[True])
             times[False].append(pair[False])
             differences.append(pair[True] - pair[False])
+    bare = _bare_starts(5 * rounds)
     with_box, without = statistics.median(times[True]), statistics.median(times[False])
     print(f"notebooks:       the {len(solutions)} solutions, {rounds} round(s), one at a time, "
           f"sandbox and plain process in turn")
@@ -118,8 +120,31 @@ def overhead(rounds: int) -> int:
           f"(ratio {with_box / without:.2f})")
     print(f"sandbox's cost:  median {statistics.median(differences) * 1000:+.0f} ms per notebook "
           f"(per-notebook differences from {min(differences) * 1000:+.0f} to {max(differences) * 1000:+.0f} ms)")
+    print(f"bare start:      `python -c pass` {bare[True] * 1000:.0f} ms in the sandbox, {bare[False] * 1000:.0f} ms "
+          f"without (medians of {5 * rounds} each, in turn)")
     print(f"load average:    {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     return 0
+
+
+def _bare_starts(count: int) -> dict[bool, float]:
+    """Median seconds to start and end `python -c pass` in a sandbox as the worker's (limits, view, uid) and plainly."""
+    box = bubblewrap.find()
+    limits = Limits()
+    argv = [sys.executable, "-s", "-B", "-c", "pass"]
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(count):
+        for sandboxed in (True, False):
+            read, write = os.pipe()
+            command = argv if not sandboxed else box.command(
+                argv, memory_bytes=limits.memory_bytes, file_bytes=limits.file_bytes, processes=limits.processes,
+                scratch_bytes=limits.scratch_bytes, info_fd=write,
+                uid=None if box.user_namespace else bubblewrap.new_uid())
+            start = time.perf_counter()
+            subprocess.run(command, check=True, pass_fds=(write,), stdout=subprocess.DEVNULL)
+            times[sandboxed].append(time.perf_counter() - start)
+            os.close(read)
+            os.close(write)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
 def sleeper(args, jobs: int) -> int:

@@ -73,8 +73,12 @@ def test_memory_limit_turns_a_bomb_into_memory_error():
 
 WATCHED = """import os, signal, socket, subprocess
 child = subprocess.Popen(['sleep', '30'])
-os.kill(child.pid, signal.SIGTERM)
+child.terminate()  # its own child: nothing to report but the start
 child.wait()
+try:
+    os.kill(4_194_400, signal.SIGTERM)  # above any pid there can be: nobody receives it
+except OSError:
+    pass
 free = socket.socket(); free.bind(('127.0.0.1', 0)); port = free.getsockname()[1]; free.close()
 try:
     socket.create_connection(('127.0.0.1', port), timeout=1)
@@ -96,7 +100,8 @@ def test_the_watch_names_what_each_cell_tried():
     text = "\n".join(run.incidents)
     assert run.flags == ["network", "read course files", "signal", "tampered with the grader"], run.incidents
     assert all(i.startswith("code cell 2 (`import os, signal, socket, subprocess`)") for i in run.incidents)
-    assert "started processes (`sleep 30`)" in text and "SIGTERM to process" in text
+    assert "started processes (`sleep 30`)" in text and "SIGTERM to process 4194400" in text
+    assert text.count("SIGTERM") == 1
     assert "connect to 127.0.0.1:" in text and "read /nonexistent/solutions/05_causal_mask.ipynb" in text
     assert "attention_course.grading.engine.check.judge" in text and "numpy.allclose" in text
     np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])

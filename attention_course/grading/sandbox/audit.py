@@ -92,8 +92,8 @@ class Watch:
 
     def _signal(self, event: str, args: tuple) -> None:
         target, number = args[0], args[1]
-        if event == "os.kill" and target == self._pid:
-            return  # its own process: the notebook can do that to itself
+        if event == "os.kill" and (target == self._pid or _descends(target, self._pid)):
+            return  # its own process, or one it started: the notebook may stop what it started
         name = _signal_name(number)
         if event == "os.killpg":
             self._report(SIGNAL, f"{name} to process group {target}")
@@ -344,6 +344,21 @@ def _allowed_code(package, provided: list[str]) -> set:
     limit = getattr(calls.time_limit, "__wrapped__", calls.time_limit)
     allowed.update(c for c in limit.__code__.co_consts if isinstance(c, types.CodeType))  # the alarm's handler
     return allowed
+
+
+def _descends(pid: int, ancestor: int, depth: int = 8) -> bool:
+    """Whether process `pid` was started by `ancestor` (its child, grandchild, ...)."""
+    for _ in range(depth):
+        try:
+            with open(f"/proc/{int(pid)}/stat", "rb") as f:
+                pid = int(f.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+    return False
 
 
 def _ipython_folder() -> str:

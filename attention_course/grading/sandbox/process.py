@@ -190,6 +190,25 @@ class WorkerProcess:
         """Run the worker to its end (or the grader's kill), then clean up everything it left."""
         folder = None if self.sandbox else tempfile.mkdtemp(prefix="attention-course-grading-")
         result_r, result_w = os.pipe()
+        try:
+            proc, info_r, request = self._start(folder, result_w)
+        except BaseException:
+            _close(result_r)
+            if folder:
+                _remove(folder)
+            raise
+        selector = selectors.DefaultSelector()
+        try:
+            self._watch(proc, selector, result_r, info_r, request)
+            if self.finished:
+                self._look_inside(folder)
+        finally:
+            self._end(proc, selector, [result_r, info_r, self._init_fd])
+            if folder:
+                _remove(folder)
+
+    def _start(self, folder: str | None, result_w: int) -> tuple[subprocess.Popen, int | None, bytes]:
+        """Start the worker, in the sandbox or in `folder`: (its process, bwrap's info pipe, the request)."""
         child_fds = [result_w]
         info_r = None
         try:
@@ -201,7 +220,7 @@ class WorkerProcess:
                     shutil.copyfile(self.notebook, os.path.join(work, bubblewrap._safe_name(str(self.notebook))))
                 argv, cwd, writable = self._python(), work, [folder]
             else:
-                work, home, tmp = bubblewrap.WORK, bubblewrap.HOME, bubblewrap.TMP
+                home, tmp = bubblewrap.HOME, bubblewrap.TMP
                 info_r, info_w = os.pipe()
                 child_fds.append(info_w)
                 copy = None
@@ -209,61 +228,55 @@ class WorkerProcess:
                     copy = (os.open(self.notebook, os.O_RDONLY), str(self.notebook))
                     child_fds.append(copy[0])
                 limits = self.limits
-                uid = None if self.sandbox.user_namespace else bubblewrap.new_uid()
-                argv = self.sandbox.command(self._python(), memory_bytes=limits.memory_bytes,
-                                            file_bytes=limits.file_bytes, processes=limits.processes,
-                                            scratch_bytes=limits.scratch_bytes, info_fd=info_w, notebook=copy,
-                                            uid=uid)
+                argv = self.sandbox.command(
+                    self._python(), memory_bytes=limits.memory_bytes, file_bytes=limits.file_bytes,
+                    processes=limits.processes, scratch_bytes=limits.scratch_bytes, info_fd=info_w, notebook=copy,
+                    uid=None if self.sandbox.user_namespace else bubblewrap.new_uid())
                 cwd, writable = "/", [bubblewrap.SCRATCH]
             env = _child_env(home, tmp, result_w, self.limits, sandboxed=self.sandbox is not None)
             request = self._request(writable)
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, pass_fds=child_fds, start_new_session=True)
         except BaseException:
-            for fd in child_fds + [result_r] + ([info_r] if info_r is not None else []):
-                os.close(fd)
-            if folder:
-                _remove(folder)
+            if info_r is not None:
+                _close(info_r)
             raise
-        self._proc_pid = proc.pid
-        for fd in child_fds:
-            os.close(fd)
-        selector = selectors.DefaultSelector()
-        try:
-            self._watch(proc, selector, result_r, info_r, request)
-            if self.finished:
-                self._look_inside(folder)
         finally:
-            self._kill(proc)
-            self._drain(selector)
-            for key in list(selector.get_map().values()):
-                selector.unregister(key.fileobj)
-            selector.close()
-            for fd in [result_r, info_r, self._init_fd]:
-                if fd is not None:
-                    _close(fd)
-            for stream in (proc.stdin, proc.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+            for fd in child_fds:
+                _close(fd)
+        self._proc_pid = proc.pid
+        return proc, info_r, request
+
+    def _end(self, proc: subprocess.Popen, selector, fds: list[int | None]) -> None:
+        """Kill the worker and its sandbox, read what is left for a moment, close everything, say how it ended."""
+        self._kill(proc)
+        self._drain(selector)
+        for key in list(selector.get_map().values()):
+            selector.unregister(key.fileobj)
+        selector.close()
+        for fd in fds:
+            if fd is not None:
+                _close(fd)
+        for stream in (proc.stdin, proc.stdout):
             try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:  # stuck in the kernel; the kill is on its way
+                stream.close()
+            except OSError:
                 pass
-            try:
-                self._parse()
-            except ProtocolError as err:
-                self.kill = self.kill or "channel"
-                self.reason = self.reason or f"interfered with the grader's result channel ({err})"
-            if not self.finished and not self.reason:
-                if self.sandbox is not None and not self.ready and proc.returncode not in (None, 0):
-                    self.kill = "sandbox"
-                    self.reason = "could not start its sandbox: " + (self.output.text().strip().splitlines() or ["?"])[-1]
-                else:
-                    self.reason = _death(proc.returncode, self.sandbox is not None)
-            if folder:
-                _remove(folder)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # stuck in the kernel; the kill is on its way
+            pass
+        try:
+            self._parse()
+        except ProtocolError as err:
+            self.kill = self.kill or "channel"
+            self.reason = self.reason or f"interfered with the grader's result channel ({err})"
+        if not self.finished and not self.reason:
+            if self.sandbox is not None and not self.ready and proc.returncode not in (None, 0):
+                self.kill = "sandbox"
+                self.reason = "could not start its sandbox: " + (self.output.text().strip().splitlines() or ["?"])[-1]
+            else:
+                self.reason = _death(proc.returncode, self.sandbox is not None)
 
     def _python(self) -> list[str]:
         flags = ["-s", "-B"] + (["-P"] if sys.version_info >= (3, 11) else [])
