@@ -2,16 +2,27 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_grading.py                        # 40 copies of exercise 8
+    .venv/bin/python benchmarks/bench_grading.py                        # 40 copies of exercise 8, sandboxed
     .venv/bin/python benchmarks/bench_grading.py --exercise 05_causal_mask --copies 10
+    .venv/bin/python benchmarks/bench_grading.py --overhead 3           # the sandbox's cost per notebook
+    .venv/bin/python benchmarks/bench_grading.py --sleeper              # 40 copies, with and without a detached sleeper
     .venv/bin/python benchmarks/bench_grading.py --help
 
-Each copy is its own submission, run in its own sandboxed worker process,
-`--jobs` at a time (default: one per core), through the same code path as
-`attention-course grade` (the gradebook is written to a temporary folder).
-The target on the course machines (2 cores) is under 60 s for 40 notebooks.
-The load average is printed too: other work on the machine slows grading
-down, so this is a measurement, not a test.
+Each copy is its own submission, run in its own bubblewrap sandbox (or,
+with `--no-sandbox`, its own plain process), `--jobs` at a time (default: one
+per core), through the same code path as `attention-course grade` (the
+gradebook is written to a temporary folder). The target on the course
+machines (2 cores) is under 60 s for 40 notebooks.
+
+`--overhead ROUNDS` grades every solution notebook ROUNDS times with and
+without the sandbox, one notebook at a time, the two alternating, and prints
+the median time per notebook of each and the median of their per-notebook
+differences. `--sleeper` grades the copies three ways, in turn: in the
+sandbox, in the sandbox with one more notebook that leaves a detached
+`sleep` behind, and without the sandbox; the sleeper must not make the batch
+slower by more than the notebook budget. The load average is printed too:
+other work on the machine slows grading down, so these are measurements, not
+tests.
 """
 
 from __future__ import annotations
@@ -19,6 +30,8 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -27,11 +40,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_course.grading.batch import collect, default_jobs, grade_submissions  # noqa: E402
+from attention_course.grading.batch import collect, default_jobs, grade_notebook, grade_submissions  # noqa: E402
 from attention_course.grading.exercises import BY_ID  # noqa: E402
 from attention_course.grading.gradebook import write_gradebook  # noqa: E402
+from attention_course.grading.sandbox import bubblewrap  # noqa: E402
+from attention_course.grading.sandbox.runner import Limits  # noqa: E402
 
 TARGET_SECONDS = 60.0
+SLEEPER = ROOT / "tests" / "grading_corpus" / "attacks" / "detached_sleeper_05_causal_mask.ipynb"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,33 +56,133 @@ def main(argv: list[str] | None = None) -> int:
                         help="which solution to copy (default: 08_flash_attention, the slowest to grade)")
     parser.add_argument("--copies", type=int, default=40, help="number of submissions (default: 40)")
     parser.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: one per core)")
+    parser.add_argument("--no-sandbox", action="store_true", help="grade without bubblewrap")
+    parser.add_argument("--overhead", type=int, default=0, metavar="ROUNDS",
+                        help="instead: every solution ROUNDS times with and without the sandbox, one at a time")
+    parser.add_argument("--sleeper", action="store_true",
+                        help="instead: the copies in the sandbox, with one detached sleeper more, and without the sandbox")
     args = parser.parse_args(argv)
-
-    source = ROOT / "solutions" / f"{args.exercise}.ipynb"
     jobs = args.jobs or default_jobs()
+    if args.overhead:
+        return overhead(args.overhead)
+    if args.sleeper:
+        return sleeper(args, jobs)
+
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
-        folder = Path(tmp) / "submitted"
-        folder.mkdir()
-        for i in range(1, args.copies + 1):
-            shutil.copy(source, folder / f"student_{i:02d}.ipynb")
+        folder = _copies(Path(tmp), args.exercise, args.copies)
         load_before = os.getloadavg()[0]
-        start = time.perf_counter()
-        grades = grade_submissions(collect([folder]), jobs=jobs, progress=True)
-        write_gradebook(grades, Path(tmp) / "gradebook.csv")
-        seconds = time.perf_counter() - start
+        seconds, grades = _grade(folder, jobs, sandbox=not args.no_sandbox, gradebook=Path(tmp) / "gradebook.csv")
         load_after = os.getloadavg()[0]
 
     notebooks = [nb for g in grades for nb in g.notebooks]
     full = sum(nb.score == nb.max_score for nb in notebooks)
     per = sorted(nb.seconds for nb in notebooks)
     print(f"exercise:        {args.exercise} ({BY_ID[args.exercise].max_score} inputs per notebook)")
-    print(f"submissions:     {len(grades)}, graded {jobs} at a time on {os.cpu_count()} cores")
+    print(f"submissions:     {len(grades)}, graded {jobs} at a time on {os.cpu_count()} cores, "
+          f"{'without a sandbox' if args.no_sandbox else 'each in a bubblewrap sandbox'}")
     print(f"full marks:      {full}/{len(notebooks)}")
     print(f"per notebook:    median {per[len(per) // 2]:.2f} s, slowest {per[-1]:.2f} s (run and judge)")
     print(f"load average:    {load_before:.1f} before, {load_after:.1f} after")
     verdict = "within" if seconds < TARGET_SECONDS else "OVER"
     print(f"total time:      {seconds:.1f} s for {len(grades)} notebooks ({verdict} the {TARGET_SECONDS:.0f} s target)")
     return 0 if full == len(notebooks) else 1
+
+
+def overhead(rounds: int) -> int:
+    """Every solution, `rounds` times with and without the sandbox, alternating; medians per notebook."""
+    solutions = sorted((ROOT / "solutions").glob("*.ipynb"))
+    bubblewrap.find()  # checked once per process: not part of any notebook's time
+    for exercise in BY_ID.values():  # the expected results too, as grade_submissions does before it starts
+        for check in exercise.checks:
+            check.prepare()
+    grade_notebook(solutions[0], Limits(), sandbox=False)  # imports nbformat and IPython's transformers, once
+    times: dict[bool, list[float]] = {True: [], False: []}
+    differences = []
+    load_before = os.getloadavg()[0]
+    for r in range(rounds):
+        for path in solutions:
+            pair = {}
+            for sandbox in ((True, False) if r % 2 == 0 else (False, True)):  # alternate which goes first
+                start = time.perf_counter()
+                grade = grade_notebook(path, Limits(), sandbox=sandbox)
+                pair[sandbox] = time.perf_counter() - start
+                if grade.status != "ok" or grade.score != grade.max_score:
+                    print(f"{path.name}: {grade.status}, {grade.score}/{grade.max_score}", file=sys.stderr)
+                    return 1
+            times[True].append(pair[True])
+            times[False].append(pair[False])
+            differences.append(pair[True] - pair[False])
+    bare = _bare_starts(5 * rounds)
+    with_box, without = statistics.median(times[True]), statistics.median(times[False])
+    print(f"notebooks:       the {len(solutions)} solutions, {rounds} round(s), one at a time, "
+          f"sandbox and plain process in turn")
+    print(f"per notebook:    median {with_box:.2f} s in the sandbox, {without:.2f} s without "
+          f"(ratio {with_box / without:.2f})")
+    print(f"sandbox's cost:  median {statistics.median(differences) * 1000:+.0f} ms per notebook "
+          f"(per-notebook differences from {min(differences) * 1000:+.0f} to {max(differences) * 1000:+.0f} ms)")
+    print(f"bare start:      `python -c pass` {bare[True] * 1000:.0f} ms in the sandbox, {bare[False] * 1000:.0f} ms "
+          f"without (medians of {5 * rounds} each, in turn)")
+    print(f"load average:    {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    return 0
+
+
+def _bare_starts(count: int) -> dict[bool, float]:
+    """Median seconds to start and end `python -c pass` in a sandbox as the worker's (limits, view, uid) and plainly."""
+    box = bubblewrap.find()
+    limits = Limits()
+    argv = [sys.executable, "-s", "-B", "-c", "pass"]
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(count):
+        for sandboxed in (True, False):
+            read, write = os.pipe()
+            command = argv if not sandboxed else box.command(
+                argv, memory_bytes=limits.memory_bytes, file_bytes=limits.file_bytes, processes=limits.processes,
+                scratch_bytes=limits.scratch_bytes, info_fd=write,
+                uid=None if box.user_namespace else bubblewrap.new_uid())
+            start = time.perf_counter()
+            subprocess.run(command, check=True, pass_fds=(write,), stdout=subprocess.DEVNULL)
+            times[sandboxed].append(time.perf_counter() - start)
+            os.close(read)
+            os.close(write)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def sleeper(args, jobs: int) -> int:
+    """The copies in the sandbox, the same with a detached sleeper, and without the sandbox, in turn."""
+    budget = Limits().notebook_seconds
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        for name, sandbox, with_sleeper in (("sandbox", True, False), ("sandbox + sleeper", True, True),
+                                            ("no sandbox", False, False)):
+            folder = _copies(Path(tmp) / name.replace(" ", "_").replace("+", "and"), args.exercise, args.copies)
+            if with_sleeper:
+                text = SLEEPER.read_text().replace("@SLEEP@", f"{10 * budget:g}")
+                (folder / "zz_detached_sleeper_05_causal_mask.ipynb").write_text(text)
+            seconds, grades = _grade(folder, jobs, sandbox=sandbox)
+            statuses = sorted({g.status for g in grades})
+            results[name] = seconds
+            print(f"{name + ':':<19}{seconds:6.1f} s for {len(grades)} notebooks ({', '.join(statuses)})")
+    extra = results["sandbox + sleeper"] - results["sandbox"]
+    verdict = "within" if extra <= budget else "OVER"
+    print(f"the sleeper cost {extra:+.1f} s ({verdict} the notebook budget, {budget:g} s); the sandbox "
+          f"{results['sandbox'] / results['no sandbox']:.2f} times the time without it")
+    return 0 if extra <= budget else 1
+
+
+def _copies(folder: Path, exercise: str, copies: int) -> Path:
+    folder.mkdir(parents=True)
+    source = ROOT / "solutions" / f"{exercise}.ipynb"
+    for i in range(1, copies + 1):
+        shutil.copy(source, folder / f"student_{i:02d}.ipynb")
+    return folder
+
+
+def _grade(folder: Path, jobs: int, *, sandbox: bool, gradebook: Path | None = None):
+    start = time.perf_counter()
+    grades = grade_submissions(collect([folder]), jobs=jobs, progress=gradebook is not None, sandbox=sandbox)
+    if gradebook is not None:
+        write_gradebook(grades, gradebook)
+    return time.perf_counter() - start, grades
 
 
 if __name__ == "__main__":

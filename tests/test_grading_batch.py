@@ -9,21 +9,24 @@ import json
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from attention_course.grading.engine import results
 from attention_course.grading.batch import collect, grade_submissions
 from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.sandbox import bubblewrap
 from attention_course.grading.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "grading_corpus" / "hostile"
 FAST = Limits(cell_seconds=3, call_seconds=3, grace_seconds=1, notebook_seconds=60, memory_bytes=1 << 30)
+SANDBOX = bubblewrap.available() is not None  # CI has bubblewrap; elsewhere these notebooks are safe without it
 
 
 @pytest.fixture(scope="module")
 def released():
-    grades = grade_submissions(collect([ROOT / "solutions", ROOT / "exercises"]), FAST, progress=False)
+    grades = grade_submissions(collect([ROOT / "solutions", ROOT / "exercises"]), FAST, progress=False, sandbox=SANDBOX)
     return {(Path(g.submission.path).parent.name, Path(g.submission.path).stem): g for g in grades}
 
 
@@ -58,7 +61,7 @@ def test_hostile_submissions_are_graded_correctly_in_one_batch(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)  # a notebook that escaped its folder would write here
     expected = json.loads((HOSTILE / "expected.json").read_text())
     before = _digest(HOSTILE)
-    grades = grade_submissions(collect([HOSTILE]), FAST, jobs=2, progress=False)
+    grades = grade_submissions(collect([HOSTILE]), FAST, jobs=2, progress=False, sandbox=SANDBOX)
     assert _digest(HOSTILE) == before and list(tmp_path.iterdir()) == []
     by_name = {Path(g.submission.path).name: g for g in grades}
     assert set(by_name) == set(expected), "every submission gets a row"
@@ -102,7 +105,7 @@ def test_a_student_folder_is_one_submission(tmp_path):
     student.mkdir()
     shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", student)
     shutil.copy(ROOT / "exercises" / "03_softmax.ipynb", student)
-    (grade,) = grade_submissions(collect([tmp_path]), FAST, progress=False)
+    (grade,) = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)
     assert grade.submission.name == "carol" and len(grade.notebooks) == 2
     assert grade.status == "03_softmax: not attempted"
     assert set(grade.by_exercise()) == {"01_dot_scores", "03_softmax"}
@@ -114,7 +117,21 @@ def test_a_notebook_that_calls_the_package_answer_is_flagged(tmp_path):
                           '"from attention_course.grading import check_softmax\\n", "from attention_course import softmax as reference"')
     assert borrowed != nb
     (tmp_path / "03_softmax.ipynb").write_text(borrowed)
-    (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False)
+    (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False, sandbox=SANDBOX)
     nb_grade = grade.notebooks[0]
-    assert nb_grade.score == nb_grade.max_score and grade.status == "ok"
+    assert nb_grade.score == nb_grade.max_score and grade.status == "used the course's code"
     assert any("attention_course.softmax" in i for i in nb_grade.incidents)
+
+
+def test_a_function_that_calls_the_course_answer_at_run_time_is_flagged(tmp_path):
+    nb = nbformat.read(ROOT / "solutions" / "03_softmax.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.source.startswith("def softmax"))
+    cell.source = ("def softmax(x, axis=-1):\n    import importlib\n"  # found at run time: no import to read
+                   "    course = importlib.import_module('attention_' + 'course')\n"
+                   "    return getattr(course, 'soft' + 'max')(x, axis)")
+    nbformat.write(nb, tmp_path / "03_softmax.ipynb")
+    (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False, sandbox=SANDBOX)
+    nb_grade = grade.notebooks[0]
+    assert grade.status == "used the course's code", nb_grade.incidents
+    assert any("softmax(), called by the grader," in i and "attention_course.core.softmax.softmax" in i
+               for i in nb_grade.incidents), nb_grade.incidents

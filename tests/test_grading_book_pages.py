@@ -60,3 +60,7 @@ def test_instructors_read_the_real_defaults_columns_and_statuses():
     assert columns in INSTRUCTORS
     documented = set(re.findall(r"^\| `([^`]+)` \|", INSTRUCTORS, flags=re.MULTILINE))
     assert documented == set(_ORDER) - {"grader error"} | {"ok", "not attempted"}
+
+
+def test_instructors_read_the_real_process_limit():
+    assert f"more processes than the limit ({Limits().processes}) at once" in INSTRUCTORS

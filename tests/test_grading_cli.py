@@ -1,6 +1,7 @@
 """Tests for attention_course/grading/cli.py: `attention-course check | release | grade`."""
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
@@ -79,3 +80,37 @@ def test_grade_rejects_bad_limits(bad, tmp_path, capsys):
     else:
         with pytest.raises(SystemExit):
             main(args)
+
+
+def _without_bwrap(monkeypatch):
+    from attention_course.grading.sandbox import bubblewrap
+
+    which = shutil.which
+    monkeypatch.setattr(bubblewrap.shutil, "which", lambda name, path=None: None if name == "bwrap" else which(name, path=path))
+
+
+def test_grade_refuses_to_run_without_bubblewrap_and_says_how_to_install_it(tmp_path, capsys, monkeypatch):
+    _without_bwrap(monkeypatch)
+    shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", tmp_path / "ann.ipynb")
+    out = tmp_path / "gradebook.csv"
+    assert main(["grade", str(tmp_path / "ann.ipynb"), "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "apt-get install bubblewrap" in err and "--no-sandbox" in err and not out.exists()
+
+
+def test_grade_without_a_sandbox_warns_on_the_terminal_and_in_the_report(tmp_path, capsys, monkeypatch):
+    _without_bwrap(monkeypatch)
+    shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", tmp_path / "ann.ipynb")
+    out = tmp_path / "gradebook.csv"
+    assert main(["grade", str(tmp_path / "ann.ipynb"), "--out", str(out), "--no-progress", "--no-sandbox", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("warning: no sandbox (--no-sandbox)") == 2  # before and after the run
+    report = json.loads(out.with_suffix(".json").read_text())
+    assert report["settings"]["sandbox"] == "none (--no-sandbox)" and "as your user" in report["settings"]["warning"]
+    assert [r["status"] for r in csv.DictReader(out.open())] == ["ok"]
+
+
+def test_check_runs_where_bubblewrap_is_missing(capsys, monkeypatch):
+    _without_bwrap(monkeypatch)
+    assert main(["check", str(ROOT / "solutions" / "01_dot_scores.ipynb"), *FAST]) == 0
+    assert "01_dot_scores.ipynb — 01_dot_scores: 6/6, ok" in capsys.readouterr().out

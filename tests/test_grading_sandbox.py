@@ -1,13 +1,17 @@
-"""Tests for attention_course/grading/sandbox.py and worker.py: one worker process and its limits."""
+"""Tests for attention_course/grading/sandbox/process.py, worker.py and audit.py: one worker, its limits, its watch."""
 
+import json
 import os
 import time
 
 import numpy as np
+import pytest
 
 from attention_course.grading.engine import calls
-from attention_course.grading.sandbox.runner import run_notebook
+from attention_course.grading.sandbox import bubblewrap
+from attention_course.grading.sandbox.bubblewrap import Bubblewrap
 from attention_course.grading.sandbox.process import Call, Limits, Output, WorkerProcess
+from attention_course.grading.sandbox.runner import run_notebook
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"
@@ -63,3 +67,131 @@ def test_files_written_are_reported_and_removed(tmp_path):
 def test_memory_limit_turns_a_bomb_into_memory_error():
     run = run_notebook(["x = bytearray(3 * 2**30)"], [], Limits(memory_bytes=1 << 30, cell_seconds=5))
     assert run.cells[0].status == "memory"
+
+
+# --- what the worker's watch reports, without a sandbox (harmless operations only) ------------------
+
+WATCHED = """import os, signal, socket, subprocess
+child = subprocess.Popen(['sleep', '30'])
+child.terminate()  # its own child: nothing to report but the start
+child.wait()
+try:
+    os.kill(4_194_400, signal.SIGTERM)  # above any pid there can be: nobody receives it
+except OSError:
+    pass
+free = socket.socket(); free.bind(('127.0.0.1', 0)); port = free.getsockname()[1]; free.close()
+try:
+    socket.create_connection(('127.0.0.1', port), timeout=1)
+except OSError:
+    pass
+try:
+    open('/nonexistent/solutions/05_causal_mask.ipynb')
+except OSError:
+    pass
+import attention_course.grading.engine.check as check
+check.judge = lambda *args: None
+import numpy as np
+np.allclose = lambda *args, **kwargs: True
+"""
+
+
+def test_the_watch_names_what_each_cell_tried():
+    run = run_notebook(["x = 1", WATCHED, DOUBLE], [call()], FAST)
+    text = "\n".join(run.incidents)
+    assert run.flags == ["network", "read course files", "signal", "tampered with the grader"], run.incidents
+    assert all(i.startswith("code cell 2 (`import os, signal, socket, subprocess`)") for i in run.incidents)
+    assert "started processes (`sleep 30`)" in text and "SIGTERM to process 4194400" in text
+    assert text.count("SIGTERM") == 1
+    assert "connect to 127.0.0.1:" in text and "read /nonexistent/solutions/05_causal_mask.ipynb" in text
+    assert "attention_course.grading.engine.check.judge" in text and "numpy.allclose" in text
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+
+
+def test_an_honest_notebook_has_nothing_to_report():
+    honest = ["import numpy as np\nimport attention_course as ac\nprint(ac.BANK_BOT.trace())",
+              "import tempfile, pathlib\nwith tempfile.TemporaryDirectory() as d:\n    (pathlib.Path(d) / 'a').write_text('x')",
+              "try:\n    1 / 0\nexcept ZeroDivisionError:\n    pass", DOUBLE]
+    run = run_notebook(honest, [call()], FAST)
+    assert run.incidents == [] and run.flags == [] and run.files_written == []
+
+
+def test_without_a_sandbox_the_grader_stops_reading_pipes_an_escaped_process_holds():
+    marker = f"45.{os.getpid()}"
+    escape = f"import subprocess\nsubprocess.Popen(['sleep', '{marker}'], start_new_session=True)"
+    try:
+        run = run_notebook([escape, DOUBLE], [call()], FAST)
+        assert run.seconds < float(marker) / 2, "the grader waited for the escaped process's pipe"
+        assert run.observations[0].status == calls.RETURNED
+    finally:
+        for pid in _running(marker):  # it escaped: no sandbox kills it, so end it here, by its pid
+            os.kill(pid, 9)
+
+
+def _running(marker: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                if marker.encode() in open(f"/proc/{name}/cmdline", "rb").read():
+                    found.append(int(name))
+            except OSError:
+                pass
+    return found
+
+
+# --- a worker in a bubblewrap sandbox ---------------------------------------------------------------
+
+BOX = bubblewrap.available()
+PROBE = """import json, os, resource, socket
+from pathlib import Path
+import attention_course
+package = Path(attention_course.__file__).parent
+try:
+    open(package / '__init__.py', 'a')
+    writable = True
+except OSError:
+    writable = False
+print(json.dumps({'pid': os.getpid(), 'uid': os.getuid(), 'net': [n for _, n in socket.if_nameindex()],
+                  'beside': sorted(os.listdir(package.parent)), 'writable': writable, 'cwd': os.getcwd(),
+                  'files': sorted(os.listdir('.')), 'home': os.environ['HOME'], 'shadow': os.path.exists('/etc/shadow'),
+                  'limits': [resource.getrlimit(r)[1] for r in (resource.RLIMIT_AS, resource.RLIMIT_NPROC, resource.RLIMIT_FSIZE)]}))
+"""
+MODES = [pytest.param(False, id="as root, no user namespace"), pytest.param(True, id="in a user namespace")]
+
+
+def _box(user_namespace: bool) -> Bubblewrap:
+    if BOX is None:
+        pytest.skip("bubblewrap cannot run a sandbox here")
+    if not user_namespace and os.geteuid() != 0:
+        pytest.skip("only root drops a worker to another uid")
+    return Bubblewrap(BOX.executable, user_namespace)
+
+
+@pytest.mark.parametrize("user_namespace", MODES)
+def test_a_sandboxed_worker_sees_only_what_it_needs(user_namespace, tmp_path):
+    box = _box(user_namespace)
+    notebook = tmp_path / "alice's 05.ipynb"
+    notebook.write_text("{}")
+    limits = Limits(cell_seconds=10, memory_bytes=1 << 30, file_bytes=1 << 22, processes=40)
+    run = run_notebook([PROBE, DOUBLE], [call()], limits, sandbox=box, notebook=notebook)
+    seen = json.loads(run.output.strip().splitlines()[-1])
+    assert seen["pid"] == 2 and seen["net"] == ["lo"] and not seen["writable"] and not seen["shadow"]
+    assert seen["beside"] == sorted({"attention_course"} | ({".venv"} if ".venv" in seen["beside"] else set()))
+    assert seen["cwd"] == "/sandbox/work" and seen["files"] == ["alice_s 05.ipynb"] and seen["home"] == "/sandbox/home"
+    assert seen["limits"] == [1 << 30, 40, 1 << 22]
+    if not user_namespace:
+        assert seen["uid"] >= 1_000_000_000
+    assert run.sandboxed and run.observations[0].status == calls.RETURNED
+    assert run.flags == ["read course files", "wrote outside"], run.incidents  # what the probe itself tried
+
+
+@pytest.mark.parametrize("user_namespace", MODES)
+def test_a_stubborn_cell_is_killed_with_everything_it_started(user_namespace):
+    box = _box(user_namespace)
+    marker = f"46.{os.getpid()}"
+    stubborn = (f"import os, signal, time\nos.system('setsid sleep {marker} &')\n"
+                "signal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    time.sleep(1)")
+    run = run_notebook([stubborn, DOUBLE], [call()], FAST, sandbox=box)
+    assert run.cells[0].status == "killed" and run.restarts == 1
+    assert run.observations[0].status == calls.RETURNED
+    assert _running(marker) == [], "the sleeper outlived its sandbox"

@@ -20,8 +20,10 @@ Three parts, and the tools beside them:
 - `exercises`: the registry of exercises (`EXERCISES`) and one module of
   checks per exercise group.
 - `sandbox`: running an untrusted notebook: `runner` (one notebook, restarts),
-  `process` (one worker process, watched from outside), `worker` (what runs
-  inside it) and `protocol` (the wire format between them).
+  `process` (one worker process, watched from outside), `bubblewrap` (the
+  sandbox around it), `worker` (what runs inside it), `audit` (what the
+  notebook tried, seen from inside) and `protocol` (the wire format between
+  them).
 - `release` (exercises/ from solutions/), `batch` (a class at once),
   `gradebook` (CSV, JSON and the text report) and `cli` (the commands).
 """

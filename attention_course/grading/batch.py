@@ -4,9 +4,10 @@ A submission is a notebook file, or a folder holding one student's notebooks.
 `collect` turns command-line paths into submissions: a notebook is one
 submission; a folder is opened, each notebook directly inside it is one
 submission and each subfolder is one (a student's folder). Every notebook is
-run by `runner.run_notebook` and judged here, in the grader's process, by the
-same `judge` as the in-notebook checks, with the hidden inputs added. Every
-submission gets a result with a status, whatever its notebooks did.
+run by `runner.run_notebook`, in a bubblewrap sandbox unless the caller says
+`sandbox=False`, and judged here, in the grader's process, by the same `judge`
+as the in-notebook checks, with the hidden inputs added. Every submission gets
+a result with a status, whatever its notebooks did.
 """
 
 from __future__ import annotations
@@ -20,14 +21,18 @@ from .._cpus import available_cores
 from .engine import calls, results
 from .engine.check import judge_all
 from .exercises import EXERCISES, Exercise, identify, package_names_used
+from .sandbox import bubblewrap
 from .sandbox.runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
 
 # Notebook statuses, worst first; a notebook's status lists every one that applies.
 _CELL_STATUS = {"timeout": "timeout", "memory": "out of memory", "exit": "sys.exit", "error": "cell errors"}
 _CALL_STATUS = {calls.TIMEOUT: "timeout", calls.OUT_OF_MEMORY: "out of memory", calls.CRASHED: "crashed",
                 calls.EXITED: "sys.exit", calls.MISSING: "missing functions"}
-_ORDER = ("invalid notebook", "unknown exercise", "tampered with the grader", "crashed", "timeout", "out of memory",
-          "sys.exit", "output flood", "wrote files", "missing functions", "cell errors", "grader error")
+ATTEMPTS = ("tampered with the grader", "used the course's code", "read course files", "read outside", "signal",
+            "network", "wrote outside", "detached process", "too many processes")
+"""Statuses of a notebook that tried something beyond running its own code: the instructor should look."""
+_ORDER = ("invalid notebook", "unknown exercise", *ATTEMPTS, "crashed", "timeout", "out of memory", "sys.exit",
+          "output flood", "wrote files", "missing functions", "cell errors", "grader error")
 
 
 FLOOD_BYTES = 1_000_000
@@ -130,9 +135,14 @@ def collect(paths: list[str | Path]) -> list[Submission]:
     return submissions
 
 
-def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True) -> NotebookGrade:
-    """Run one notebook in a sandbox and judge its functions here."""
+def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
+                   sandbox: bool = True) -> NotebookGrade:
+    """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
+
+    SandboxUnavailable if `sandbox` and bubblewrap cannot be used on this machine.
+    """
     path = Path(path)
+    box = bubblewrap.find() if sandbox else None
     try:
         nb = read_notebook(path)
     except InvalidNotebook as err:
@@ -145,12 +155,14 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
         return NotebookGrade(str(path), None, status="unknown exercise", incidents=[
             "not one of the exercises: no exercise metadata, file name or function names matched"])
     requested, where = _calls(exercise, limits, hidden)
-    run = run_notebook(cells, requested, limits)
+    run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
     grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
     borrowed = package_names_used(cells, exercise)
     if borrowed:
         names = ", ".join(f"attention_course.{n}" for n in borrowed)
         grade.incidents.append(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a look")
+        if any(_is_course_code(n) for n in borrowed):
+            run.flags.append("used the course's code")
     for check in exercise.checks:
         observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
         try:
@@ -188,6 +200,7 @@ def _status(grade: NotebookGrade, run: NotebookRun) -> str:
             found.add(_kill_status(obs.error) if obs.status == calls.CRASHED else _CALL_STATUS[obs.status])
     if any("result channel" in i for i in run.incidents):
         found.add("tampered with the grader")
+    found.update(run.flags)
     if run.output_bytes > FLOOD_BYTES:
         found.add("output flood")
     if run.files_written:
@@ -201,6 +214,18 @@ def _status(grade: NotebookGrade, run: NotebookRun) -> str:
     return "ok"
 
 
+def _is_course_code(name: str) -> bool:
+    """Whether a name taken from attention_course is code (a function or a class), not data such as BANK_BOT."""
+    import sys
+
+    import attention_course
+
+    candidates = [getattr(attention_course, name, None)] + [
+        getattr(module, name, None) for key, module in list(sys.modules.items())
+        if key.startswith("attention_course.") and not key.startswith("attention_course.grading")]
+    return any(callable(c) for c in candidates)
+
+
 def _kill_status(reason: str) -> str:
     if "time" in reason:
         return "timeout"
@@ -212,8 +237,14 @@ def _kill_status(reason: str) -> str:
 
 
 def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
-                      progress: bool = True, hidden: bool = True) -> list[SubmissionGrade]:
-    """Grade every notebook of every submission, `jobs` at a time (default: one per core)."""
+                      progress: bool = True, hidden: bool = True, sandbox: bool = True) -> list[SubmissionGrade]:
+    """Grade every notebook of every submission, `jobs` at a time (default: one per core).
+
+    Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
+    SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
+    """
+    if sandbox:
+        bubblewrap.find()
     for exercise in EXERCISES:  # expected results are computed once, before the threads start
         for check in exercise.checks:
             check.prepare()
@@ -223,7 +254,7 @@ def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), 
     bar = _progress(len(notebooks), progress)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            pool.submit(grade_notebook, nb, limits, hidden=hidden): (si, ni)
+            pool.submit(grade_notebook, nb, limits, hidden=hidden, sandbox=sandbox): (si, ni)
             for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)
         }
         for future in as_completed(futures):

@@ -21,9 +21,9 @@ def register(subparsers) -> None:
     check = subparsers.add_parser(
         "check", help="grade your own exercise notebook and see what to fix",
         description="Run your exercise notebook(s) the way the instructor's grader does (in a separate process, "
-                    "with time and memory limits, with extra inputs the notebook's check cells do not show) and "
-                    "print a table per exercise with what went wrong and a hint. Exit status 0 when everything "
-                    "passes, 1 otherwise.",
+                    "with time and memory limits, in the same bubblewrap sandbox where it is installed, with extra "
+                    "inputs the notebook's check cells do not show) and print a table per exercise with what went "
+                    "wrong and a hint. Exit status 0 when everything passes, 1 otherwise.",
     )
     check.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help="exercise notebook(s), or folders of them")
     _add_limits(check)
@@ -47,17 +47,21 @@ def register(subparsers) -> None:
 
     grade = subparsers.add_parser(
         "grade", help="grade many submissions into a gradebook (CSV + JSON)",
-        description="Grade every submission, each notebook in its own sandboxed process, using every core. "
-                    "A SUBMISSION is a notebook, or a folder: each notebook directly inside it is one submission "
-                    "and each subfolder is one (a student's folder of notebooks). Writes the CSV gradebook (one "
-                    "row per submission, a column per exercise, total, status, feedback) and a JSON report beside "
-                    "it. An existing gradebook is never replaced without --force.",
+        description="Grade every submission, each notebook in a bubblewrap sandbox of its own (no network, a "
+                    "read-only view of only Python and the course package, its own processes, limits enforced from "
+                    "outside), using every core. A SUBMISSION is a notebook, or a folder: each notebook directly "
+                    "inside it is one submission and each subfolder is one (a student's folder of notebooks). "
+                    "Writes the CSV gradebook (one row per submission, a column per exercise, total, status, "
+                    "feedback) and a JSON report beside it. An existing gradebook is never replaced without --force.",
     )
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks or folders")
     grade.add_argument("--out", type=Path, default=Path("gradebook.csv"), help="the CSV to write (default: gradebook.csv); the report goes to the same name with .json")
     grade.add_argument("--force", action="store_true", help="replace an existing gradebook and report")
     grade.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: one per core)")
     grade.add_argument("--no-progress", action="store_true", help="no progress bar")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="run the notebooks without bubblewrap, as your own user, with full access to your files "
+                            "and the network: only for notebooks you trust")
     _add_limits(grade)
     grade.set_defaults(run=run_grade)
 
@@ -118,7 +122,11 @@ def run_check(args) -> int:
     if not any(s.notebooks for s in submissions):
         print("attention-course check: no notebooks (*.ipynb) found", file=sys.stderr)
         return 2
-    grades = grade_submissions(submissions, _limits(args), progress=False)
+    from .sandbox import bubblewrap
+
+    # A student's own notebook: the same sandbox as the grader's where bubblewrap works, else a plain process.
+    sandbox = bubblewrap.available() is not None
+    grades = grade_submissions(submissions, _limits(args), progress=False, sandbox=sandbox)
     notebooks = [nb for g in grades for nb in g.notebooks]
     print(format_report(notebooks), end="")
     return 0 if all(nb.checks and all(c.passed for c in nb.checks) for nb in notebooks) else 1
@@ -150,8 +158,9 @@ def run_release(args) -> int:
 
 def run_grade(args) -> int:
     """Handler of `attention-course grade`."""
-    from .batch import collect, default_jobs, grade_submissions
+    from .batch import ATTEMPTS, collect, default_jobs, grade_submissions
     from .gradebook import GradebookExists, ensure_writable, free_path, write_gradebook
+    from .sandbox import bubblewrap
 
     try:
         ensure_writable(args.out, args.force)
@@ -165,12 +174,26 @@ def run_grade(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print("attention-course grade: --jobs must be at least 1", file=sys.stderr)
         return 2
+    if args.no_sandbox:
+        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
+        sandbox = {"sandbox": "none (--no-sandbox)", "warning": NO_SANDBOX_WARNING}
+    else:
+        try:
+            box = bubblewrap.find()
+        except bubblewrap.SandboxUnavailable as err:
+            print(f"attention-course grade: {err}.\nThe grader runs each notebook in a bubblewrap sandbox; "
+                  "to grade notebooks you trust without one, pass --no-sandbox.", file=sys.stderr)
+            return 2
+        sandbox = {"sandbox": f"bubblewrap ({box.executable}, "
+                              + ("in a user namespace" if box.user_namespace else "as root, each worker under an unused uid")
+                              + ")"}
     limits = _limits(args)
     jobs = args.jobs or default_jobs()
     start = time.monotonic()
-    grades = grade_submissions(submissions, limits, jobs=jobs, progress=not args.no_progress)
+    grades = grade_submissions(submissions, limits, jobs=jobs, progress=not args.no_progress,
+                               sandbox=not args.no_sandbox)
     seconds = time.monotonic() - start
-    settings = {"limits": vars(limits), "jobs": jobs, "seconds": round(seconds, 2)}
+    settings = {"limits": vars(limits), "jobs": jobs, "seconds": round(seconds, 2), **sandbox}
     out = args.out
     try:
         csv_path, json_path = write_gradebook(grades, out, force=args.force, settings=settings)
@@ -181,5 +204,16 @@ def run_grade(args) -> int:
     clean = sum(g.status in ("ok", "not attempted") for g in grades)
     print(f"graded {len(grades)} submission(s) in {seconds:.1f} s with {jobs} worker(s): "
           f"{clean} ran cleanly, {len(grades) - clean} with incidents (see the status column)")
+    flagged = [g for g in grades if any(f in g.status for f in ATTEMPTS)]
+    if flagged:
+        print(f"{len(flagged)} submission(s) tried something the sandbox stopped or the grader noticed: "
+              + ", ".join(f"{g.submission.name} ({g.status})" for g in flagged[:10])
+              + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
+    if args.no_sandbox:
+        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
     return 0
+
+
+NO_SANDBOX_WARNING = ("no sandbox (--no-sandbox): the notebooks run as your user, can read and write your files, "
+                      "reach the network and leave processes running; grade untrusted notebooks without --no-sandbox")

@@ -1,12 +1,20 @@
 """Run one untrusted notebook safely and collect what its functions return.
 
-Each run starts a fresh worker process (`sandbox.WorkerProcess`) in its own
-empty temporary folder and its own process group, with a memory limit, a
-file-size limit, a time limit per cell and per call (an alarm inside the
-worker, and a hard kill if the alarm is ignored) and a time budget for the
-whole notebook. If the process dies (a crash, `os._exit`, a kill), the cell or
-call that was running is marked and the notebook is run again without it, so
-one bad cell costs only the marks that depend on it.
+Each run starts a fresh worker process (`process.WorkerProcess`) in a
+bubblewrap sandbox of its own (or, unsandboxed, in an empty temporary folder
+and its own process group), with limits on memory, file size and processes, a
+time limit per cell and per call (an alarm inside the worker, and a hard kill
+of the whole sandbox if the alarm is ignored) and a time budget for the whole
+notebook. If the process dies (a crash, `os._exit`, a kill), the cell or call
+that was running is marked and the notebook is run again without it, so one
+bad cell costs only the marks that depend on it. What the notebook tried
+(signals, the network, writes outside its folder, course files, patches of the
+grader, processes left running) becomes incidents naming the cell, and flags
+for the status column.
+
+`run_notebook` depends only on its arguments (and finds the package and the
+interpreter itself), so any process can call it: the batch's threads, or a
+worker on another machine.
 """
 
 from __future__ import annotations
@@ -15,11 +23,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collections import Counter
+
 from ..engine import calls
 from ..engine.calls import Observation
-from .process import Call, CellReport, Limits, Output, WorkerProcess, size_text
+from . import audit
+from .bubblewrap import Bubblewrap
+from .process import Alert, Call, CellReport, Leftover, Limits, Output, WorkerProcess, size_text
 
 __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
+
+# Status flags for what a notebook tried, by kind of finding (see audit.py); processes are flagged apart.
+FLAGS = {audit.SIGNAL: "signal", audit.NETWORK: "network", audit.WRITE: "wrote outside",
+         audit.READ: "read course files", audit.OUTSIDE: "read outside", audit.TAMPER: "tampered with the grader",
+         audit.COURSE_CODE: "used the course's code"}
 
 
 @dataclass
@@ -42,6 +59,10 @@ class NotebookRun:
     """How many times the notebook was run again after its process died."""
     files_written: list[str] = field(default_factory=list)
     """Files the notebook left in its working folder (deleted after the run)."""
+    flags: list[str] = field(default_factory=list)
+    """What it tried that the status column shows: signal, network, wrote outside, detached process, ..."""
+    sandboxed: bool = False
+    """Whether it ran in a bubblewrap sandbox."""
 
 
 class InvalidNotebook(ValueError):
@@ -73,8 +94,15 @@ def code_cells(nb) -> list[str]:
     return [cell.source for cell in nb.cells if cell.cell_type == "code"]
 
 
-def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits()) -> NotebookRun:
-    """Run the cells in a sandboxed worker, then make the requested calls."""
+def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
+                 sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
+                 provided: tuple[str, ...] = ()) -> NotebookRun:
+    """Run the cells in a worker, then make the requested calls.
+
+    `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
+    `notebook`: the submitted file, copied into the worker's folder;
+    `provided`: names the exercise lets the notebook take from attention_course.
+    """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
     by_id = {c.id: c for c in requested}
@@ -85,11 +113,26 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     output = Output(limits.output_bytes)
     restarts = 0
     files: set[str] = set()
+    alerts: list[Alert] = []
+    counts: dict = {}
+    leftovers: list[Leftover] = []
+    flags: set[str] = set()
+    peak = 0
     while True:
         pending = [c for c in requested if c.id not in observations]
-        attempt = WorkerProcess(cells, skip, pending, limits, deadline, output)
+        attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
+                                provided=provided)
         attempt.run()
         files.update(attempt.files_written)
+        alerts += [a for a in attempt.alerts if a not in alerts]
+        for step, found in attempt.counts.items():
+            counts[step] = counts.get(step, Counter()) | found
+        leftovers += attempt.leftovers
+        peak = max(peak, attempt.peak_processes)
+        if attempt.kill == "channel":
+            flags.add("tampered with the grader")
+        elif attempt.kill == "sandbox":
+            flags.add("grader error")
         cells_done.update(attempt.cells)
         observations.update(attempt.observations)
         if attempt.finished:
@@ -127,8 +170,84 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     if files:
         shown = ", ".join(sorted(files)[:5]) + (", ..." if len(files) > 5 else "")
         incidents.append(f"the notebook wrote {len(files)} file(s) into its working folder ({shown}); they were deleted")
-    return NotebookRun(observations, dict(sorted(cells_done.items())), incidents, output.text(), output.total,
-                       time.monotonic() - start, restarts, sorted(files))
+    where = _places(cells, requested)
+    incidents += _alert_incidents(alerts, counts, where, sandbox is not None, flags)
+    incidents += _leftover_incidents(leftovers, where, flags)
+    started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in counts.items()),
+                           default=(0, None), key=lambda pair: pair[0])
+    if started >= limits.processes or peak >= limits.processes - 1:
+        flags.add("too many processes")
+        incidents.append(f"{where(busiest if started >= limits.processes else None)} tried to run more processes "
+                         f"than the {limits.processes} it may run at once ({started} started, at most {peak} "
+                         "running together)")
+    return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
+                       output.total, time.monotonic() - start, restarts, sorted(files), sorted(flags),
+                       sandbox is not None)
+
+
+_SENTENCES = {
+    audit.SIGNAL: ("tried to send a signal to another process", "; the sandbox let it reach nothing outside"),
+    audit.NETWORK: ("tried to reach the network", "; the sandbox has none"),
+    audit.WRITE: ("tried to write outside its folder", "; the sandbox is read-only there"),
+    audit.READ: ("tried to read course files it was not given", "; the sandbox does not hold them"),
+    audit.OUTSIDE: ("tried to read files outside its folder", "; the sandbox does not hold them"),
+    audit.TAMPER: ("patched the course's code in its own process",
+                   ": the marks are computed outside it, but from what this process reported, so check them by hand"),
+    audit.COURSE_CODE: ("called the course's own code beyond what the exercise provides", ""),
+    audit.NUMPY: ("replaced numpy's functions in its own process",
+                  "; the grader compares results with its own numpy, so only this notebook's results could change"),
+    audit.PROCESS: ("started processes", ""),
+}
+
+
+def _places(cells: list[str], requested: list[Call]):
+    by_id = {c.id: c for c in requested}
+
+    def where(step) -> str:
+        if step is None:
+            return "the notebook"
+        kind, index = step
+        if kind == "cell" and 0 <= index < len(cells):
+            return f"code cell {index + 1} ({_excerpt(cells[index])})"
+        if kind == "call" and index in by_id:
+            return f"{by_id[index].function}(), called by the grader,"
+        return "the notebook"
+
+    return where
+
+
+def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, flags: set[str]) -> list[str]:
+    """One sentence per step and kind of finding, with up to three details and how many there were."""
+    grouped: dict[tuple, list[str]] = {}
+    for alert in alerts:
+        grouped.setdefault((alert.step, alert.kind), []).append(alert.detail)
+    incidents = []
+    for (step, kind), details in grouped.items():
+        what, outcome = _SENTENCES.get(kind, (f"did something unusual ({kind})", ""))
+        total = max(counts.get(step, {}).get(kind, 0), len(details))
+        shown = ", ".join(details[:3]) + (f"; {total} in all" if total > min(3, len(details)) else "")
+        incidents.append(f"{where(step)} {what} ({shown}){outcome if sandboxed or kind in (audit.TAMPER, audit.NUMPY) else ''}")
+        if kind in FLAGS:
+            flags.add(FLAGS[kind])
+    return incidents
+
+
+def _leftover_incidents(leftovers: list[Leftover], where, flags: set[str]) -> list[str]:
+    grouped: dict = {}
+    for process in leftovers:
+        grouped.setdefault(process.step, []).append(process)
+    incidents = []
+    for step, found in grouped.items():
+        commands = ", ".join(f"`{c}`" for c in dict.fromkeys(p.command for p in found[:3]))
+        detached = " (detached from it)" if any(p.detached for p in found) else ""
+        incidents.append(f"{where(step)} left {len(found)} process(es) running when the notebook finished "
+                         f"({commands}){detached}; they were killed with its sandbox")
+        flags.add("detached process")
+    return incidents
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 def _excerpt(source: str, width: int = 40) -> str:
