@@ -34,7 +34,10 @@ from attention_course.grading.sandbox.runner import Limits, run_notebook
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = ROOT / "tests" / "grading_corpus" / "attacks"
 CONTROL = ROOT / "tests" / "grading_corpus" / "hostile" / "control_05_causal_mask.ipynb"
-FAST = Limits(cell_seconds=5, call_seconds=3, grace_seconds=1, notebook_seconds=40, memory_bytes=1 << 30)
+# Short limits keep the batch quick. A cell gets 10 s: the memory attack forks five processes that
+# each fill 300 MB, and on a busy machine that took more than 5 s, so the cell's time limit, not the
+# memory watch, stopped it.
+FAST = Limits(cell_seconds=10, call_seconds=3, grace_seconds=1, notebook_seconds=40, memory_bytes=1 << 30)
 HONEST = {"aa_honest_05_causal_mask.ipynb": CONTROL, "ab_honest_03_softmax.ipynb": ROOT / "solutions" / "03_softmax.ipynb",
           "zy_honest_04_attention.ipynb": ROOT / "solutions" / "04_attention.ipynb",
           "zz_honest_05_causal_mask.ipynb": CONTROL}
