@@ -1,9 +1,10 @@
-"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head.
+"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head, positions.
 
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
 - `masks`: causal and padding masks, PyTorch's convention (book/masks.ipynb).
 - `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
+- `positions`: sinusoidal positions, RoPE and ALiBi, where position enters the scores (book/positions.ipynb).
 
 `_checks` holds the input checks every public function shares.
 """
@@ -11,15 +12,21 @@
 from .attention import attention_weights, scaled_dot_product_attention
 from .masks import causal_mask, padding_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
+from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "attention_weights",
     "causal_mask",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
+    "rope_frequencies",
     "scaled_dot_product_attention",
+    "sinusoidal_positions",
     "softmax",
     "split_heads",
 ]
