@@ -77,10 +77,10 @@ def rope_decay(distances, d: int, base: float = 10000.0, *, n_samples: int = 512
         raise ValueError(f"distances must be a 1-D array of non-negative integers; got {t.dtype} of shape {t.shape}")
     n_samples = positive_int(n_samples, "n_samples")
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((n_samples, d))  # (S, d): S vectors, read as S tokens
+    q = rng.standard_normal((n_samples, 1, d))  # (S, 1, d): S sequences of one token
     norm2 = (q * q).sum(axis=-1).mean()
     # Every vector moved to position t (the key stays at 0, where RoPE leaves it as it is).
-    measured = np.array([(apply_rope(q, np.full(n_samples, step), base) * q).sum(axis=-1).mean() / norm2
+    measured = np.array([(apply_rope(q, [step], base) * q).sum(axis=-1).mean() / norm2
                          for step in t])  # (n_t,)
     expected = np.cos(t[:, None] * rope_frequencies(d, base)[None, :]).mean(axis=-1)  # (n_t, d/2) -> (n_t,)
     return measured, expected
