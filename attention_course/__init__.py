@@ -1,7 +1,7 @@
 """attention_course: how attention scores are computed, to the last decimal.
 
 The package is laid out as the book is: `core` (softmax, masks, attention,
-multi-head: what the book teaches), `tiled` (attention tile by tile with an
+multi-head, positions: what the book teaches), `tiled` (attention tile by tile with an
 online softmax, and its optional compiled accelerator), `chapters` (the data,
 traces and measurements of one chapter each), `explorers` (the interactive
 widgets), `pretrained` (a real model run with the course's own attention) and
@@ -24,6 +24,7 @@ from .core.attention import attention_weights, scaled_dot_product_attention
 from .core.backward import attention_backward
 from .core.masks import causal_mask, padding_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
+from .core.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .core.softmax import softmax
 from .tiled.backward import flash_attention_backward, flash_attention_forward
 from .tiled.flash import flash_attention
@@ -41,10 +42,13 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'attention_course' has no attribute {name!r}")
 
 __all__ = [
-    "BANK_BOT",
     "AttentionTrace",
+    "BANK_BOT",
     "ToyTask",
     "WorkedExample",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "attention_backward",
     "attention_flops",
     "attention_weights",
@@ -62,9 +66,11 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "peakedness",
+    "rope_frequencies",
     "scaled_dot_product_attention",
     "score_matrix_bytes",
     "score_std",
+    "sinusoidal_positions",
     "softmax",
     "softmax_entropy",
     "softmax_jacobian",

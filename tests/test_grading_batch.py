@@ -13,6 +13,7 @@ import nbformat
 import pytest
 
 from attention_course.grading.engine import results
+from attention_course.grading.exercises import EXERCISES
 from attention_course.grading.batch import collect, grade_submissions
 from attention_course.grading.exercises import EXERCISES
 from attention_course.grading.sandbox import bubblewrap

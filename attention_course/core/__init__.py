@@ -1,10 +1,11 @@
-"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head.
+"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head, positions.
 
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
 - `masks`: causal and padding masks, PyTorch's convention (book/masks.ipynb).
 - `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb).
 - `backward`: its gradients for Q, K and V, from the stored weights (book/backward.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
+- `positions`: sinusoidal positions, RoPE and ALiBi, where position enters the scores (book/positions.ipynb).
 
 `_checks` holds the input checks every public function shares, and the rule
 for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
@@ -15,16 +16,22 @@ from .attention import attention_weights, scaled_dot_product_attention
 from .backward import attention_backward
 from .masks import causal_mask, padding_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
+from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "attention_backward",
     "attention_weights",
     "causal_mask",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
+    "rope_frequencies",
     "scaled_dot_product_attention",
+    "sinusoidal_positions",
     "softmax",
     "split_heads",
 ]

@@ -71,7 +71,7 @@ def frontend(request):
 
 @pytest.fixture
 def lab_server(tmp_path, frontend):
-    """A Jupyter server on a free local port with a notebook of the four explorers; yields (notebook URL, base URL)."""
+    """A Jupyter server on a free local port with a notebook of the five explorers; yields (notebook URL, base URL)."""
     executable = frontend.executable()
     if executable is None:
         pytest.skip(f"{frontend.name} is not installed: pip install {frontend.command.removeprefix('jupyter-')}, "
@@ -88,11 +88,12 @@ def lab_server(tmp_path, frontend):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "attention-course", "display_name": "attention-course", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(code) for code in (
-        "from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer\n"
+        "from attention_course.explorers import CostExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer\n"
         "scores = ScoresExplorer()\nscores",
         "scaling = ScalingExplorer()\nscaling",
         "masks = MaskExplorer()\nmasks",
         "cost = CostExplorer()\ncost",
+        "positions = PositionsExplorer()\npositions",
     )]
     nbformat.write(nb, work / "live.ipynb")
     port = free_port()
@@ -175,10 +176,10 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         # On a busy machine the first "Run All Cells" can arrive before the kernel's
         # connection is ready and run nothing: try again until the first cell has run.
         for attempt in range(3):
-            wait_for_idle_kernel(page)
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            wait_for_idle_kernel(page)  # the kernel dialog, too, may come later than the first wait
             try:
+                page.get_by_role("menuitem", name="Run", exact=True).click(timeout=15000)
+                page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15000)
                 page.wait_for_function(
                     "() => /\\[\\d+\\]/.test(document.querySelector('.jp-Cell .jp-InputPrompt')?.textContent ?? '')",
                     timeout=30000)
@@ -186,11 +187,13 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
             except PlaywrightTimeout:
                 if attempt == 2:
                     raise
-        for name in ("scores", "scaling", "masks", "cost"):
+                if not page.locator(".jp-Dialog").count():  # (Escape would dismiss the kernel dialog without a kernel)
+                    page.keyboard.press("Escape")  # close a menu left open
+        for name in ("scores", "scaling", "masks", "cost", "positions"):
             page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry
         # (which JupyterLab would show in a .jp-RenderedHTMLCommon); the sync below proves it.
-        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 4
+        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 5
         assert page.locator(".jp-RenderedHTMLCommon .ac-explorer").count() == 0
 
         # Page -> kernel: the reader sets d_k; Python sees it and computes the same weights.
@@ -209,6 +212,19 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         assert scaling.locator('[data-role="scaled"]').is_checked()
         assert not page.locator('[data-explorer="masks"] [data-role="padding"]').is_checked()
         scaling.screenshot(path=screenshots / f"{frontend.screenshot}-scaling-from-kernel.png")
+
+        # Positions, both ways: the page moves both tokens; the kernel switches to ALiBi.
+        positions = page.locator('[data-explorer="positions"]')
+        positions.get_by_label("move both together (keep m − n)").check()
+        positions.get_by_role("slider", name="query position m (“blocked”)").fill("40")
+        shown_score = positions.locator('[data-role="rope-score"]').text_content()
+        printed = run_cell(page, "s = positions.numbers(); print(positions.m, positions.n, f\"{s['rope_score']:.3f}\")")
+        assert printed.strip() == f"40 38 {shown_score}" and shown_score == "5.492"
+        run_cell(page, "positions.method = 'alibi'; positions.head = 1; print('set')")
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"positions\"] [data-role=\"method\"]').value === 'alibi'")
+        assert positions.locator('[data-role="bias"]').text_content() == "-0.500"  # slope 1/4, distance 2
+        positions.screenshot(path=screenshots / f"{frontend.screenshot}-positions.png")
         page.screenshot(path=screenshots / f"{frontend.screenshot}.png")
     except Exception:
         page.screenshot(path=screenshots / f"{frontend.screenshot}-failure.png")
