@@ -20,8 +20,8 @@ from .chapters.cost import attention_flops, loglog_slope, measure, score_matrix_
 from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .chapters.training import ToyTask, gradient_check, train
 from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
-from .core.attention import attention_weights, scaled_dot_product_attention
-from .core.masks import causal_mask, padding_mask
+from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
+from .core.masks import causal_mask, padding_mask, sliding_window_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
 from .core.softmax import softmax
 from .tiled.flash import flash_attention
@@ -56,9 +56,11 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "peakedness",
+    "repeat_kv",
     "scaled_dot_product_attention",
     "score_matrix_bytes",
     "score_std",
+    "sliding_window_mask",
     "softmax",
     "softmax_entropy",
     "softmax_jacobian",

@@ -52,3 +52,14 @@ def attention_2d(q, k, v, allowed=None, bias=None, scale=None) -> tuple[np.ndarr
 def causal_allowed(n_q: int, n_k: int) -> np.ndarray:
     """(n_q, n_k) bool, True where key j <= query i."""
     return np.array([[j <= i for j in range(n_k)] for i in range(n_q)])
+
+
+def lower_right_causal_allowed(n_q: int, n_k: int) -> np.ndarray:
+    """(n_q, n_k) bool, True where key j <= query i + (n_k - n_q): the queries are the last n_q positions."""
+    return np.array([[j <= i + n_k - n_q for j in range(n_k)] for i in range(n_q)])
+
+
+def sliding_window_allowed(n_q: int, n_k: int, window: int, lower_right: bool = True) -> np.ndarray:
+    """(n_q, n_k) bool, True where query i at position p sees key j: p - window < j <= p."""
+    offset = n_k - n_q if lower_right else 0
+    return np.array([[i + offset - window < j <= i + offset for j in range(n_k)] for i in range(n_q)])

@@ -1,15 +1,16 @@
 """What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head.
 
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
-- `masks`: causal and padding masks, PyTorch's convention (book/masks.ipynb).
-- `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb).
+- `masks`: causal (top-left or lower-right), sliding-window and padding masks, PyTorch's convention (book/masks.ipynb).
+- `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb), with
+  grouped-query attention (`enable_gqa`, `repeat_kv`; book/decoding.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
 
 `_checks` holds the input checks every public function shares.
 """
 
-from .attention import attention_weights, scaled_dot_product_attention
-from .masks import causal_mask, padding_mask
+from .attention import attention_weights, repeat_kv, scaled_dot_product_attention
+from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
 from .softmax import softmax
 
@@ -19,7 +20,9 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
+    "repeat_kv",
     "scaled_dot_product_attention",
+    "sliding_window_mask",
     "softmax",
     "split_heads",
 ]

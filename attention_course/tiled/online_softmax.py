@@ -101,6 +101,20 @@ def keys_seen(rows: slice, n_k: int, is_causal: bool) -> int:
     return min(n_k, rows.stop) if is_causal else n_k
 
 
+def kv_batch(batch: tuple, groups: int) -> tuple:
+    """The batch shape of key and value when each of their heads serves `groups` query heads.
+
+    batch: the broadcast leading dims of the queries, heads last (..., h_q);
+    with groups = h_q / h_kv > 1 the key/value batch is (..., h_kv).
+    """
+    return batch if groups == 1 else batch[:-1] + (batch[-1] // groups,)
+
+
+def kv_index(b: tuple, groups: int) -> tuple:
+    """The key/value batch index that query batch index `b` reads: query head i uses key/value head i // groups."""
+    return b if groups == 1 else b[:-1] + (b[-1] // groups,)
+
+
 def tiled_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int, block_k: int, *, scale: float,
                     mask: np.ndarray | None = None, is_causal: bool = False,
                     update: Update = online_softmax_update, out: np.ndarray | None = None) -> np.ndarray:
