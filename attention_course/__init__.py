@@ -1,7 +1,7 @@
 """attention_course: how attention scores are computed, to the last decimal.
 
 The package is laid out as the book is: `core` (softmax, masks, attention,
-multi-head: what the book teaches), `tiled` (attention tile by tile with an
+multi-head, positions: what the book teaches), `tiled` (attention tile by tile with an
 online softmax, and its optional compiled accelerator), `chapters` (the data,
 traces and measurements of one chapter each), `explorers` (the interactive
 widgets), `pretrained` (a real model run with the course's own attention) and
@@ -23,6 +23,7 @@ from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, tr
 from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .core.masks import causal_mask, padding_mask, sliding_window_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
+from .core.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .core.softmax import softmax
 from .tiled.flash import flash_attention
 from .tiled.online_softmax import trace_online_softmax
@@ -43,6 +44,9 @@ __all__ = [
     "AttentionTrace",
     "ToyTask",
     "WorkedExample",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "attention_flops",
     "attention_weights",
     "causal_mask",
@@ -57,9 +61,11 @@ __all__ = [
     "padding_mask",
     "peakedness",
     "repeat_kv",
+    "rope_frequencies",
     "scaled_dot_product_attention",
     "score_matrix_bytes",
     "score_std",
+    "sinusoidal_positions",
     "sliding_window_mask",
     "softmax",
     "softmax_entropy",

@@ -63,3 +63,42 @@ def sliding_window_allowed(n_q: int, n_k: int, window: int, lower_right: bool = 
     """(n_q, n_k) bool, True where query i at position p sees key j: p - window < j <= p."""
     offset = n_k - n_q if lower_right else 0
     return np.array([[i + offset - window < j <= i + offset for j in range(n_k)] for i in range(n_q)])
+
+
+def sinusoidal_table(n: int, d: int, base: float = 10000.0) -> np.ndarray:
+    """"Attention Is All You Need", section 3.5: PE(p, 2i) = sin(p / base^(2i/d)), PE(p, 2i+1) = cos(...)."""
+    table = np.zeros((n, d))
+    for p in range(n):
+        for col in range(d):
+            angle = p / base ** (2 * (col // 2) / d)
+            table[p, col] = math.sin(angle) if col % 2 == 0 else math.cos(angle)
+    return table
+
+
+def rope_vector(x, position: int, base: float = 10000.0, interleaved: bool = False) -> list[float]:
+    """RoPE of one vector (RoFormer, eq. 34), pair by pair: pair i turns by position * base^(-2i/d).
+
+    interleaved pairs coordinates (2i, 2i + 1); otherwise (i, i + d/2), as Hugging Face's rotate_half.
+    """
+    x = [float(v) for v in x]
+    d = len(x)
+    out = [0.0] * d
+    for i in range(d // 2):
+        a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + d // 2)
+        angle = position * base ** (-2 * i / d)
+        c, s = math.cos(angle), math.sin(angle)
+        out[a] = x[a] * c - x[b] * s
+        out[b] = x[b] * c + x[a] * s
+    return out
+
+
+def alibi_slopes_paper(n: int) -> list[float]:
+    """The slopes as the ALiBi paper's code computes them (github.com/ofirpress/attention_with_linear_biases)."""
+    def power_of_2(n):
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        return [start * start**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes_paper(2 * closest)[0::2][: n - closest]

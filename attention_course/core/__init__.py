@@ -1,10 +1,11 @@
-"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head.
+"""What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head, positions.
 
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
 - `masks`: causal (top-left or lower-right), sliding-window and padding masks, PyTorch's convention (book/masks.ipynb).
 - `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb), with
   grouped-query attention (`enable_gqa`, `repeat_kv`; book/decoding.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
+- `positions`: sinusoidal positions, RoPE and ALiBi, where position enters the scores (book/positions.ipynb).
 
 `_checks` holds the input checks every public function shares.
 """
@@ -12,16 +13,22 @@
 from .attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
+from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .softmax import softmax
 
 __all__ = [
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
     "attention_weights",
     "causal_mask",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
     "repeat_kv",
+    "rope_frequencies",
     "scaled_dot_product_attention",
+    "sinusoidal_positions",
     "sliding_window_mask",
     "softmax",
     "split_heads",
