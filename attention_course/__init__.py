@@ -4,7 +4,8 @@ The package is laid out as the book is: `core` (softmax, masks, attention,
 multi-head, positions: what the book teaches), `tiled` (attention tile by tile with an
 online softmax, and its optional compiled accelerator), `chapters` (the data,
 traces and measurements of one chapter each), `explorers` (the interactive
-widgets), `pretrained` (a real model run with the course's own attention) and
+widgets), `pretrained` (a real model run with the course's own attention),
+`decoder` (generating text: the KV cache and a Llama-architecture checkpoint) and
 `grading` (the exercises' checks, the sandboxed grader, release and
 gradebooks). The names below are re-exported from them.
 
@@ -25,6 +26,7 @@ from .core.masks import causal_mask, padding_mask, sliding_window_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
 from .core.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .core.softmax import softmax
+from .decoder import KVCache, kv_cache_bytes, load_decoder, random_decoder
 from .tiled.flash import flash_attention
 from .tiled.online_softmax import trace_online_softmax
 
@@ -42,6 +44,7 @@ def __getattr__(name: str):
 __all__ = [
     "BANK_BOT",
     "AttentionTrace",
+    "KVCache",
     "ToyTask",
     "WorkedExample",
     "alibi_bias",
@@ -53,6 +56,8 @@ __all__ = [
     "flash_attention",
     "gradient_check",
     "jacobian_norm",
+    "kv_cache_bytes",
+    "load_decoder",
     "loglog_slope",
     "max_weight",
     "measure",
@@ -60,6 +65,7 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "peakedness",
+    "random_decoder",
     "repeat_kv",
     "rope_frequencies",
     "scaled_dot_product_attention",
