@@ -117,3 +117,26 @@ def test_repr_says_what_is_cached():
     cache = KVCache(2, window=4)
     cache.update(0, np.ones((1, 2, 2)), np.ones((1, 2, 2)))
     assert repr(cache) == "KVCache(2 layers, 2 tokens seen, 64 bytes, windows [4, 4])"
+
+
+def test_decode_step_equals_the_last_row_of_full_causal_attention_with_rope():
+    from attention_course import apply_rope
+    from attention_course.decoder import decode_step
+
+    rng = np.random.default_rng(6)
+    t, h_q, h_kv, d = 5, 6, 2, 8
+    q, k = rng.standard_normal((h_q, t + 1, d)), rng.standard_normal((h_kv, t + 1, d))
+    v = rng.standard_normal((h_kv, t + 1, 3))
+    rotated_q, rotated_k = apply_rope(q), apply_rope(k)  # positions 0..t
+    full = scaled_dot_product_attention(rotated_q, rotated_k, v, is_causal=True, enable_gqa=True)
+    k_cache, v_cache = rotated_k[:, :t], v[:, :t]
+    before = k_cache.copy()
+    out, new_k, new_v = decode_step(q[:, t:], k[:, t:], v[:, t:], k_cache, v_cache)
+    np.testing.assert_allclose(out, full[:, t:], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(new_k, rotated_k, rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(new_v, v)
+    np.testing.assert_array_equal(k_cache, before)
+    with pytest.raises(ValueError, match="one token"):
+        decode_step(q[:, :2], k[:, :1], v[:, :1], k_cache, v_cache)
+    with pytest.raises(ValueError, match="k_cache must have shape"):
+        decode_step(q[:, :1], k[:, :1], v[:, :1], k_cache[:1], v_cache)

@@ -8,7 +8,8 @@ so that what is learned here transfers. This is the version the book shows;
 
 Grouped-query attention (`enable_gqa=True`, book/decoding.ipynb) lets
 several query heads share one key/value head, as torch's argument of the same
-name does: `repeat_kv` spells out which query heads share which.
+name does: `repeat_kv` spells out which query heads share which, and the
+computation groups the query heads instead of copying the shared heads.
 """
 
 from __future__ import annotations
@@ -105,8 +106,19 @@ def repeat_kv(x: np.ndarray, n_rep: int) -> np.ndarray:
     Head j of key/value serves query heads j*n_rep .. j*n_rep + n_rep - 1:
     with 2 key/value heads and 4 query heads the order is 0, 0, 1, 1 (torch's
     `repeat_interleave`, Hugging Face's `repeat_kv`), not 0, 1, 0, 1.
+    `enable_gqa=True` computes the same thing without the copy.
     """
     return np.repeat(x, n_rep, axis=-3)  # (..., h_kv, n, d) -> (..., h_kv * n_rep, n, d), a copy
+
+
+def _grouped(x: np.ndarray, groups: int) -> np.ndarray:
+    """(..., h_q, n, m) -> (..., h_kv, g, n, m): query head i becomes head i % g of group i // g (a view)."""
+    return x.reshape(*x.shape[:-3], x.shape[-3] // groups, groups, *x.shape[-2:])
+
+
+def _ungrouped(x: np.ndarray) -> np.ndarray:
+    """(..., h_kv, g, n, m) -> (..., h_q, n, m), the inverse of `_grouped`."""
+    return x.reshape(*x.shape[:-4], x.shape[-4] * x.shape[-3], *x.shape[-2:])
 
 
 def _weights(q: np.ndarray, k: np.ndarray, attn_mask, is_causal: bool, scale, enable_gqa: bool = False) -> np.ndarray:
@@ -117,12 +129,25 @@ def _weights(q: np.ndarray, k: np.ndarray, attn_mask, is_causal: bool, scale, en
     mask = check_attn_mask(attn_mask, is_causal, n_q, n_k)
     if is_causal:
         mask = causal_mask(n_q, n_k)
-    if enable_gqa:
-        k = repeat_kv(k, kv_groups(q, k))  # (..., h_kv, n_k, d_k) -> (..., h_q, n_k, d_k)
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale  # (..., n_q, d_k) x (..., d_k, n_k) -> (..., n_q, n_k)
+    k_t = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
+    if enable_gqa:  # each group of g query heads meets its one key/value head, which is shared, not copied
+        groups = kv_groups(q, k)
+        scores = _grouped(q, groups) @ k_t[..., None, :, :]  # (..., h_kv, g, n_q, d_k) x (..., h_kv, 1, d_k, n_k)
+        scores = _ungrouped(scores) * scale  # (..., h_kv, g, n_q, n_k) -> (..., h_q, n_q, n_k)
+    else:
+        scores = (q @ k_t) * scale  # (..., n_q, d_k) x (..., d_k, n_k) -> (..., n_q, n_k)
     if mask is not None:
         scores = scores + mask_to_bias(mask, scores.dtype)  # masked scores -> -inf; (..., n_q, n_k)
     return softmax(scores, axis=-1)
+
+
+def _mix(weights: np.ndarray, v: np.ndarray, enable_gqa: bool = False) -> np.ndarray:
+    """weights @ V for already-checked arrays; with enable_gqa, each group of query heads mixes its shared values."""
+    if not enable_gqa:
+        return weights @ v  # (..., n_q, n_k) x (..., n_k, d_v) -> (..., n_q, d_v)
+    groups = weights.shape[-3] // v.shape[-3]
+    mixed = _grouped(weights, groups) @ v[..., None, :, :]  # (..., h_kv, g, n_q, n_k) x (..., h_kv, 1, n_k, d_v)
+    return _ungrouped(mixed)  # (..., h_kv, g, n_q, d_v) -> (..., h_q, n_q, d_v)
 
 
 def attention_weights(query, key, attn_mask=None, is_causal: bool = False, scale=None,
@@ -176,6 +201,4 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, is_causal: b
     """
     q, k, v = check_qkv(query, key, value, enable_gqa=enable_gqa)
     weights = _weights(q, k, attn_mask, is_causal, scale, enable_gqa)  # (..., n_q, n_k)
-    if enable_gqa:
-        v = repeat_kv(v, kv_groups(q, v))  # (..., h_kv, n_k, d_v) -> (..., h_q, n_k, d_v)
-    return weights @ v  # (..., n_q, n_k) x (..., n_k, d_v) -> (..., n_q, d_v)
+    return _mix(weights, v, enable_gqa)  # (..., n_q, n_k) x (..., n_k, d_v) -> (..., n_q, d_v)

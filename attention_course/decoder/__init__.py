@@ -4,6 +4,7 @@
   axis) and `kv_cache_bytes` (what a cache takes, counted).
 - `config`: what a Llama / Mistral / Qwen2 config.json says, checked.
 - `weights`: the checkpoint's tensors, read from safetensors.
+- `step`: `decode_step`, one new token's attention against the cache, by hand.
 - `model`: `load_decoder(folder)`, `random_decoder(rng)` and the NumPy
   forward pass, `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`.
 
@@ -17,6 +18,7 @@
 
 from .cache import KVCache, itemsize, kv_cache_bytes
 from .config import DecoderConfig, UnsupportedConfigError
+from .step import decode_step
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 
@@ -28,6 +30,7 @@ __all__ = [
     "DecoderWeights",
     "KVCache",
     "UnsupportedConfigError",
+    "decode_step",
     "itemsize",
     "kv_cache_bytes",
     "load_decoder",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.attention import attention_weights, repeat_kv
+from ..core.attention import _mix, attention_weights
 from ..core.masks import causal_mask, sliding_window_mask
 from ..core.multi_head import merge_heads, split_heads
 from ..core.positions import apply_rope
@@ -123,22 +123,29 @@ class DecoderModel:
         """An empty KVCache for this model; with keep_window, sliding-window layers keep only what their window needs."""
         return KVCache(self.config.n_layers, window=self.config.windows if keep_window else None)
 
-    def qkv(self, layer: int, x: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The queries, keys and values `layer` computes from the residual stream `x` (RoPE applied).
+    def qkv(self, layer: int, x: np.ndarray, positions: np.ndarray, rotate: bool = True):
+        """The queries, keys and values `layer` computes from the residual stream `x`.
 
         Args:
             layer: 0-based layer index.
             x: (n, d_model) the layer's input (hidden_states[layer] of a forward call).
             positions: (n,) the tokens' positions in the sequence.
+            rotate: apply RoPE to q and k (as attention uses them); False
+                returns them as the projections give them.
 
         Returns:
-            q (h_q, n, d), k (h_kv, n, d) rotated by their positions, and v (h_kv, n, d).
+            q (h_q, n, d), k (h_kv, n, d) (rotated by their positions, with
+            rotate) and v (h_kv, n, d).
         """
+        if not 0 <= layer < self.config.n_layers:
+            raise ValueError(f"layer must be in 0..{self.config.n_layers - 1}; got {layer}")
         c, p = self.config, self.weights.layers[layer]
         h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
         q = split_heads(_project(h, p.w_q, p.b_q), c.n_heads)  # (n, h_q*d) -> (h_q, n, d)
         k = split_heads(_project(h, p.w_k, p.b_k), c.n_kv_heads)  # (n, h_kv*d) -> (h_kv, n, d)
         v = split_heads(_project(h, p.w_v, p.b_v), c.n_kv_heads)  # (h_kv, n, d)
+        if not rotate:
+            return q, k, v
         q = apply_rope(q, positions, base=c.rope_theta)  # rotated by position; same shape
         k = apply_rope(k, positions, base=c.rope_theta)  # the cache keeps keys rotated
         return q, k, v
@@ -156,7 +163,7 @@ class DecoderModel:
         else:
             mask = sliding_window_mask(n, n_k, window, lower_right=True)
         weights = attention_weights(q, k, attn_mask=mask, enable_gqa=True)  # (h_q, n, n_k)
-        heads = weights @ repeat_kv(v, c.kv_groups)  # (h_q, n, n_k) x (h_q, n_k, d) -> (h_q, n, d)
+        heads = _mix(weights, v, enable_gqa=True)  # (h_q, n, n_k) x (h_kv, n_k, d) -> (h_q, n, d), shared heads
         return _project(merge_heads(heads), p.w_o, p.b_o), weights  # (n, h_q*d) x (h_q*d, d_model)
 
     def forward(self, ids, cache: KVCache | None = None, need_weights: bool = True) -> DecoderOutput:
@@ -276,7 +283,10 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     weights = decoder_weights(read_checkpoint(folder), config, dtype, source=str(folder))
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
-        from tokenizers import Tokenizer  # imported here: only text in and out needs it
+        try:
+            from tokenizers import Tokenizer  # imported here: only text in and out needs it
+        except ImportError:
+            raise ImportError(f'{folder / "tokenizer.json"} needs tokenizers: pip install "attention-course[book]"') from None
 
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tokenizer.no_padding()

@@ -86,7 +86,10 @@ def _bf16_to_float32(raw: bytes | bytearray) -> np.ndarray:
 
 def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every tensor of a .safetensors file as a NumPy array (bfloat16 widened to float32)."""
-    from safetensors import deserialize  # imported here: only the checkpoint readers need it
+    try:
+        from safetensors import deserialize  # imported here: only the checkpoint readers need it
+    except ImportError:
+        raise ImportError('reading a checkpoint needs safetensors: pip install "attention-course[book]"') from None
 
     tensors = {}
     for name, spec in deserialize(Path(path).read_bytes()):
