@@ -4,31 +4,43 @@
 - `scaling`: the spread of scores and the peakedness of their softmax against d_k (book/scaling.ipynb).
 - `training`: learning W_q, W_k, W_v on a toy task, backward pass by hand (book/learned_projections.ipynb).
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
+- `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
+  without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
 from .cost import attention_flops, loglog_slope, measure, score_matrix_bytes, tile_count
+from .decoding import (
+    PUBLISHED_CONFIGS, ModelShape, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
+)
 from .scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .training import ToyTask, gradient_check, train
 from .worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
 
 __all__ = [
     "BANK_BOT",
+    "PUBLISHED_CONFIGS",
     "AttentionTrace",
+    "ModelShape",
     "ToyTask",
     "WorkedExample",
     "attention_flops",
+    "decode_flops",
+    "filled_cache",
     "gradient_check",
+    "head_groups",
     "jacobian_norm",
     "loglog_slope",
     "max_weight",
     "measure",
     "peakedness",
+    "receptive_field",
     "score_matrix_bytes",
     "score_std",
     "softmax_entropy",
     "softmax_jacobian",
     "tile_count",
+    "time_decode_step",
     "trace_attention",
     "train",
 ]
