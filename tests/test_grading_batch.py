@@ -13,6 +13,7 @@ import pytest
 
 from attention_course.grading.engine import results
 from attention_course.grading.batch import collect, grade_submissions
+from attention_course.grading.exercises import EXERCISES
 from attention_course.grading.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +29,7 @@ def released():
 
 def test_every_solution_scores_full_marks(released):
     solutions = {stem: g for (folder, stem), g in released.items() if folder == "solutions"}
-    assert len(solutions) == 8
+    assert len(solutions) == len(EXERCISES)
     for stem, grade in solutions.items():
         nb = grade.notebooks[0]
         assert nb.exercise == stem and grade.status == "ok", (stem, nb.incidents)
@@ -37,7 +38,7 @@ def test_every_solution_scores_full_marks(released):
 
 def test_every_untouched_exercise_scores_zero_without_crashing(released):
     exercises = {stem: g for (folder, stem), g in released.items() if folder == "exercises"}
-    assert len(exercises) == 8
+    assert len(exercises) == len(EXERCISES)
     for stem, grade in exercises.items():
         nb = grade.notebooks[0]
         assert grade.status == "not attempted" and nb.incidents == [], (stem, nb.incidents)

@@ -28,6 +28,7 @@ Three parts, and the tools beside them:
 
 from .engine.results import CaseResult, CheckResult
 from .exercises.attention import check_attention
+from .exercises.decoding import check_decode_step
 from .exercises.flash import check_flash_attention
 from .exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
 from .exercises.multi_head import check_multi_head_attention
@@ -39,6 +40,7 @@ __all__ = [
     "CheckResult",
     "check_attention",
     "check_causal_mask",
+    "check_decode_step",
     "check_dot_product_spread",
     "check_dot_scores",
     "check_flash_attention",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..engine.check import Check
 from .attention import ATTENTION
+from .decoding import DECODE_STEP
 from .flash import FLASH_ATTENTION
 from .masks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
 from .multi_head import MULTI_HEAD_ATTENTION
@@ -64,6 +65,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", (MULTI_HEAD_ATTENTION,),
              ("scaled_dot_product_attention",)),
     Exercise("08_flash_attention", "Tiled attention", "cost", (FLASH_ATTENTION,)),
+    Exercise("10_decode_step", "One decoding step", "decoding", (DECODE_STEP,), ("apply_rope", "softmax")),
 )
 
 BY_ID = {e.id: e for e in EXERCISES}
