@@ -88,11 +88,12 @@ def lab_server(tmp_path, frontend):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "attention-course", "display_name": "attention-course", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(code) for code in (
-        "from attention_course.explorers import CostExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer\n"
+        "from attention_course.explorers import CostExplorer, KVCacheExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer\n"
         "scores = ScoresExplorer()\nscores",
         "scaling = ScalingExplorer()\nscaling",
         "masks = MaskExplorer()\nmasks",
         "cost = CostExplorer()\ncost",
+        "kv = KVCacheExplorer()\nkv",
     )]
     nbformat.write(nb, work / "live.ipynb")
     port = free_port()
@@ -170,11 +171,11 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
             except PlaywrightTimeout:
                 if attempt == 2:
                     raise
-        for name in ("scores", "scaling", "masks", "cost"):
+        for name in ("scores", "scaling", "masks", "cost", "kv-cache"):
             page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry
         # (which JupyterLab would show in a .jp-RenderedHTMLCommon); the sync below proves it.
-        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 4
+        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 5
         assert page.locator(".jp-RenderedHTMLCommon .ac-explorer").count() == 0
 
         # Page -> kernel: the reader sets d_k; Python sees it and computes the same weights.
@@ -193,6 +194,16 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         assert scaling.locator('[data-role="scaled"]').is_checked()
         assert not page.locator('[data-explorer="masks"] [data-role="padding"]').is_checked()
         scaling.screenshot(path=screenshots / f"{frontend.screenshot}-scaling-from-kernel.png")
+
+        # The KV-cache explorer both ways: the reader picks a configuration, Python moves a number.
+        kv = page.locator('[data-explorer="kv-cache"]')
+        kv.get_by_label("configuration").select_option("mistralai/Mistral-7B-v0.1")
+        printed = run_cell(page, "print(kv.preset, kv.window, kv.summary_numbers()['tokens_kept'])")
+        assert printed.strip() == "mistralai/Mistral-7B-v0.1 4096 4095"
+        run_cell(page, "kv.n_kv_heads = 1; print('set')")
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"kv-cache\"] [data-role=\"n_kv_heads\"]').value === '1'")
+        assert "multi-query" in kv.locator('[data-role="groups-heading"]').text_content()
         page.screenshot(path=screenshots / f"{frontend.screenshot}.png")
     except Exception:
         page.screenshot(path=screenshots / f"{frontend.screenshot}-failure.png")

@@ -125,7 +125,7 @@ function render({ model, el }) {
       return;
     }
     show(status, `${bytesText(r.total)} for ${r.tokensKept.toLocaleString("en")} tokens × ${now.batch} sequence${now.batch > 1 ? "s" : ""}`
-      + (r.groups > 1 ? `: ${r.groups} times less than multi-head attention.` : "."));
+      + (r.groups > 1 ? `; multi-head attention would keep ${r.groups} times as much.` : "."));
     show(out["per-token"], bytesText(r.perToken), r.perToken);
     show(out["tokens-kept"], now.window && now.seq_len >= now.window
       ? `${r.tokensKept.toLocaleString("en")} (window − 1)` : r.tokensKept.toLocaleString("en"), r.tokensKept);
