@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
 import tempfile
@@ -88,7 +89,8 @@ def main(argv=None) -> int:
     ids = np.random.default_rng(0).integers(0, MODEL["vocab_size"], max(args.lengths))
     print(f"{ours}")
     print(f"attention_course {attention_course.__version__}, numpy {np.__version__}, torch {torch.__version__}, "
-          f"transformers {transformers.__version__}; one thread each, float32, median of {args.repeats} rounds\n")
+          f"transformers {transformers.__version__}; one thread each, float32, median of {args.repeats} rounds")
+    print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores\n")
 
     def hf_step(chunk, cache):
         with torch.no_grad():
@@ -131,6 +133,7 @@ def main(argv=None) -> int:
             recomputed = f"{statistics.median(rows['recomputed']) * 1e3:13.2f} ms" if recompute else f"{'-':>16}"
             print(f"{n:>6}  {statistics.median(rows['ours']) * 1e3:9.2f} ms  {statistics.median(rows['hf']) * 1e3:15.2f} ms  "
                   f"{statistics.median(ratios):19.2f}  {min(ratios):7.2f}-{max(ratios):<7.2f}  {recomputed}  {diff:16.1e}")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f} (above about 1 on this many cores, other work shared them)")
     return 0
 
 
