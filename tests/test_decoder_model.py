@@ -267,3 +267,29 @@ def test_the_docstring_examples_run():
     for module in (decoder_package, cache):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+BASE = {"vocab_size": 10, "hidden_size": 8, "num_hidden_layers": 4, "num_attention_heads": 2, "intermediate_size": 16}
+
+
+@pytest.mark.parametrize("cfg, windows", [
+    ({"model_type": "mistral", "sliding_window": 6}, (6, 6, 6, 6)),
+    ({"model_type": "mistral", "sliding_window": None}, (None,) * 4),
+    ({"model_type": "qwen2", "use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 2}, (None,) * 4),
+    ({"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 5, "max_window_layers": 2},
+     (None, None, 5, 5)),  # an older Qwen2 config.json, without layer_types
+    ({"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 5,
+      "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]}, (5, None, 5, None)),
+    ({"model_type": "llama"}, (None,) * 4),
+])
+def test_sliding_windows_are_read_per_layer_as_transformers_reads_them(cfg, windows):
+    assert DecoderConfig.from_dict({**BASE, **cfg}).windows == windows
+
+
+def test_qwen2_has_qkv_biases_and_llama_follows_attention_bias():
+    qwen = DecoderConfig.from_dict({**BASE, "model_type": "qwen2"})
+    llama = DecoderConfig.from_dict({**BASE, "model_type": "llama", "attention_bias": True, "mlp_bias": True})
+    assert (qwen.qkv_bias, qwen.o_bias, qwen.mlp_bias) == (True, False, False)
+    assert (llama.qkv_bias, llama.o_bias, llama.mlp_bias) == (True, True, True)
+    with pytest.raises(UnsupportedConfigError, match="sliding_window is null"):
+        DecoderConfig.from_dict({**BASE, "model_type": "qwen2", "layer_types": ["sliding_attention"] * 4})
