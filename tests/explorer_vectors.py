@@ -18,10 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_course.explorers import CostExplorer, KVCacheExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.explorers import (
+    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,
+)
 from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
+from attention_course.explorers.positions import compute_positions
 from attention_course.explorers.scaling import scaling_stats
 from attention_course.explorers.scores import compute_scores
 
@@ -156,6 +159,30 @@ def cost_cases() -> list[dict]:
     return cases
 
 
+def positions_cases() -> list[dict]:
+    """PositionsExplorer states and every number it shows, by the package."""
+    edits = [
+        {},  # "blocked" at 3, "card" at 1, RoPE with base 10000
+        {"m": 53, "n": 51},  # both moved by 50: the same score
+        {"m": 1, "n": 1},  # distance 0
+        {"m": 0, "n": 0},  # nothing rotated
+        {"m": 2, "n": 90, "base": 500000.0},  # the key after the query; Llama 3's base
+        {"m": 100, "n": 0, "base": 2.5},
+        {"method": "alibi"},
+        {"method": "alibi", "head": 7, "m": 80, "n": 17},
+        {"method": "alibi", "n_heads": 12, "head": 10, "m": 5, "n": 9},  # a head count that is not a power of two
+    ]
+    cases = []
+    for edit in edits:
+        widget = PositionsExplorer()
+        for name in ("n_heads", *edit):  # n_heads first: it bounds head
+            if name in edit:
+                setattr(widget, name, edit[name])
+        state = widget.state()
+        cases.append({"state": state, "expected": compute_positions(state)})
+    return cases
+
+
 def kv_cache_cases() -> list[dict]:
     """KVCacheExplorer states (every published configuration, and edits of them) and their counts by the package."""
     states = [KVCacheExplorer(p["name"]).state() for p in KVCacheExplorer().presets]
@@ -197,7 +224,8 @@ def build_vectors() -> dict:
     sample, scaling = scaling_cases()
     return to_json({
         "scores": scores_cases(), "masks": masks_cases(), "scaling_sample": sample, "scaling": scaling,
-        "cost": cost_cases(), "kv_cache": kv_cache_cases(), "format": format_cases(), "bytes": bytes_cases(),
+        "cost": cost_cases(), "positions": positions_cases(), "kv_cache": kv_cache_cases(), "format": format_cases(),
+        "bytes": bytes_cases(),
     })
 
 

@@ -20,10 +20,12 @@ import numpy as np
 import pytest
 import traitlets
 
-from attention_course import BANK_BOT, attention_weights, causal_mask, padding_mask, trace_attention
+from attention_course import BANK_BOT, alibi_bias, apply_rope, attention_weights, causal_mask, padding_mask, trace_attention
 from attention_course.chapters.cost import attention_flops, score_matrix_bytes
 from attention_course.decoder import kv_cache_bytes
-from attention_course.explorers import EXPLORERS, CostExplorer, KVCacheExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.explorers import (
+    EXPLORERS, CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,
+)
 from attention_course.explorers.bundle import bundle
 from attention_course.explorers.scaling import compute_scaling, decode_sample, encode_sample, scaling_stats
 from attention_course.explorers.widget import script_json
@@ -118,6 +120,11 @@ def test_bundled_cost_module_counts_exactly_like_the_package(tmp_path):
         assert {**result, "flops": result["flops"]["total"]} == case["expected"]
 
 
+def test_bundled_positions_module_reproduces_the_package(tmp_path):
+    cases = build_vectors()["positions"]
+    results = run_bundled(tmp_path, PositionsExplorer._esm, "computePositions", [[c["state"]] for c in cases])
+    for case, result in zip(cases, results):
+        assert_close(result, from_json(case["expected"]))
 def test_bundled_kv_cache_module_counts_exactly_like_the_package(tmp_path):
     cases = build_vectors()["kv_cache"]
     results = run_bundled(tmp_path, KVCacheExplorer._esm, "computeKvCache", [[c["state"]] for c in cases])
@@ -216,6 +223,37 @@ def test_cost_explorer_uses_the_package_counts():
         widget.n = widget.n_max + 1
 
 
+def test_positions_explorer_starts_at_the_bank_bot_and_the_score_follows_m_minus_n():
+    widget = PositionsExplorer()  # the query of "blocked" at 3, the key of "card" at 1
+    card = BANK_BOT.tokens.index("card")
+    assert widget.tokens == ["blocked", "card"] and (widget.m, widget.n) == (BANK_BOT.position, card)
+    assert widget.query == BANK_BOT.query.tolist() and widget.key == BANK_BOT.keys[card].tolist()
+    start = widget.numbers()
+    assert start["raw"] == trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values).scores[card] == 6.0
+    rotated_keys = apply_rope(BANK_BOT.keys, np.arange(4))
+    rotated_query = apply_rope(BANK_BOT.query[None, :], [3])[0]
+    assert start["rope_score"] == pytest.approx(rotated_keys[card] @ rotated_query, abs=1e-15)
+    assert start["score"] == pytest.approx(start["rope_score"] / 2)  # scaled by 1/sqrt(d_k), d_k = 4
+    widget.m, widget.n = 53, 51  # both moved by 50
+    assert widget.numbers()["rope_score"] == pytest.approx(start["rope_score"], abs=1e-12)
+    widget.method = "alibi"
+    s = widget.numbers()
+    assert s["slope"] == 0.5 and s["bias"] == alibi_bias(8, 54)[0, 53, 51] == -1.0
+    assert s["score"] == pytest.approx(6.0 / 2 - 1.0)
+    assert "ALiBi" in widget.summary() and "m − n = 2" in widget.summary()
+
+
+@pytest.mark.parametrize(("name", "value"), [("m", 101), ("n", -1), ("base", 0.0), ("head", 8), ("method", "learned"),
+                                             ("key", [1.0, 2.0])])
+def test_positions_explorer_rejects_bad_state(name, value):
+    with pytest.raises(traitlets.TraitError):
+        setattr(PositionsExplorer(), name, value)
+
+
+def test_positions_explorer_rejects_a_key_token_it_does_not_have():
+    with pytest.raises(ValueError, match="key_token"):
+        PositionsExplorer(key_token="bank")
+    assert PositionsExplorer(key_token="my", m=40, n=0, max_position=40).numbers()["distance"] == 40
 def test_kv_cache_explorer_counts_with_kv_cache_bytes_and_starts_at_llama_3_8b():
     widget = KVCacheExplorer()
     numbers = widget.summary_numbers()

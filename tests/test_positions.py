@@ -1,4 +1,5 @@
-"""Tests for attention_course/core/positions.py: sinusoidal positions, RoPE and ALiBi.
+"""Tests for attention_course/core/positions.py (sinusoidal positions, RoPE and ALiBi)
+and for the positions chapter's measurements, attention_course/chapters/positions.py.
 
 Each is checked against a loop over the paper's formula (tests/reference.py)
 and, where transformers is installed (the `[torch]` extra), against Hugging
@@ -25,6 +26,7 @@ from attention_course import (
     sinusoidal_positions,
     softmax,
 )
+from attention_course.chapters import ROPE_MODELS, rope_decay, rope_wavelengths, slow_pairs
 from reference import alibi_slopes_paper, rope_vector, sinusoidal_table
 
 
@@ -259,6 +261,34 @@ def test_alibi_slopes_rejects_bad_head_counts(args, error, match):
 def test_alibi_bias_rejects_bad_sizes(args, match):
     with pytest.raises((TypeError, ValueError), match=match):
         alibi_bias(*args)
+
+
+# --- the chapter's measurements ----------------------------------------------------------
+
+def test_rope_decay_measures_the_mean_cosine_of_the_angles():
+    distances = np.array([0, 1, 5, 50, 500, 5000])
+    measured, expected = rope_decay(distances, 64, 10000.0, n_samples=2000, seed=3)
+    assert measured[0] == pytest.approx(1.0) and expected[0] == 1.0
+    np.testing.assert_allclose(expected, np.cos(np.outer(distances, rope_frequencies(64))).mean(axis=1))
+    np.testing.assert_allclose(measured, expected, rtol=0, atol=0.03)  # 2000 samples: a few standard errors
+    assert measured[1] > measured[3] > abs(measured[5])
+    with pytest.raises(ValueError, match="distances"):
+        rope_decay(np.array([1.5]), 64)
+
+
+def test_wavelengths_and_the_pairs_slower_than_a_context():
+    waves = rope_wavelengths(8, 10000.0)
+    np.testing.assert_allclose(waves, 2 * np.pi * np.array([1, 10, 100, 1000]))
+    assert slow_pairs(8, 10000.0, 100) == 2  # 628 and 6283 tokens per turn
+    assert slow_pairs(8, 10000.0, 10_000) == 0
+    with pytest.raises(ValueError, match="context"):
+        slow_pairs(8, 10000.0, 0)
+
+
+def test_the_cited_models_share_a_head_size_and_differ_in_base():
+    assert {m.head_dim for m in ROPE_MODELS} == {128}
+    assert [m.rope_theta for m in ROPE_MODELS] == sorted(m.rope_theta for m in ROPE_MODELS)
+    assert all(m.source.startswith("https://huggingface.co/") and m.source.endswith("config.json") for m in ROPE_MODELS)
 
 
 # --- against Hugging Face transformers (the [torch] extra) ---------------------------------

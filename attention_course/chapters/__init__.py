@@ -3,6 +3,7 @@
 - `worked_example`: the bank-bot example's vectors and the five-step trace (book/worked_example.ipynb).
 - `scaling`: the spread of scores and the peakedness of their softmax against d_k (book/scaling.ipynb).
 - `training`: learning W_q, W_k, W_v on a toy task, backward pass by hand (book/learned_projections.ipynb).
+- `positions`: RoPE's decay with distance, its wavelengths and real models' bases (book/positions.ipynb).
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
 - `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
   without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
@@ -13,6 +14,7 @@ from .cost import attention_flops, loglog_slope, measure, score_matrix_bytes, ti
 from .decoding import (
     PUBLISHED_CONFIGS, ModelShape, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
 )
+from .positions import ROPE_MODELS, RopeModel, rope_decay, rope_wavelengths, slow_pairs
 from .scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .training import ToyTask, gradient_check, train
 from .worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
@@ -20,8 +22,10 @@ from .worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_atten
 __all__ = [
     "BANK_BOT",
     "PUBLISHED_CONFIGS",
+    "ROPE_MODELS",
     "AttentionTrace",
     "ModelShape",
+    "RopeModel",
     "ToyTask",
     "WorkedExample",
     "attention_flops",
@@ -35,8 +39,11 @@ __all__ = [
     "measure",
     "peakedness",
     "receptive_field",
+    "rope_decay",
+    "rope_wavelengths",
     "score_matrix_bytes",
     "score_std",
+    "slow_pairs",
     "softmax_entropy",
     "softmax_jacobian",
     "tile_count",

@@ -215,4 +215,4 @@ def alibi_bias(n_heads: int, n_q: int, n_k: int | None = None) -> np.ndarray:
     n_k = n_q if n_k is None else positive_int(n_k, "n_k")
     query_positions = np.arange(n_q) + (n_k - n_q)  # (n_q,): the last n_q positions
     distance = np.abs(query_positions[:, None] - np.arange(n_k)[None, :])  # (n_q, 1) - (1, n_k) -> (n_q, n_k)
-    return -slopes[:, None, None] * distance[None, :, :]  # (h, 1, 1) x (1, n_q, n_k) -> (h, n_q, n_k)
+    return 0.0 - slopes[:, None, None] * distance[None, :, :]  # (h, 1, 1) x (1, n_q, n_k) -> (h, n_q, n_k); 0.0, not -0.0

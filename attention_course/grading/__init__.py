@@ -32,12 +32,14 @@ from .exercises.decoding import check_decode_step
 from .exercises.flash import check_flash_attention
 from .exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
 from .exercises.multi_head import check_multi_head_attention
+from .exercises.positions import check_apply_rope, check_rope_attention
 from .exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
 from .exercises.softmax import check_softmax
 
 __all__ = [
     "CaseResult",
     "CheckResult",
+    "check_apply_rope",
     "check_attention",
     "check_causal_mask",
     "check_decode_step",
@@ -48,6 +50,7 @@ __all__ = [
     "check_multi_head_attention",
     "check_padded_attention",
     "check_padding_mask",
+    "check_rope_attention",
     "check_scale_scores",
     "check_softmax",
 ]

@@ -10,6 +10,7 @@ the page and printed; the target is under 16 ms (one frame at 60 Hz).
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 
@@ -20,6 +21,7 @@ from attention_course.explorers import EXPLORERS
 from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
+from attention_course.explorers.positions import compute_positions
 from attention_course.explorers.scaling import compute_scaling
 from attention_course.explorers.scores import compute_scores
 from attention_course.explorers.widget import script_json
@@ -38,7 +40,7 @@ def playground(offline, book_html):
         pytest.fail(f"{path} is missing: run `make book` first")
     page = new_page()
     page.goto(path.as_uri())
-    for name in ("scores", "scaling", "masks", "cost", "kv-cache"):
+    for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache"):
         page.locator(f'[data-explorer="{name}"]').wait_for()
     return page
 
@@ -290,7 +292,97 @@ def test_cost_explorer_counts_like_the_package(playground, screenshots):
     box.screenshot(path=screenshots / "cost-131072.png")
 
 
-# --- 5. the KV cache ----------------------------------------------------------------------
+# --- 5. positions ------------------------------------------------------------------------
+
+def assert_positions_match(box, state) -> dict:
+    expected = compute_positions(state)
+    for role, key in (("raw", "raw"), ("distance", "distance"), ("score", "score")):
+        assert_shown(box.locator(f'[data-role="{role}"]'), [expected[key]], lambda x, key=key:
+                     str(x) if key == "distance" else js_fixed(x, 3))
+    if state["method"] == "rope":
+        assert_shown(box.locator('[data-role="rope-score"]'), [expected["rope_score"]], lambda x: js_fixed(x, 3))
+        for role, key in (("q-rot", "q_rot"), ("k-rot", "k_rot")):
+            cell = box.locator(f'[data-role="{role}"]')
+            np.testing.assert_allclose(json.loads(cell.get_attribute("data-value")), expected[key], rtol=1e-9, atol=1e-12)
+            assert cell.text_content() == "[" + ", ".join(js_fixed(x, 3) for x in expected[key]) + "]"
+    else:
+        assert_shown(box.locator('[data-role="bias"]'), [expected["bias"]], lambda x: js_fixed(x, 3))
+    return expected
+
+
+def test_positions_explorer_rotates_and_keeps_the_score_when_both_move(playground, screenshots):
+    page = playground
+    box = explorer(page, "positions")
+    state = state_of(page, "positions")
+    assert (state["m"], state["n"], state["method"]) == (3, 1, "rope")
+    start = assert_positions_match(box, state)
+    assert box.locator('[data-role="rope-score"]').text_content() == "5.492"
+    assert box.locator('[data-role="raw"]').text_content() == "6.000"
+    assert box.locator("svg[role=img]").count() == 2  # one plane per pair of coordinates, each described
+    assert all(label.startswith("Pair ") for label in box.locator("svg[role=img]").evaluate_all(
+        "els => els.map(e => e.getAttribute('aria-label'))"))
+    box.screenshot(path=screenshots / "positions-start.png")
+
+    # Move the key alone: the distance and the score change.
+    box.get_by_role("slider", name="key position n (“card”)").fill("9")
+    state = state_of(page, "positions")
+    assert (state["m"], state["n"]) == (3, 9)
+    assert assert_positions_match(box, state)["rope_score"] != start["rope_score"]
+
+    # Move both together from m - n = 2: with the keyboard and with a drag, the score stays.
+    box.get_by_role("slider", name="key position n (“card”)").fill("1")
+    box.get_by_label("move both together (keep m − n)").check()
+    m_slider = box.get_by_role("slider", name="query position m (“blocked”)")
+    m_slider.fill("60")
+    state = state_of(page, "positions")
+    assert (state["m"], state["n"], state["together"]) == (60, 58, True)
+    moved = assert_positions_match(box, state)
+    assert abs(moved["rope_score"] - start["rope_score"]) < 1e-12
+    m_slider.focus()
+    for _ in range(5):
+        m_slider.press("ArrowRight")
+    state = state_of(page, "positions")
+    assert (state["m"], state["n"]) == (65, 63)
+    assert box.locator('[data-role="rope-score"]').text_content() == "5.492"
+    m_slider.press("End")  # m cannot pass 100, and n stops 2 below it
+    state = state_of(page, "positions")
+    assert (state["m"], state["n"]) == (state["max_position"], state["max_position"] - 2)
+    box.screenshot(path=screenshots / "positions-moved-together.png")
+
+    # A larger base turns the slow pair more slowly: a different score at the same distance.
+    box.get_by_label("RoPE base (rope_theta)").fill("500000")
+    state = state_of(page, "positions")
+    assert state["base"] == 500000.0
+    assert_positions_match(box, state)
+
+    # ALiBi: the vectors stop turning, the bias is -slope x |m - n|.
+    box.get_by_label("position method").select_option("alibi")
+    box.get_by_label("ALiBi head").select_option(index=2)  # slope 1/8
+    state = state_of(page, "positions")
+    assert (state["method"], state["head"]) == ("alibi", 2)
+    expected = assert_positions_match(box, state)
+    assert expected["bias"] == -0.125 * 2
+    assert box.get_by_label("RoPE base (rope_theta)").is_hidden()
+    assert box.locator('[data-role="q-rot"]').is_hidden()
+    box.screenshot(path=screenshots / "positions-alibi.png")
+
+
+def test_positions_explorer_fits_a_phone_screen(offline, book_html, screenshots):
+    new_page, problems = offline
+    page = new_page()
+    page.set_viewport_size({"width": 400, "height": 900})
+    page.goto((book_html / "book" / "positions.html").as_uri())
+    box = page.locator('[data-explorer="positions"]')
+    box.wait_for()
+    box.scroll_into_view_if_needed()
+    widths = box.evaluate("el => [el.scrollWidth, el.clientWidth, document.documentElement.scrollWidth]")
+    assert widths[0] <= widths[1] + 1, f"the explorer scrolls sideways at 400 px: {widths}"
+    assert widths[2] <= 400, f"the page is wider than the screen: {widths}"
+    box.get_by_role("slider", name="query position m (“blocked”)").fill("20")
+    assert box.locator('[data-role="distance"]').text_content() == "19"
+    box.screenshot(path=screenshots / "positions-400px.png")
+    problems.assert_none()
+# --- 6. the KV cache ----------------------------------------------------------------------
 
 def check_kv_cache(box, state):
     """Every number the KV-cache explorer shows equals kv_cache_summary's, exactly and as printed."""
@@ -364,22 +456,25 @@ def test_every_control_is_a_labelled_form_control_reachable_by_tab(playground):
     page = playground
     controls = page.locator(".ac-explorer input, .ac-explorer select")
     count = controls.count()
-    assert count >= 4 + 1 + 4 + 2 + 3 + 4 + 9  # q, d_k, scores; slider, switch; masks; cost; KV cache
+    assert count >= 4 + 1 + 4 + 2 + 3 + 4 + 6 + 9  # q, d_k, scores; slider, switch; masks; cost; positions; KV cache
     unlabelled = controls.evaluate_all("els => els.filter(e => !e.labels || e.labels.length === 0 || !e.labels[0].textContent.trim()).map(e => e.outerHTML)")
     assert unlabelled == []
-    # Tab from the first control visits every control, in order (the page's own
-    # links and buttons between the explorers are passed over).
+    # Tab from the first control visits every control shown, in order (the page's own
+    # links and buttons between the explorers are passed over; a control an explorer
+    # puts away, such as the ALiBi head while RoPE is chosen, is not in the tab order).
+    shown = "[...document.querySelectorAll('.ac-explorer input, .ac-explorer select')].filter(e => e.checkVisibility())"
+    visible = page.evaluate(f"() => {shown}.length")
+    assert count - visible <= 1, "only the positions explorer's control of the other method is put away"
     controls.first.focus()
     visited = []
     for _ in range(6 * count):
-        index = page.evaluate(
-            "() => [...document.querySelectorAll('.ac-explorer input, .ac-explorer select')].indexOf(document.activeElement)")
+        index = page.evaluate(f"() => {shown}.indexOf(document.activeElement)")
         if index >= 0 and (not visited or visited[-1] != index):
             visited.append(index)
-        if len(visited) == count:
+        if len(visited) == visible:
             break
         page.keyboard.press("Tab")
-    assert visited == list(range(count))
+    assert visited == list(range(visible))
     # Space toggles a focused switch.
     switch = explorer(page, "masks").get_by_label("causal mask (no token sees a later one)")
     switch.focus()
@@ -400,6 +495,10 @@ def test_updates_take_less_than_a_frame(playground):
         ("masks: query token", '[data-explorer="masks"] [data-role="selected"]', ["0", "3", "5"], "change"),
         ("cost: n", '[data-explorer="cost"] [data-role="n"]', ["1024", "65536", "1000", "1048576"], "input"),
         ("cost: dtype", '[data-explorer="cost"] [data-role="dtype"]', ["float16", "float64"], "change"),
+        ("positions: m slider", '[data-explorer="positions"] [data-role="m"]', ["10", "57", "0", "100"], "input"),
+        ("positions: together", '[data-explorer="positions"] [data-role="together"]', [True, False], "change"),
+        ("positions: method", '[data-explorer="positions"] [data-role="method"]', ["alibi", "rope"], "change"),
+        ("positions: base", '[data-explorer="positions"] [data-role="base"]', ["500000", "10000", "2.5"], "input"),
         ("KV cache: configuration", '[data-explorer="kv-cache"] [data-role="preset"]',
          ["tiiuae/falcon-7b", "meta-llama/Meta-Llama-3-70B"], "change"),
         ("KV cache: key/value heads", '[data-explorer="kv-cache"] [data-role="n_kv_heads"]', ["1", "8", "3", "64"], "input"),

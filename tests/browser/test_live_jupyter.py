@@ -71,7 +71,7 @@ def frontend(request):
 
 @pytest.fixture
 def lab_server(tmp_path, frontend):
-    """A Jupyter server on a free local port with a notebook of the four explorers; yields (notebook URL, base URL)."""
+    """A Jupyter server on a free local port with a notebook of the five explorers; yields (notebook URL, base URL)."""
     executable = frontend.executable()
     if executable is None:
         pytest.skip(f"{frontend.name} is not installed: pip install {frontend.command.removeprefix('jupyter-')}, "
@@ -88,11 +88,14 @@ def lab_server(tmp_path, frontend):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "attention-course", "display_name": "attention-course", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(code) for code in (
-        "from attention_course.explorers import CostExplorer, KVCacheExplorer, MaskExplorer, ScalingExplorer, ScoresExplorer\n"
+        "from attention_course.explorers import (\n"
+        "    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,\n"
+        ")\n"
         "scores = ScoresExplorer()\nscores",
         "scaling = ScalingExplorer()\nscaling",
         "masks = MaskExplorer()\nmasks",
         "cost = CostExplorer()\ncost",
+        "positions = PositionsExplorer()\npositions",
         "kv = KVCacheExplorer()\nkv",
     )]
     nbformat.write(nb, work / "live.ipynb")
@@ -171,11 +174,11 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
             except PlaywrightTimeout:
                 if attempt == 2:
                     raise
-        for name in ("scores", "scaling", "masks", "cost", "kv-cache"):
+        for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache"):
             page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry
         # (which JupyterLab would show in a .jp-RenderedHTMLCommon); the sync below proves it.
-        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 5
+        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 6
         assert page.locator(".jp-RenderedHTMLCommon .ac-explorer").count() == 0
 
         # Page -> kernel: the reader sets d_k; Python sees it and computes the same weights.
@@ -195,6 +198,18 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         assert not page.locator('[data-explorer="masks"] [data-role="padding"]').is_checked()
         scaling.screenshot(path=screenshots / f"{frontend.screenshot}-scaling-from-kernel.png")
 
+        # Positions, both ways: the page moves both tokens; the kernel switches to ALiBi.
+        positions = page.locator('[data-explorer="positions"]')
+        positions.get_by_label("move both together (keep m − n)").check()
+        positions.get_by_role("slider", name="query position m (“blocked”)").fill("40")
+        shown_score = positions.locator('[data-role="rope-score"]').text_content()
+        printed = run_cell(page, "s = positions.numbers(); print(positions.m, positions.n, f\"{s['rope_score']:.3f}\")")
+        assert printed.strip() == f"40 38 {shown_score}" and shown_score == "5.492"
+        run_cell(page, "positions.method = 'alibi'; positions.head = 1; print('set')")
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"positions\"] [data-role=\"method\"]').value === 'alibi'")
+        assert positions.locator('[data-role="bias"]').text_content() == "-0.500"  # slope 1/4, distance 2
+        positions.screenshot(path=screenshots / f"{frontend.screenshot}-positions.png")
         # The KV-cache explorer both ways: the reader picks a configuration, Python moves a number.
         kv = page.locator('[data-explorer="kv-cache"]')
         kv.get_by_label("configuration").select_option("mistralai/Mistral-7B-v0.1")

@@ -10,6 +10,7 @@ import { bytesText, fixed, weightText } from "../../attention_course/explorers/j
 import { computeKvCache } from "../../attention_course/explorers/js/kv_cache.js";
 import { computeMasks } from "../../attention_course/explorers/js/masking.js";
 import { softmax } from "../../attention_course/explorers/js/math.js";
+import { alibiSlopes, computePositions, movePositions, ropeVector } from "../../attention_course/explorers/js/positions.js";
 import { computeScaling, decodeSample, rawScores, scoresByDk } from "../../attention_course/explorers/js/scaling.js";
 import { computeScores } from "../../attention_course/explorers/js/scores.js";
 import { decode, mismatches } from "./compare.mjs";
@@ -103,4 +104,27 @@ test("scaling: the slider's precomputed scores are identical to direct dot produ
   const sample = decodeSample(vectors.scaling_sample.state);
   const scoresAt = scoresByDk(sample);
   for (const d_k of [1, 2, 77, 511, 512]) assert.deepEqual(scoresAt(d_k), rawScores(sample, d_k));
+});
+
+test("positions: rotations, scores and ALiBi biases equal the package's", () => {
+  assert.ok(vectors.positions.length >= 6);
+  vectors.positions.forEach(({ state, expected }, i) => assertMatches(computePositions(state), expected, `positions case ${i}`));
+});
+
+test("positions: the rotated score depends on m - n only, and rotating back gives the vector back", () => {
+  const { state } = vectors.positions[0];
+  const at = (m, n) => computePositions({ ...state, m, n }).rope_score;
+  for (const shift of [1, 7, 50, 96]) assert.ok(Math.abs(at(3 + shift, 1 + shift) - at(3, 1)) < 1e-12, `shift ${shift}`);
+  const back = ropeVector(ropeVector(state.query, 37, 10000), -37, 10000);
+  back.forEach((x, i) => assert.ok(Math.abs(x - state.query[i]) < 1e-14));
+});
+
+test("positions: moving both together keeps m - n and stays inside 0..max", () => {
+  const s = { m: 3, n: 1, together: true, max_position: 100 };
+  assert.deepEqual(movePositions(s, "m", 13), [13, 11]);
+  assert.deepEqual(movePositions(s, "n", 0), [2, 0]);
+  assert.deepEqual(movePositions(s, "m", 0), [2, 0]); // n cannot go below 0: both stop there
+  assert.deepEqual(movePositions(s, "m", 150), [100, 98]);
+  assert.deepEqual(movePositions({ ...s, together: false }, "n", 40), [3, 40]);
+  assert.deepEqual(alibiSlopes(8), [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]);
 });

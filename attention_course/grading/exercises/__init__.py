@@ -22,6 +22,7 @@ from .decoding import DECODE_STEP
 from .flash import FLASH_ATTENTION
 from .masks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
 from .multi_head import MULTI_HEAD_ATTENTION
+from .positions import APPLY_ROPE, ROPE_ATTENTION
 from .scores import DOT_PRODUCT_SPREAD, DOT_SCORES, SCALE_SCORES
 from .softmax import SOFTMAX
 
@@ -65,6 +66,8 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", (MULTI_HEAD_ATTENTION,),
              ("scaled_dot_product_attention",)),
     Exercise("08_flash_attention", "Tiled attention", "cost", (FLASH_ATTENTION,)),
+    Exercise("09_rope", "Rotary position embeddings", "positions", (APPLY_ROPE, ROPE_ATTENTION),
+             ("scaled_dot_product_attention",)),
     Exercise("10_decode_step", "One decoding step", "decoding", (DECODE_STEP,), ("apply_rope", "softmax")),
 )
 

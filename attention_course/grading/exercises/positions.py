@@ -1,0 +1,237 @@
+"""Checks for exercise 9: rotary position embeddings, and attention with them.
+
+The references are the package's `apply_rope` in its default convention (the
+two halves of each vector, as Hugging Face's Llama), and
+`scaled_dot_product_attention` of the rotated queries and keys. Every
+recognised mistake is the package's `apply_rope` or that attention called with
+one thing done wrong: the neighbouring pairs, frequencies with the wrong
+exponent, angles not multiplied by the positions, positions off by one,
+ignored or matched with the wrong axis, the values rotated too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...chapters.worked_example import BANK_BOT
+from ...core.attention import scaled_dot_product_attention
+from ...core.positions import apply_rope
+from ..engine.calls import Observation
+from ..engine.cases import Case, random_qkv
+from ..engine.check import Check, run_check
+from ..engine.mistakes import Mistake
+from ..engine.results import CheckResult
+from .attention import MISSING_SCALE_HINT
+
+DEFAULT_BASE = 10000.0
+"""RoFormer's and Llama 2's base: what a function that ignores its `base` argument uses."""
+
+
+# ---- apply_rope(x, positions, base) ------------------------------------------------------------
+
+def _base_ignored(x, positions, base):
+    return None if base == DEFAULT_BASE else apply_rope(x, positions, DEFAULT_BASE)
+
+
+def _positions_on_the_head_axis(x, positions, base):
+    """What the angle table of shape (n, 1, d) does, as if x were (n, h, d): token axis and head axis swapped.
+
+    NumPy broadcasts (n, 1, d) against x (..., h, n, d); where that works, the
+    vector x[..., a, b, :] is turned by positions[a] instead of positions[b].
+    """
+    n = x.shape[-2]
+    shape = np.broadcast_shapes(x.shape, (n, 1, x.shape[-1]))  # ValueError where the student's code fails too
+    spread = np.broadcast_to(x, shape)  # (..., n, n', d) with the positions' axis third from the end
+    return np.swapaxes(apply_rope(np.swapaxes(spread, -2, -3), positions, base), -2, -3)
+
+
+ROPE_MISTAKES = (
+    Mistake("interleaved_pairs",
+            "Your pairs are neighbours, (0, 1), (2, 3), ...: the convention of RoFormer and GPT-J. This exercise "
+            "uses the halves, as Llama in Hugging Face: coordinate i turns together with coordinate i + d/2.",
+            lambda x, positions, base: apply_rope(x, positions, base, interleaved=True)),
+    Mistake("wrong_frequency_exponent",
+            "Check the frequencies. Pair i (i = 0, 1, ..., d/2 - 1) turns by base^(-2i/d) per position: "
+            "the exponent runs from 0 towards -1 across the pairs (with d = 8: 0, -1/4, -1/2, -3/4).",
+            lambda x, positions, base: apply_rope(x, positions, np.sqrt(base))),  # exponent -i/d
+    Mistake("wrong_frequency_exponent",
+            "Check the frequencies. Pair i (i = 0, 1, ..., d/2 - 1) turns by base^(-2i/d) per position: "
+            "the exponent runs from 0 towards -1 across the pairs (with d = 8: 0, -1/4, -1/2, -3/4).",
+            lambda x, positions, base: apply_rope(x, positions, base**2)),  # exponent -4i/d
+    Mistake("positions_off_by_one",
+            "Every token was turned as if it stood one position later (or earlier) than `positions` says. "
+            "Use the positions exactly as given: a token at position 0 is not turned at all.",
+            lambda x, positions, base: apply_rope(x, positions + 1, base)),
+    Mistake("positions_off_by_one",
+            "Every token was turned as if it stood one position later (or earlier) than `positions` says. "
+            "Use the positions exactly as given: a token at position 0 is not turned at all.",
+            lambda x, positions, base: apply_rope(x, positions - 1, base)),
+    Mistake("angles_not_times_position",
+            "Every token was turned by the same angles, the frequencies themselves. The angle of pair i for "
+            "the token at position p is p × base^(-2i/d): multiply by each token's position.",
+            lambda x, positions, base: apply_rope(x, np.ones_like(positions), base)),
+    Mistake("positions_ignored",
+            "The tokens were turned as if they stood at 0, 1, 2, ..., whatever `positions` said. A sequence "
+            "that continues after 300 cached tokens starts at position 300: use the positions you are given.",
+            lambda x, positions, base: apply_rope(x, np.arange(x.shape[-2]), base)),
+    Mistake("rotates_backwards",
+            "Each pair turned the wrong way. A pair (a, b) turned by the angle t becomes "
+            "(a cos t - b sin t, b cos t + a sin t): check the two signs.",
+            lambda x, positions, base: apply_rope(x, -positions, base)),
+    Mistake("base_ignored",
+            "These are the angles of base 10000, but this input has another base: use the `base` argument "
+            "(rope_theta in a model's configuration), not a number written into the function.",
+            _base_ignored),
+    Mistake("positions_on_wrong_axis",
+            "The positions were matched with the wrong axis of x. They belong to the tokens, the axis n of "
+            "(..., n, d), the second to last; the axes before it (heads, batch) share them. Build the angle "
+            "table with shape (n, d/2) or (n, d) and let it broadcast over the leading axes.",
+            _positions_on_the_head_axis),
+)
+
+FLOAT32_NOT_KEPT = Mistake(
+    "float32_not_kept",
+    "The numbers are right but float32 came back as another dtype. NumPy computes float32 times float64 in "
+    "float64: cast the cos and sin tables to x.dtype before multiplying, so that float32 stays float32 "
+    "(a model in float32 would otherwise double its memory at every layer).",
+)
+
+
+def _keeps_float32(case: Case, obs: Observation) -> tuple[str, Mistake] | None:
+    value = obs.value
+    if case.float32 and isinstance(value, np.ndarray) and value.dtype != np.float32:
+        return f"the values are right, but float32 input came back as {value.dtype}", FLOAT32_NOT_KEPT
+    return None
+
+
+def _rope_cases() -> list[Case]:
+    rng = np.random.default_rng(9)
+
+    def x(*shape, dtype=np.float64):
+        return rng.standard_normal(shape).astype(dtype)
+
+    def pos(*values):
+        return np.array(values, dtype=np.int64)
+
+    return [
+        Case("the bank bot's four keys at positions 0..3", (BANK_BOT.keys.copy(), pos(0, 1, 2, 3), 10000.0)),
+        Case("two heads, five tokens from position 3, d = 8", (x(2, 5, 8), pos(3, 4, 5, 6, 7), 10000.0)),
+        Case("six tokens from position 10, d = 16, base 500000 (Llama 3)",
+             (x(6, 16), pos(*range(10, 16)), 500000.0)),
+        Case("three heads, one new token at position 300", (x(3, 1, 8), pos(300), 10000.0), hidden=True),
+        Case("a batch of 2 x 3 heads, four tokens from position 17, d = 6",
+             (x(2, 3, 4, 6), pos(17, 18, 19, 20), 10000.0), hidden=True),
+        Case("float32, seven tokens from position 20, d = 12, base 1000000",
+             (x(7, 12, dtype=np.float32), pos(*range(20, 27)), 1e6), hidden=True),
+        Case("three heads of three tokens at positions 5, 9, 2, base 500", (x(3, 3, 4), pos(5, 9, 2), 500.0),
+             hidden=True),
+        Case("one head, tokens at the even positions 0..8, d = 10", (x(1, 5, 10), pos(0, 2, 4, 6, 8), 10000.0),
+             hidden=True),
+        Case("d = 2: one pair, four tokens from position 1000", (x(4, 2), pos(1000, 1001, 1002, 1003), 10000.0),
+             hidden=True),
+    ]
+
+
+def _rope_error_hint(case: Case, error: str) -> str:
+    if "broadcast" in error:
+        return ("Two arrays whose shapes do not fit met in one operation. The angle table belongs to the tokens "
+                "axis n of x (..., n, d), the second to last, whatever axes come before it.")
+    if "index" in error or "shape" in error:
+        return "Compare the shapes you slice and build with x's (..., n, d): print them for this input."
+    return ""
+
+
+APPLY_ROPE = Check(
+    name="apply_rope",
+    function="apply_rope",
+    params=("x", "positions", "base"),
+    reference=lambda x, positions, base: apply_rope(x, positions, base),
+    make_cases=_rope_cases,
+    mistakes=ROPE_MISTAKES,
+    error_hint=_rope_error_hint,
+    after_pass=_keeps_float32,
+)
+
+
+def check_apply_rope(apply_rope, *, hidden: bool = False) -> CheckResult:
+    """Check `apply_rope(x, positions, base) -> (..., n, d)`: x (..., n, d), positions (n,) integers.
+
+    The half rotation (pair i with i + d/2), as Hugging Face's Llama; float32
+    stays float32. The exercise 09_rope (book/positions.ipynb).
+    """
+    return run_check(APPLY_ROPE, apply_rope, hidden=hidden)
+
+
+# ---- rope_attention(q, k, v, positions, base) ---------------------------------------------------
+
+def _rotated(q, k, positions, base):
+    return apply_rope(q, positions, base), apply_rope(k, positions, base)
+
+
+def _rope_attention(q, k, v, positions, base, scale=None):
+    q_rot, k_rot = _rotated(q, k, positions, base)
+    return scaled_dot_product_attention(q_rot, k_rot, v, scale=scale)  # (..., n, d_v)
+
+
+ONE_SIDE_HINT = (
+    "Only one of the queries and the keys was rotated. The score of a query at m and a key at n depends on "
+    "m - n only when both are turned, each by its own position."
+)
+
+ATTENTION_MISTAKES = (
+    Mistake("values_rotated",
+            "The values were rotated too. RoPE turns the queries and the keys, so that their dot product, the "
+            "score, depends on the distance between the tokens; the values are mixed as they are.",
+            lambda q, k, v, positions, base: _rope_attention(q, k, apply_rope(v, positions, base), positions, base)),
+    Mistake("one_side_rotated", ONE_SIDE_HINT,
+            lambda q, k, v, positions, base: scaled_dot_product_attention(apply_rope(q, positions, base), k, v)),
+    Mistake("one_side_rotated", ONE_SIDE_HINT,
+            lambda q, k, v, positions, base: scaled_dot_product_attention(q, apply_rope(k, positions, base), v)),
+    Mistake("not_rotated",
+            "Nothing was rotated: this is attention without positions. Turn the queries and the keys with your "
+            "apply_rope before the scores are computed.",
+            lambda q, k, v, positions, base: scaled_dot_product_attention(q, k, v)),
+    Mistake("missing_scale", MISSING_SCALE_HINT,
+            lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1.0)),
+)
+
+
+def _attention_cases() -> list[Case]:
+    rng = np.random.default_rng(10)
+
+    def qkv(batch, n, d, d_v, dtype=np.float64):
+        return random_qkv(rng, n, n, d, d_v, batch=batch, dtype=dtype)
+
+    def pos(start, n):
+        return np.arange(start, start + n, dtype=np.int64)
+
+    return [
+        Case("four tokens at positions 0..3, d = 4", (*qkv((), 4, 4, 4), pos(0, 4), 10000.0)),
+        Case("two heads, six tokens from position 10, d = 8", (*qkv((2,), 6, 8, 8), pos(10, 6), 10000.0)),
+        Case("three heads, one token at position 300", (*qkv((3,), 1, 8, 8), pos(300, 1), 10000.0), hidden=True),
+        Case("float32, five tokens from position 7, d = 6", (*qkv((), 5, 6, 6, np.float32), pos(7, 5), 10000.0),
+             hidden=True),
+        Case("two heads, values of width 5, four tokens from position 2", (*qkv((2,), 4, 8, 5), pos(2, 4), 10000.0),
+             hidden=True),
+        Case("seven tokens from position 100, d = 16, base 1000000", (*qkv((), 7, 16, 16), pos(100, 7), 1e6),
+             hidden=True),
+    ]
+
+
+ROPE_ATTENTION = Check(
+    name="rope_attention",
+    function="rope_attention",
+    params=("q", "k", "v", "positions", "base"),
+    reference=_rope_attention,
+    make_cases=_attention_cases,
+    mistakes=ATTENTION_MISTAKES,
+)
+
+
+def check_rope_attention(rope_attention, *, hidden: bool = False) -> CheckResult:
+    """Check `rope_attention(q, k, v, positions, base) -> (..., n, d_v)`.
+
+    Attention of the queries and keys rotated by `apply_rope` (the values as
+    they are), scaled by 1/sqrt(d). The exercise 09_rope (book/positions.ipynb).
+    """
+    return run_check(ROPE_ATTENTION, rope_attention, hidden=hidden)
