@@ -14,7 +14,6 @@ import pytest
 from attention_course.grading.engine import results
 from attention_course.grading.exercises import EXERCISES
 from attention_course.grading.batch import collect, grade_submissions
-from attention_course.grading.exercises import EXERCISES
 from attention_course.grading.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
