@@ -163,10 +163,13 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90000)
         # On a busy machine the first "Run All Cells" can arrive before the kernel's
         # connection is ready and run nothing: try again until the first cell has run.
+        # The kernel dialog, too, may come later than the wait above: it is dismissed on each try.
         for attempt in range(3):
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
             try:
+                if dialog.count():
+                    dialog.get_by_role("button", name="Select").click()
+                page.get_by_role("menuitem", name="Run", exact=True).click(timeout=15000)
+                page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15000)
                 page.wait_for_function(
                     "() => /\\[\\d+\\]/.test(document.querySelector('.jp-Cell .jp-InputPrompt')?.textContent ?? '')",
                     timeout=30000)
@@ -174,6 +177,8 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
             except PlaywrightTimeout:
                 if attempt == 2:
                     raise
+                if not dialog.count():  # (Escape would dismiss the kernel dialog without a kernel)
+                    page.keyboard.press("Escape")  # close a menu left open
         for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache"):
             page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry

@@ -5,7 +5,7 @@ two halves of each vector, as Hugging Face's Llama), and
 `scaled_dot_product_attention` of the rotated queries and keys. Every
 recognised mistake is the package's `apply_rope` or that attention called with
 one thing done wrong: the neighbouring pairs, frequencies with the wrong
-exponent, angles not multiplied by the positions, positions off by one,
+exponent or an exponent rounded to 0, angles not multiplied by the positions, positions off by one,
 ignored or matched with the wrong axis, the values rotated too.
 """
 
@@ -58,6 +58,10 @@ ROPE_MISTAKES = (
             "Check the frequencies. Pair i (i = 0, 1, ..., d/2 - 1) turns by base^(-2i/d) per position: "
             "the exponent runs from 0 towards -1 across the pairs (with d = 8: 0, -1/4, -1/2, -3/4).",
             lambda x, positions, base: apply_rope(x, positions, base**2)),  # exponent -4i/d
+    Mistake("integer_exponent",
+            "Every pair turned at the same speed, 1 radian per position, as if each exponent -2i/d were 0: "
+            "floor division (//) rounds 2i/d down to 0. Compute the exponent with true division (/).",
+            lambda x, positions, base: apply_rope(x, positions, 1.0)),  # base^0 = 1 for every pair
     Mistake("positions_off_by_one",
             "Every token was turned as if it stood one position later (or earlier) than `positions` says. "
             "Use the positions exactly as given: a token at position 0 is not turned at all.",
