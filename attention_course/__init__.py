@@ -4,7 +4,8 @@ The package is laid out as the book is: `core` (softmax, masks, attention,
 multi-head, positions: what the book teaches), `tiled` (attention tile by tile with an
 online softmax, and its optional compiled accelerator), `chapters` (the data,
 traces and measurements of one chapter each), `explorers` (the interactive
-widgets), `pretrained` (a real model run with the course's own attention) and
+widgets), `pretrained` (a real model run with the course's own attention),
+`decoder` (generating text: the KV cache and a Llama-architecture checkpoint) and
 `grading` (the exercises' checks, the sandboxed grader, release and
 gradebooks). The names below are re-exported from them.
 
@@ -20,12 +21,13 @@ from .chapters.cost import attention_flops, backward_flops, loglog_slope, measur
 from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .chapters.training import ToyTask, gradient_check, train
 from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
-from .core.attention import attention_weights, scaled_dot_product_attention
+from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .core.backward import attention_backward
-from .core.masks import causal_mask, padding_mask
+from .core.masks import causal_mask, padding_mask, sliding_window_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
 from .core.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .core.softmax import softmax
+from .decoder import KVCache, kv_cache_bytes, load_decoder, random_decoder
 from .tiled.backward import flash_attention_backward, flash_attention_forward
 from .tiled.flash import flash_attention
 from .tiled.online_softmax import trace_online_softmax
@@ -44,6 +46,7 @@ def __getattr__(name: str):
 __all__ = [
     "AttentionTrace",
     "BANK_BOT",
+    "KVCache",
     "ToyTask",
     "WorkedExample",
     "alibi_bias",
@@ -59,6 +62,8 @@ __all__ = [
     "flash_attention_forward",
     "gradient_check",
     "jacobian_norm",
+    "kv_cache_bytes",
+    "load_decoder",
     "loglog_slope",
     "max_weight",
     "measure",
@@ -66,11 +71,14 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "peakedness",
+    "random_decoder",
+    "repeat_kv",
     "rope_frequencies",
     "scaled_dot_product_attention",
     "score_matrix_bytes",
     "score_std",
     "sinusoidal_positions",
+    "sliding_window_mask",
     "softmax",
     "softmax_entropy",
     "softmax_jacobian",

@@ -18,8 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_course.explorers import CostExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.explorers import (
+    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,
+)
 from attention_course.explorers.cost import compute_cost
+from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.positions import compute_positions
 from attention_course.explorers.scaling import scaling_stats
@@ -37,6 +40,16 @@ def js_fixed(x: float, decimals: int) -> str:
     if x == 0:
         x = 0.0  # toFixed prints -0 as "0.00"
     return str(Decimal(x).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def js_bytes_text(x: int) -> str:
+    """What the explorers' `bytesText` prints: binary prefixes, two decimals (1536 -> "1.50 KiB")."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    i, v = 0, float(x)
+    while v >= 1024 and i < len(units) - 1:
+        v /= 1024
+        i += 1
+    return f"{int(v)} B" if i == 0 else f"{js_fixed(v, 2)} {units[i]}"
 
 
 def js_weight_text(w: float, decimals: int = 3) -> str:
@@ -170,6 +183,35 @@ def positions_cases() -> list[dict]:
     return cases
 
 
+def kv_cache_cases() -> list[dict]:
+    """KVCacheExplorer states (every published configuration, and edits of them) and their counts by the package."""
+    states = [KVCacheExplorer(p["name"]).state() for p in KVCacheExplorer().presets]
+    edits = [
+        {"dtype": "float32", "batch": 8},
+        {"n_kv_heads": 32},  # multi-head: nothing saved
+        {"n_kv_heads": 1, "dtype": "float8_e4m3fn"},  # multi-query
+        {"window": 4096, "seq_len": 100000},  # a sliding window keeps window - 1 tokens
+        {"window": 4096, "seq_len": 1000},  # ... but never more than the context
+        {"seq_len": 1},
+        {"n_layers": 256, "n_heads": 256, "n_kv_heads": 128, "head_dim": 256, "seq_len": 2**20, "batch": 32,
+         "dtype": "float32"},  # the largest state offered: 2**51 bytes, 2**52 for multi-head: exact
+    ]
+    states += [{**KVCacheExplorer().state(), **edit, "preset": "custom"} for edit in edits]
+    cases = []
+    for state in states:
+        r = kv_cache_summary(state)
+        cases.append({"state": state, "expected": {
+            "perToken": r["per_token"], "tokensKept": r["tokens_kept"], "total": r["total"], "mhaTotal": r["mha_total"],
+            "groups": r["groups"], "heads": r["heads"]}})
+    return cases
+
+
+def bytes_cases() -> list[dict]:
+    """Byte counts and how `bytesText` must print them."""
+    xs = [0, 1, 1023, 1024, 1536, 131072, 2**30 - 1, 2**30, 5 * 2**40 + 2**39, 2**53]
+    return [{"x": x, "text": js_bytes_text(x)} for x in xs]
+
+
 def format_cases() -> list[dict]:
     """Numbers and how `fixed` must print them: ties, tiny negatives, infinities."""
     xs = [0.0, -0.0, 0.125, -0.125, 0.375, 2.675, 1.005, 0.0645, 25.6745, -0.0001, 1e-7, 123456.789,
@@ -182,7 +224,8 @@ def build_vectors() -> dict:
     sample, scaling = scaling_cases()
     return to_json({
         "scores": scores_cases(), "masks": masks_cases(), "scaling_sample": sample, "scaling": scaling,
-        "cost": cost_cases(), "positions": positions_cases(), "format": format_cases(),
+        "cost": cost_cases(), "positions": positions_cases(), "kv_cache": kv_cache_cases(), "format": format_cases(),
+        "bytes": bytes_cases(),
     })
 
 

@@ -54,6 +54,17 @@ def causal_allowed(n_q: int, n_k: int) -> np.ndarray:
     return np.array([[j <= i for j in range(n_k)] for i in range(n_q)])
 
 
+def lower_right_causal_allowed(n_q: int, n_k: int) -> np.ndarray:
+    """(n_q, n_k) bool, True where key j <= query i + (n_k - n_q): the queries are the last n_q positions."""
+    return np.array([[j <= i + n_k - n_q for j in range(n_k)] for i in range(n_q)])
+
+
+def sliding_window_allowed(n_q: int, n_k: int, window: int, lower_right: bool = True) -> np.ndarray:
+    """(n_q, n_k) bool, True where query i at position p sees key j: p - window < j <= p."""
+    offset = n_k - n_q if lower_right else 0
+    return np.array([[i + offset - window < j <= i + offset for j in range(n_k)] for i in range(n_q)])
+
+
 def sinusoidal_table(n: int, d: int, base: float = 10000.0) -> np.ndarray:
     """"Attention Is All You Need", section 3.5: PE(p, 2i) = sin(p / base^(2i/d)), PE(p, 2i+1) = cos(...)."""
     table = np.zeros((n, d))

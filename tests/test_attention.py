@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attention_course import attention_weights, causal_mask, padding_mask, scaled_dot_product_attention
+from attention_course import attention_weights, causal_mask, padding_mask, repeat_kv, scaled_dot_product_attention
 from reference import attention_2d, causal_allowed
 
 
@@ -163,3 +163,71 @@ def test_type_and_mask_errors():
         scaled_dot_product_attention(q, k, v, scale="0.5")
     with pytest.raises(ValueError, match="scale must be finite"):
         attention_weights(q, k, scale=np.inf)
+
+
+# --- grouped-query attention ----------------------------------------------------------------
+
+
+def gqa_reference(q, k, v, allowed=None):
+    """Loop the naive reference over query heads, query head i reading key/value head i // g."""
+    h_q, h_kv = q.shape[-3], k.shape[-3]
+    g = h_q // h_kv
+    weights = np.zeros(q.shape[:-1] + (k.shape[-2],))
+    out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for idx in np.ndindex(*q.shape[:-2]):
+        kv = idx[:-1] + (idx[-1] // g,)
+        weights[idx], out[idx] = attention_2d(q[idx], k[kv], v[kv], allowed=allowed)
+    return weights, out
+
+
+@pytest.mark.parametrize("batch, h_q, h_kv", [((), 4, 2), ((), 6, 1), ((2,), 6, 3), ((), 3, 3), ((2, 1), 8, 2)])
+def test_gqa_shares_each_key_value_head_among_consecutive_query_heads(batch, h_q, h_kv):
+    rng = np.random.default_rng(h_q * 10 + h_kv)
+    q = rng.standard_normal(batch + (h_q, 5, 4))
+    k = rng.standard_normal(batch + (h_kv, 7, 4))
+    v = rng.standard_normal(batch + (h_kv, 7, 3))
+    want_w, want_out = gqa_reference(q, k, v)
+    np.testing.assert_allclose(attention_weights(q, k, enable_gqa=True), want_w, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, enable_gqa=True), want_out, rtol=1e-12, atol=1e-14)
+
+
+def test_gqa_with_as_many_key_value_heads_as_query_heads_is_multi_head_attention():
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal((4, 6, 8)) for _ in range(3))
+    assert np.array_equal(scaled_dot_product_attention(q, k, v, enable_gqa=True), scaled_dot_product_attention(q, k, v))
+
+
+def test_gqa_with_masks_per_head_and_lower_right_causal():
+    rng = np.random.default_rng(12)
+    q = rng.standard_normal((4, 3, 4))
+    k, v = rng.standard_normal((2, 8, 4)), rng.standard_normal((2, 8, 2))
+    allowed = causal_mask(3, 8, lower_right=True)
+    want_w, want_out = gqa_reference(q, k, v, allowed=allowed)
+    np.testing.assert_allclose(scaled_dot_product_attention(q, k, v, attn_mask=allowed, enable_gqa=True), want_out,
+                               rtol=1e-12, atol=1e-14)
+    per_head = rng.random((4, 3, 8)) < 0.5  # (h_q, n_q, n_k): each query head its own mask
+    weights = attention_weights(q, k, attn_mask=per_head, enable_gqa=True)
+    assert (weights[~per_head] == 0).all()
+
+
+def test_repeat_kv_orders_heads_0_0_1_1_not_0_1_0_1():
+    x = np.arange(2)[:, None, None] * np.ones((2, 3, 4))  # head j is filled with j
+    assert repeat_kv(x, 2)[:, 0, 0].tolist() == [0, 0, 1, 1]
+    assert repeat_kv(x, 3).shape == (6, 3, 4)
+
+
+@pytest.mark.parametrize("q_shape, k_shape, v_shape, match", [
+    ((4, 2, 3), (3, 5, 3), (3, 5, 3), r"multiple of the key/value heads.*\(4, 2, 3\) \(4 heads\).*\(3, 5, 3\) \(3 heads\)"),
+    ((2, 3), (1, 5, 3), (1, 5, 3), r"query must have shape \(\.\.\., h_q, n_q, d_k\) with enable_gqa"),
+    ((4, 2, 3), (2, 5, 3), (1, 5, 3), r"key/value heads .*key has shape \(2, 5, 3\) and value has shape \(1, 5, 3\)"),
+])
+def test_gqa_shape_errors_name_the_argument(q_shape, k_shape, v_shape, match):
+    with pytest.raises(ValueError, match=match):
+        scaled_dot_product_attention(np.ones(q_shape), np.ones(k_shape), np.ones(v_shape), enable_gqa=True)
+
+
+def test_fewer_key_value_heads_without_enable_gqa_says_to_pass_it():
+    with pytest.raises(ValueError, match="pass enable_gqa=True"):
+        scaled_dot_product_attention(np.ones((4, 2, 3)), np.ones((2, 5, 3)), np.ones((2, 5, 3)))
+    with pytest.raises(TypeError, match="enable_gqa must be True or False"):
+        attention_weights(np.ones((4, 2, 3)), np.ones((2, 5, 3)), enable_gqa="yes")

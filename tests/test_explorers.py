@@ -22,7 +22,10 @@ import traitlets
 
 from attention_course import BANK_BOT, alibi_bias, apply_rope, attention_weights, causal_mask, padding_mask, trace_attention
 from attention_course.chapters.cost import attention_flops, score_matrix_bytes
-from attention_course.explorers import EXPLORERS, CostExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer
+from attention_course.decoder import kv_cache_bytes
+from attention_course.explorers import (
+    EXPLORERS, CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,
+)
 from attention_course.explorers.bundle import bundle
 from attention_course.explorers.scaling import compute_scaling, decode_sample, encode_sample, scaling_stats
 from attention_course.explorers.widget import script_json
@@ -122,6 +125,11 @@ def test_bundled_positions_module_reproduces_the_package(tmp_path):
     results = run_bundled(tmp_path, PositionsExplorer._esm, "computePositions", [[c["state"]] for c in cases])
     for case, result in zip(cases, results):
         assert_close(result, from_json(case["expected"]))
+def test_bundled_kv_cache_module_counts_exactly_like_the_package(tmp_path):
+    cases = build_vectors()["kv_cache"]
+    results = run_bundled(tmp_path, KVCacheExplorer._esm, "computeKvCache", [[c["state"]] for c in cases])
+    for case, result in zip(cases, results):
+        assert result == case["expected"]
 
 
 # --- initial state comes from the package -------------------------------------------
@@ -246,6 +254,25 @@ def test_positions_explorer_rejects_a_key_token_it_does_not_have():
     with pytest.raises(ValueError, match="key_token"):
         PositionsExplorer(key_token="bank")
     assert PositionsExplorer(key_token="my", m=40, n=0, max_position=40).numbers()["distance"] == 40
+def test_kv_cache_explorer_counts_with_kv_cache_bytes_and_starts_at_llama_3_8b():
+    widget = KVCacheExplorer()
+    numbers = widget.summary_numbers()
+    assert widget.preset == "meta-llama/Meta-Llama-3-8B" and widget.dtype == "bfloat16"
+    assert numbers["per_token"] == kv_cache_bytes(32, 8, 128, 1, "bfloat16") == 128 * 1024
+    assert numbers["total"] == kv_cache_bytes(32, 8, 128, 8192, "bfloat16") and numbers["mha_total"] == 4 * numbers["total"]
+    assert numbers["heads"][1] == [4, 5, 6, 7]  # consecutive query heads share a key/value head
+    mistral = KVCacheExplorer("mistralai/Mistral-7B-v0.1")
+    assert mistral.window == 4096 and mistral.summary_numbers()["tokens_kept"] == 4095
+    assert KVCacheExplorer("tiiuae/falcon-7b").summary_numbers()["groups"] == 71  # multi-query
+    with pytest.raises(ValueError, match="preset must be one of"):
+        KVCacheExplorer("gpt-5")
+    with pytest.raises(traitlets.TraitError, match="batch must be between 1 and 32"):
+        widget.batch = 33
+    with pytest.raises(traitlets.TraitError, match="preset"):
+        widget.preset = "unknown"
+    widget.n_kv_heads = 3  # 32 query heads cannot share 3 key/value heads
+    with pytest.raises(ValueError, match="multiple"):
+        widget.summary_numbers()
 
 
 # --- live widget: the traitlets state the kernel syncs ------------------------------

@@ -510,6 +510,67 @@ def test_memory_does_not_grow_with_n():
 
 
 
+# --- grouped-query attention ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("q_batch, kv_batch, block_size", [
+    ((4,), (2,), 3), ((6,), (1,), (4, 2)), ((2, 6), (2, 3), 5), ((2, 4), (1, 2), (2, 3)), ((3,), (3,), 4),
+])
+def test_gqa_matches_plain(q_batch, kv_batch, block_size, threading_mode, softmax_path):
+    rng = np.random.default_rng(sum(q_batch) * 10 + sum(kv_batch))
+    q = rng.standard_normal(q_batch + (9, 4))
+    k, v = rng.standard_normal(kv_batch + (11, 4)), rng.standard_normal(kv_batch + (11, 3))
+    for kwargs in ({}, {"is_causal": True}, {"attn_mask": causal_mask(9, 11, lower_right=True)}):
+        want = scaled_dot_product_attention(q, k, v, enable_gqa=True, **kwargs)
+        got = flash_attention(q, k, v, block_size=block_size, enable_gqa=True, **kwargs)
+        np.testing.assert_allclose(got, want, **TOL[np.float64])
+
+
+def test_gqa_reads_the_shared_head_in_place(backend, monkeypatch):
+    """Each query head gets a view of its key/value head: K and V are never copied per query head."""
+    rng = np.random.default_rng(21)
+    q = rng.standard_normal((6, 5, 4))
+    k, v = rng.standard_normal((2, 7, 4)), rng.standard_normal((2, 7, 3))
+    seen = []
+    if backend == "numba":
+        real = driver._attend
+
+        def spy(q_tile, k_b, v_b, *args):
+            seen.append((k_b, v_b))
+            return real(q_tile, k_b, v_b, *args)
+
+        monkeypatch.setattr(driver, "_attend", spy)
+    else:
+        real = flash.tiled_attention
+
+        def spy(q_b, k_b, v_b, *args, **kwargs):
+            seen.append((k_b, v_b))
+            return real(q_b, k_b, v_b, *args, **kwargs)
+
+        monkeypatch.setattr(flash, "tiled_attention", spy)
+    flash_attention(q, k, v, block_size=8, enable_gqa=True)
+    assert len(seen) == 6  # one call per query head (one tile each)
+    for head, (k_b, v_b) in enumerate(seen):
+        assert np.shares_memory(k_b, k) and np.shares_memory(v_b, v)
+        assert np.array_equal(k_b, k[head // 3]) and np.array_equal(v_b, v[head // 3])
+
+
+def test_gqa_does_not_allocate_repeated_keys_and_values():
+    rng = np.random.default_rng(22)
+    q = rng.standard_normal((16, 64, 32)).astype(np.float32)  # 16 query heads ...
+    k, v = (rng.standard_normal((1, 4096, 32)).astype(np.float32) for _ in range(2))  # ... share one key/value head
+    flash_attention(q[:2, :2], k, v, enable_gqa=True)  # loads the compiled loop first, if that is the backend
+    extra, _ = peak_extra_bytes(flash_attention, q, k, v, block_size=(64, 256), enable_gqa=True)
+    assert extra < 16 * k.nbytes / 4  # repeating K and V for every query head would take 32x k.nbytes
+
+
+def test_gqa_errors_name_the_argument():
+    with pytest.raises(ValueError, match="multiple of the key/value heads"):
+        flash_attention(np.ones((3, 2, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 4)), enable_gqa=True)
+    with pytest.raises(ValueError, match="pass enable_gqa=True"):
+        flash_attention(np.ones((4, 2, 4)), np.ones((2, 5, 4)), np.ones((2, 5, 4)))
+
+
 # --- the backends -----------------------------------------------------------------------------
 
 

@@ -21,7 +21,8 @@ CHECKS = {check.name: check for exercise in EXERCISES for check in exercise.chec
 BOOK_LESSONS = {  # mistakes the book warns against by name: each has at least one corpus entry
     "no_max_subtraction", "softmax_wrong_axis", "does_not_sum_to_1", "missing_scale", "divided_by_d_k",
     "mask_after_softmax", "mask_filled_with_zero", "query_key_swapped", "returns_weights_as_output",
-    "builds_full_matrix", "modifies_input",
+    "builds_full_matrix", "modifies_input", "top_left_causal_mask", "kv_heads_tiled", "keys_cached_before_rope",
+    "appended_on_wrong_axis",
 }
 
 

@@ -2,9 +2,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from attention_course import causal_mask, padding_mask
+from attention_course import causal_mask, padding_mask, sliding_window_mask
 from attention_course.core.masks import check_attn_mask, mask_to_bias
-from reference import causal_allowed
+from reference import causal_allowed, lower_right_causal_allowed, sliding_window_allowed
 
 
 @pytest.mark.parametrize("n_q, n_k", [(1, 1), (4, 4), (3, 5), (5, 3)])
@@ -12,6 +12,58 @@ def test_causal_mask_is_top_left_lower_triangle(n_q, n_k):
     got = causal_mask(n_q, n_k)
     assert got.dtype == bool and got.shape == (n_q, n_k)
     assert np.array_equal(got, causal_allowed(n_q, n_k))
+
+
+@pytest.mark.parametrize("n_q, n_k", [(1, 1), (4, 4), (1, 6), (3, 5), (5, 3)])
+def test_lower_right_causal_mask_puts_the_queries_last(n_q, n_k):
+    got = causal_mask(n_q, n_k, lower_right=True)
+    assert got.dtype == bool and got.shape == (n_q, n_k)
+    assert np.array_equal(got, lower_right_causal_allowed(n_q, n_k))
+    assert got[-1].all()  # the newest query sees every key
+
+
+def test_one_new_query_against_a_cache_sees_every_key_only_lower_right():
+    assert causal_mask(1, 5, lower_right=True).tolist() == [[True] * 5]
+    assert causal_mask(1, 5).tolist() == [[True, False, False, False, False]]  # the top-left trap
+
+
+def test_more_queries_than_keys_lower_right_leaves_the_first_queries_nothing():
+    mask = causal_mask(5, 3, lower_right=True)
+    assert not mask[:2].any() and mask[2:].any(axis=1).all()
+
+
+def test_both_alignments_agree_on_square_masks():
+    assert np.array_equal(causal_mask(6, lower_right=True), causal_mask(6))
+
+
+@pytest.mark.parametrize("lower_right", [True, False])
+@pytest.mark.parametrize("n_q, n_k, window", [(6, 6, 3), (1, 9, 4), (3, 9, 4), (4, 4, 1), (5, 5, 10), (7, 4, 2)])
+def test_sliding_window_mask_sees_the_last_window_positions(n_q, n_k, window, lower_right):
+    got = sliding_window_mask(n_q, n_k, window, lower_right=lower_right)
+    assert got.dtype == bool and got.shape == (n_q, n_k)
+    assert np.array_equal(got, sliding_window_allowed(n_q, n_k, window, lower_right))
+    assert (got.sum(axis=1) <= window).all()
+
+
+def test_a_window_as_long_as_the_keys_is_the_causal_mask():
+    assert np.array_equal(sliding_window_mask(4, 9, 9), causal_mask(4, 9, lower_right=True))
+    assert np.array_equal(sliding_window_mask(4, 9, 9, lower_right=False), causal_mask(4, 9))
+    assert np.array_equal(sliding_window_mask(5, None, 2), causal_mask(5) & ~np.tri(5, k=-2, dtype=bool))
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"window": 0}, ValueError, "window"), ({"window": 2.0}, TypeError, "window"),
+    ({"window": 2, "lower_right": "yes"}, TypeError, "lower_right"), ({"window": 2, "n_k": 0}, ValueError, "n_k"),
+])
+def test_sliding_window_mask_rejects_bad_arguments(kwargs, error, match):
+    args = {"n_q": 3, "n_k": 4, **kwargs}
+    with pytest.raises(error, match=match):
+        sliding_window_mask(**args)
+
+
+def test_lower_right_must_be_a_bool():
+    with pytest.raises(TypeError, match="lower_right"):
+        causal_mask(2, 3, lower_right=1)
 
 
 def test_causal_mask_square_by_default():

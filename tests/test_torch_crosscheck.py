@@ -9,7 +9,9 @@ reason, where it is not.
 import numpy as np
 import pytest
 
-from attention_course import attention_weights, causal_mask, flash_attention, padding_mask, scaled_dot_product_attention
+from attention_course import (
+    attention_weights, causal_mask, flash_attention, padding_mask, scaled_dot_product_attention, sliding_window_mask,
+)
 
 torch = pytest.importorskip("torch", reason="torch is not installed: pip install -e '.[torch]' to cross-check against it")
 F = torch.nn.functional
@@ -310,3 +312,58 @@ def test_16_bit_backward_is_as_close_to_float64_as_torch_autograd(low, backward)
             assert error <= np.abs(theirs - e).max() + step(dtype) * size / 4
         # (the tiled backward computes D = rowsum(O * dO) from the output the forward returned, rounded to
         # 16 bits, as FlashAttention does: that rounding can cost it up to a step)
+# --- grouped-query attention, lower-right causal masks, sliding windows ---------------------------
+
+OURS_GQA = {
+    "plain": scaled_dot_product_attention,
+    "flash-numpy": lambda *a, **kw: flash_attention(*a, block_size=(4, 3), backend="numpy", **kw),
+    "flash-default": lambda *a, **kw: flash_attention(*a, block_size=(4, 3), **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OURS_GQA))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("batch, h_q, h_kv", [((), 4, 2), ((2,), 6, 1), ((2,), 8, 4), ((), 3, 3)])
+def test_enable_gqa_equals_torch(batch, h_q, h_kv, dtype, name):
+    rng = np.random.default_rng(h_q + 10 * h_kv)
+    q = rng.standard_normal(batch + (h_q, 6, 8)).astype(dtype)
+    k = rng.standard_normal(batch + (h_kv, 9, 8)).astype(dtype)
+    v = rng.standard_normal(batch + (h_kv, 9, 5)).astype(dtype)
+    for kwargs in ({}, {"is_causal": True}):
+        want = torch_sdpa(q, k, v, enable_gqa=True, **kwargs)
+        np.testing.assert_allclose(OURS_GQA[name](q, k, v, enable_gqa=True, **kwargs), want, **TOL[dtype])
+    if name == "plain":
+        t = [torch.from_numpy(np.ascontiguousarray(x)) for x in (q, k)]
+        scores = t[0] @ t[1].repeat_interleave(h_q // h_kv, dim=-3).transpose(-1, -2) / np.sqrt(8)
+        np.testing.assert_allclose(attention_weights(q, k, enable_gqa=True), torch.softmax(scores, -1).numpy(), **TOL[dtype])
+
+
+@pytest.mark.filterwarnings("ignore:Lower right causal bias will produce NaNs")
+@pytest.mark.parametrize("ours_name", sorted(OURS_GQA))
+@pytest.mark.parametrize("n_q, n_k", [(1, 9), (4, 9), (9, 9), (9, 4)])
+def test_lower_right_causal_mask_equals_torch_causal_lower_right(n_q, n_k, ours_name):
+    from torch.nn.attention.bias import causal_lower_right
+
+    _, q, k, v = problem(10, n_q, n_k)
+    bias = causal_lower_right(n_q, n_k)
+    assert np.array_equal(bias._materialize().numpy(), causal_mask(n_q, n_k, lower_right=True))
+    t = [torch.from_numpy(x) for x in (q, k, v)]
+    want = F.scaled_dot_product_attention(*t, attn_mask=bias).numpy()
+    got = OURS_GQA[ours_name](q, k, v, attn_mask=causal_mask(n_q, n_k, lower_right=True))
+    if n_q > n_k:  # torch's lower-right bias leaves the first n_q - n_k queries NaN where we give zeros
+        rows = slice(n_q - n_k, None)
+        assert np.all(got[..., : n_q - n_k, :] == 0)
+        got, want = got[..., rows, :], want[..., rows, :]
+    np.testing.assert_allclose(got, want, **TOL[np.float64])
+
+
+@pytest.mark.parametrize("n_q, n_k, window", [(7, 7, 3), (1, 9, 4), (3, 10, 4), (6, 6, 1)])
+def test_sliding_window_mask_equals_transformers(n_q, n_k, window):
+    pytest.importorskip("transformers", reason="transformers is not installed: pip install -e '.[torch]'")
+    from transformers.masking_utils import sliding_window_causal_mask_function
+
+    allowed = sliding_window_causal_mask_function(window)
+    offset = n_k - n_q  # transformers numbers the queries by their position among the keys
+    want = np.array([[bool(allowed(0, 0, torch.tensor(i + offset), torch.tensor(j))) for j in range(n_k)]
+                     for i in range(n_q)])
+    assert np.array_equal(sliding_window_mask(n_q, n_k, window), want)

@@ -5,10 +5,15 @@
 - `training`: learning W_q, W_k, W_v on a toy task, backward pass by hand (book/learned_projections.ipynb).
 - `positions`: RoPE's decay with distance, its wavelengths and real models' bases (book/positions.ipynb).
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
+- `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
+  without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
 from .cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
+from .decoding import (
+    PUBLISHED_CONFIGS, ModelShape, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
+)
 from .positions import ROPE_MODELS, RopeModel, rope_decay, rope_wavelengths, slow_pairs
 from .scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
 from .training import ToyTask, gradient_check, train
@@ -16,19 +21,25 @@ from .worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_atten
 
 __all__ = [
     "BANK_BOT",
+    "PUBLISHED_CONFIGS",
     "ROPE_MODELS",
     "AttentionTrace",
+    "ModelShape",
     "RopeModel",
     "ToyTask",
     "WorkedExample",
     "attention_flops",
     "backward_flops",
+    "decode_flops",
+    "filled_cache",
     "gradient_check",
+    "head_groups",
     "jacobian_norm",
     "loglog_slope",
     "max_weight",
     "measure",
     "peakedness",
+    "receptive_field",
     "rope_decay",
     "rope_wavelengths",
     "score_matrix_bytes",
@@ -37,6 +48,7 @@ __all__ = [
     "softmax_entropy",
     "softmax_jacobian",
     "tile_count",
+    "time_decode_step",
     "trace_attention",
     "train",
 ]

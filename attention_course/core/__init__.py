@@ -1,8 +1,9 @@
 """What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head, positions.
 
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
-- `masks`: causal and padding masks, PyTorch's convention (book/masks.ipynb).
-- `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb).
+- `masks`: causal (top-left or lower-right), sliding-window and padding masks, PyTorch's convention (book/masks.ipynb).
+- `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb), with
+  grouped-query attention (`enable_gqa`, `repeat_kv`; book/decoding.ipynb).
 - `backward`: its gradients for Q, K and V, from the stored weights (book/backward.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
 - `positions`: sinusoidal positions, RoPE and ALiBi, where position enters the scores (book/positions.ipynb).
@@ -12,9 +13,9 @@ for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
 dtype (book/low_precision.ipynb).
 """
 
-from .attention import attention_weights, scaled_dot_product_attention
+from .attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .backward import attention_backward
-from .masks import causal_mask, padding_mask
+from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
 from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .softmax import softmax
@@ -29,9 +30,11 @@ __all__ = [
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
+    "repeat_kv",
     "rope_frequencies",
     "scaled_dot_product_attention",
     "sinusoidal_positions",
+    "sliding_window_mask",
     "softmax",
     "split_heads",
 ]

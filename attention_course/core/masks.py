@@ -4,6 +4,12 @@ One convention throughout, the PyTorch one: a boolean mask is True where a
 query *may* attend to a key. Before the softmax, the scores at False positions
 are set to -inf, so exp(-inf) = 0 gives them exactly zero weight. A float mask
 is added to the scores instead (0 keeps a score, -inf removes it).
+
+`causal_mask` aligns its triangle top-left (torch's `is_causal`) or, with
+`lower_right=True`, bottom-right (torch's `causal_lower_right`), which is
+what new queries scored against a cache of earlier keys need;
+`sliding_window_mask` also hides keys more than a window back
+(book/decoding.ipynb).
 """
 
 from __future__ import annotations
@@ -13,23 +19,67 @@ import numpy as np
 from ._checks import is_float_dtype, positive_int
 
 
-def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
-    """Boolean causal mask: query i may attend to keys 0..i.
+def causal_mask(n_q: int, n_k: int | None = None, lower_right: bool = False) -> np.ndarray:
+    """Boolean causal mask: query i may attend to keys 0..i (top-left) or 0..i + n_k - n_q (lower-right).
 
-    The lower triangle aligned top-left, like torch's `is_causal=True`
-    (`torch.ones(n_q, n_k).tril()`): with n_q < n_k the last keys are hidden
-    from every query; with n_q > n_k the last queries see every key.
+    With the default `lower_right=False` the lower triangle is aligned
+    top-left, like torch's `is_causal=True` (`torch.ones(n_q, n_k).tril()`):
+    with n_q < n_k the last keys are hidden from every query; with n_q > n_k
+    the last queries see every key.
+
+    With `lower_right=True` the triangle is aligned to the bottom-right
+    corner, like torch's `causal_lower_right`: the queries are the *last* n_q
+    positions of the n_k keys, as when new tokens are scored against a cache
+    that already holds their keys. The last query then sees every key; with
+    n_q > n_k the first n_q - n_k queries see none.
 
     Args:
         n_q: number of queries.
-        n_k: number of keys; defaults to `n_q`.
+        n_k: number of keys; defaults to `n_q` (then both alignments agree).
+        lower_right: align the diagonal to the bottom-right corner.
 
     Returns:
-        bool array of shape (n_q, n_k), True where query i may attend to key j (j <= i).
+        bool array of shape (n_q, n_k), True where query i may attend to key j.
     """
     n_q = positive_int(n_q, "n_q")
     n_k = n_q if n_k is None else positive_int(n_k, "n_k")
-    return np.tri(n_q, n_k, dtype=bool)  # (n_q, n_k), True on and below the diagonal
+    lower_right = _check_flag(lower_right, "lower_right")
+    offset = n_k - n_q if lower_right else 0  # query i sits at key position i + offset
+    return np.tri(n_q, n_k, k=offset, dtype=bool)  # (n_q, n_k), True where j <= i + offset
+
+
+def sliding_window_mask(n_q: int, n_k: int | None, window: int, lower_right: bool = True) -> np.ndarray:
+    """Boolean sliding-window causal mask: each query sees itself and the window - 1 keys before it.
+
+    Query i, at key position p = i + n_k - n_q (lower-right, the default) or
+    p = i (top-left), may attend to keys j with p - window < j <= p: at most
+    `window` keys, itself included. This is Mistral's `sliding_window` (and
+    Hugging Face's): with window >= n_k it is the causal mask.
+
+    Args:
+        n_q: number of queries.
+        n_k: number of keys; None for `n_q`.
+        window: how many positions each query sees, itself included (>= 1).
+        lower_right: align the queries with the last n_q keys (new tokens
+            against a cache); False aligns them with the first n_q, as
+            `causal_mask`'s default does.
+
+    Returns:
+        bool array of shape (n_q, n_k).
+    """
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    window = positive_int(window, "window")
+    causal = causal_mask(n_q, n_k, lower_right=lower_right)  # (n_q, n_k), j <= p
+    offset = n_k - n_q if _check_flag(lower_right, "lower_right") else 0
+    too_old = np.tri(n_q, n_k, k=offset - window, dtype=bool)  # (n_q, n_k), j <= p - window
+    return causal & ~too_old
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
 
 
 def padding_mask(lengths, n_k: int) -> np.ndarray:

@@ -12,15 +12,21 @@ compare the browser against.
 """
 
 from .cost import CostExplorer
+from .kv_cache import KVCacheExplorer
 from .masking import MaskExplorer
 from .positions import PositionsExplorer
 from .scaling import ScalingExplorer
 from .scores import ScoresExplorer
 from .widget import Explorer
 
-EXPLORERS: tuple[type[Explorer], ...] = (ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer, PositionsExplorer)
+EXPLORERS: tuple[type[Explorer], ...] = (
+    ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer, PositionsExplorer, KVCacheExplorer,
+)
 """Every explorer that starts from the package's numbers alone (no arguments), in the order of the
 playground page (book/explorers.ipynb). The tests read this list. The head view of the legal-summariser
 chapter (`head_view.HeadViewExplorer`) needs the pretrained model and is tested with it."""
 
-__all__ = ["EXPLORERS", "CostExplorer", "Explorer", "MaskExplorer", "PositionsExplorer", "ScalingExplorer", "ScoresExplorer"]
+__all__ = [
+    "EXPLORERS", "CostExplorer", "Explorer", "KVCacheExplorer", "MaskExplorer", "PositionsExplorer", "ScalingExplorer",
+    "ScoresExplorer",
+]

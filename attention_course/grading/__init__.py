@@ -31,6 +31,7 @@ Three parts, and the tools beside them:
 from .engine.results import CaseResult, CheckResult
 from .exercises.attention import check_attention
 from .exercises.backward import check_backward_query_tile
+from .exercises.decoding import check_decode_step
 from .exercises.flash import check_flash_attention
 from .exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
 from .exercises.multi_head import check_multi_head_attention
@@ -45,6 +46,7 @@ __all__ = [
     "check_attention",
     "check_backward_query_tile",
     "check_causal_mask",
+    "check_decode_step",
     "check_dot_product_spread",
     "check_dot_scores",
     "check_flash_attention",

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..core._checks import broadcast_batch, check_scale, compute_dtype, positive_int, result_dtype
-from ..core.attention import check_qkv
+from ..core.attention import _shared_heads, check_qkv, kv_groups
 from ..core.masks import check_attn_mask
 from . import _compiled
-from .online_softmax import tiled_attention
+from .online_softmax import kv_batch, kv_index, tiled_attention
 
 DEFAULT_BLOCK_SIZE = (512, 256)
 """(block_q, block_k): queries and keys per tile, chosen by measurement (benchmarks/bench_attention.py --blocks)."""
@@ -78,15 +78,22 @@ def _block_sizes(block_size) -> tuple[int, int]:
     return size, size
 
 
-def _readable(q, k, v, mask, is_causal: bool, scale: float, block_q: int, block_k: int, batch: tuple) -> np.ndarray:
-    """The "numpy" backend: `tiled_attention` on each batch index (each head) in turn."""
+def _readable(q, k, v, mask, is_causal: bool, scale: float, block_q: int, block_k: int, batch: tuple,
+              groups: int = 1) -> np.ndarray:
+    """The "numpy" backend: `tiled_attention` on each batch index (each head) in turn.
+
+    With groups > 1 (grouped-query attention), query head i reads key/value
+    head i // groups: the shared head is indexed, never copied.
+    """
     n_q, n_k, d_v = q.shape[-2], k.shape[-2], v.shape[-1]
-    q, k, v = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (q, k, v))  # views: no copies
+    q = np.broadcast_to(q, batch + q.shape[-2:])  # a view: no copy
+    k, v = (np.broadcast_to(x, kv_batch(batch, groups) + x.shape[-2:]) for x in (k, v))  # views of h_kv heads
     if mask is not None:
         mask = np.broadcast_to(mask.reshape((1,) * (2 - mask.ndim) + mask.shape), batch + (n_q, n_k))
     out = np.empty(batch + (n_q, d_v), dtype=q.dtype)  # (..., n_q, d_v)
     for b in np.ndindex(batch):
-        tiled_attention(q[b], k[b], v[b], block_q, block_k, scale=scale, mask=None if mask is None else mask[b],
+        b_kv = kv_index(b, groups)  # the key/value head this query head shares
+        tiled_attention(q[b], k[b_kv], v[b_kv], block_q, block_k, scale=scale, mask=None if mask is None else mask[b],
                         is_causal=is_causal, out=out[b])
     return out
 
@@ -100,6 +107,7 @@ def flash_attention(
     scale=None,
     block_size: int | tuple[int, int] = DEFAULT_BLOCK_SIZE,
     backend: str | None = None,
+    enable_gqa: bool = False,
 ) -> np.ndarray:
     """Exactly `scaled_dot_product_attention`, computed tile by tile.
 
@@ -116,6 +124,10 @@ def flash_attention(
             it is installed and the dtype is one it is compiled for, else the
             readable loop. The accelerator's first call on a machine compiles
             it and caches the machine code; later processes load it.
+        enable_gqa: grouped-query attention, as in
+            `scaled_dot_product_attention`: query (..., h_q, n_q, d_k), key and
+            value (..., h_kv, n_k, d); query head i reads key/value head
+            i // (h_q / h_kv), which both backends index without copying it.
 
     Returns:
         (..., n_q, d_v), equal to the plain computation up to rounding; float32
@@ -127,13 +139,14 @@ def flash_attention(
         queries that cannot see it untouched, where the plain path, which
         multiplies it by a zero weight, gives NaN.
     """
-    q, k, v = check_qkv(query, key, value)
+    q, k, v = check_qkv(query, key, value, enable_gqa=enable_gqa)
+    groups = kv_groups(q, k, v) if enable_gqa else 1  # query heads per key/value head
     block_q, block_k = _block_sizes(block_size)
     n_q, d_k = q.shape[-2:]
     n_k = k.shape[-2]
     scale = check_scale(scale, d_k)
     mask = check_attn_mask(attn_mask, is_causal, n_q, n_k)
-    shapes = {"query": q.shape, "key": k.shape, "value": v.shape}
+    shapes = {"query": q.shape, "key": _shared_heads(k.shape, groups), "value": _shared_heads(v.shape, groups)}
     if mask is not None and mask.ndim > 2:
         shapes["attn_mask"] = mask.shape
     batch = broadcast_batch(shapes)
@@ -144,7 +157,7 @@ def flash_attention(
     if backend == "numba":
         from ._compiled import driver
 
-        out = driver.attention(q, k, v, mask, is_causal, scale, block_q, block_k, batch)
+        out = driver.attention(q, k, v, mask, is_causal, scale, block_q, block_k, batch, groups)
     else:
-        out = _readable(q, k, v, mask, is_causal, scale, block_q, block_k, batch)
+        out = _readable(q, k, v, mask, is_causal, scale, block_q, block_k, batch, groups)
     return out.astype(out_dtype, copy=False)

@@ -133,6 +133,18 @@ def tile_scores(q_tile: np.ndarray, k_tile: np.ndarray, scale: float, mask_tile:
         later = np.arange(keys.start, keys.stop)[None, :] > np.arange(rows.start, rows.stop)[:, None]
         s = np.where(later, -np.inf, s)  # (bq, bk): key j hidden from query i when j > i
     return s
+def kv_batch(batch: tuple, groups: int) -> tuple:
+    """The batch shape of key and value when each of their heads serves `groups` query heads.
+
+    batch: the broadcast leading dims of the queries, heads last (..., h_q);
+    with groups = h_q / h_kv > 1 the key/value batch is (..., h_kv).
+    """
+    return batch if groups == 1 else batch[:-1] + (batch[-1] // groups,)
+
+
+def kv_index(b: tuple, groups: int) -> tuple:
+    """The key/value batch index that query batch index `b` reads: query head i uses key/value head i // groups."""
+    return b if groups == 1 else b[:-1] + (b[-1] // groups,)
 
 
 def tiled_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, block_q: int, block_k: int, *, scale: float,

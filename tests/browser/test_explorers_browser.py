@@ -19,12 +19,13 @@ import pytest
 
 from attention_course.explorers import EXPLORERS
 from attention_course.explorers.cost import compute_cost
+from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.positions import compute_positions
 from attention_course.explorers.scaling import compute_scaling
 from attention_course.explorers.scores import compute_scores
 from attention_course.explorers.widget import script_json
-from explorer_vectors import js_fixed, js_weight_text
+from explorer_vectors import js_bytes_text, js_fixed, js_weight_text
 
 PAGE = "book/explorers.html"
 FRAME_MS = 16.0
@@ -32,14 +33,14 @@ FRAME_MS = 16.0
 
 @pytest.fixture
 def playground(offline, book_html):
-    """The Playground page, loaded, with its five explorers mounted."""
+    """The Playground page, loaded, with its explorers mounted."""
     new_page, problems = offline
     path = book_html / PAGE
     if not path.is_file():
         pytest.fail(f"{path} is missing: run `make book` first")
     page = new_page()
     page.goto(path.as_uri())
-    for name in ("scores", "scaling", "masks", "cost", "positions"):
+    for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache"):
         page.locator(f'[data-explorer="{name}"]').wait_for()
     return page
 
@@ -381,6 +382,72 @@ def test_positions_explorer_fits_a_phone_screen(offline, book_html, screenshots)
     assert box.locator('[data-role="distance"]').text_content() == "19"
     box.screenshot(path=screenshots / "positions-400px.png")
     problems.assert_none()
+# --- 6. the KV cache ----------------------------------------------------------------------
+
+def check_kv_cache(box, state):
+    """Every number the KV-cache explorer shows equals kv_cache_summary's, exactly and as printed."""
+    r = kv_cache_summary(state)
+    for role, key in (("per-token", "per_token"), ("total", "total"), ("mha-total", "mha_total"), ("tokens-kept", "tokens_kept")):
+        (text, value), = shown(box.locator(f'[data-role="{role}"]'))
+        assert value == r[key], f"{role}: page {value}, package {r[key]}"
+    assert box.locator('[data-role="per-token"]').text_content() == js_bytes_text(r["per_token"])
+    assert box.locator('[data-role="total"]').text_content() == js_bytes_text(r["total"])
+    rows = box.locator('[data-role="group-heads"]').all_text_contents()
+    assert len(rows) == min(8, len(r["heads"]))
+    for text, heads in zip(rows, r["heads"]):
+        assert text == (f"query head {heads[0]}" if len(heads) == 1 else f"query heads {heads[0]}–{heads[-1]}")
+    return r
+
+
+def test_kv_cache_explorer_counts_like_the_package(playground, screenshots):
+    page = playground
+    box = explorer(page, "kv-cache")
+    r = check_kv_cache(box, state_of(page, "kv-cache"))
+    assert box.locator('[data-role="per-token"]').text_content() == "128.00 KiB"  # Llama 3 8B in bfloat16
+    assert box.locator('[data-role="total"]').text_content() == "1.00 GiB"
+    assert "4 consecutive query heads" in box.locator('[data-role="groups-heading"]').text_content()
+    box.screenshot(path=screenshots / "kv-cache-start.png")
+
+    box.get_by_label("configuration").select_option("tiiuae/falcon-7b")
+    state = state_of(page, "kv-cache")
+    assert (state["n_heads"], state["n_kv_heads"], state["head_dim"]) == (71, 1, 64)
+    check_kv_cache(box, state)
+    assert "multi-query" in box.locator('[data-role="groups-heading"]').text_content()
+
+    box.get_by_label("configuration").select_option("mistralai/Mistral-7B-v0.1")
+    r = check_kv_cache(box, state_of(page, "kv-cache"))
+    assert r["tokens_kept"] == 4095 and "window − 1" in box.locator('[data-role="tokens-kept"]').text_content()
+
+    box.get_by_label("batch (sequences)").fill("32")
+    box.get_by_label("dtype").select_option("float32")
+    box.get_by_label("key/value heads h_kv").fill("32")
+    state = state_of(page, "kv-cache")
+    assert state["preset"] == "custom" and (state["batch"], state["dtype"], state["n_kv_heads"]) == (32, "float32", 32)
+    assert box.get_by_label("configuration").input_value() == "custom"
+    r = check_kv_cache(box, state)
+    assert r["total"] == r["mha_total"] and "and 24 more key/value heads" in box.text_content()
+
+    box.get_by_label("key/value heads h_kv").fill("5")  # 32 query heads cannot share 5
+    assert box.get_by_label("key/value heads h_kv").get_attribute("aria-invalid") == "true"
+    assert "multiple" in box.locator('[data-role="status"]').text_content()
+    assert box.locator('[data-role="group-heads"]').count() == 0
+    box.screenshot(path=screenshots / "kv-cache-invalid.png")
+    box.get_by_label("key/value heads h_kv").fill("0")  # out of range: flagged, the state keeps the last good value
+    assert box.get_by_label("key/value heads h_kv").get_attribute("aria-invalid") == "true"
+    assert state_of(page, "kv-cache")["n_kv_heads"] == 5
+
+
+def test_kv_cache_explorer_fits_a_phone_screen(playground, screenshots):
+    page = playground
+    page.set_viewport_size({"width": 400, "height": 800})
+    box = explorer(page, "kv-cache")
+    box.scroll_into_view_if_needed()
+    widths = box.evaluate("el => [el.scrollWidth, el.clientWidth, el.getBoundingClientRect().right]")
+    assert widths[0] <= widths[1] + 1, f"the explorer scrolls sideways at 400 px: {widths}"
+    assert widths[2] <= 400, f"the explorer sticks out of a 400 px screen: {widths}"
+    box.get_by_label("layers L").fill("80")
+    assert state_of(page, "kv-cache")["n_layers"] == 80
+    box.screenshot(path=screenshots / "kv-cache-400px.png")
 
 
 # --- controls: labelled, keyboard, fast ---------------------------------------------------
@@ -389,7 +456,7 @@ def test_every_control_is_a_labelled_form_control_reachable_by_tab(playground):
     page = playground
     controls = page.locator(".ac-explorer input, .ac-explorer select")
     count = controls.count()
-    assert count >= 4 + 1 + 4 + 2 + 3 + 4 + 6  # q, d_k, scores; slider, switch; masks; cost; positions
+    assert count >= 4 + 1 + 4 + 2 + 3 + 4 + 6 + 9  # q, d_k, scores; slider, switch; masks; cost; positions; KV cache
     unlabelled = controls.evaluate_all("els => els.filter(e => !e.labels || e.labels.length === 0 || !e.labels[0].textContent.trim()).map(e => e.outerHTML)")
     assert unlabelled == []
     # Tab from the first control visits every control shown, in order (the page's own
@@ -432,6 +499,9 @@ def test_updates_take_less_than_a_frame(playground):
         ("positions: together", '[data-explorer="positions"] [data-role="together"]', [True, False], "change"),
         ("positions: method", '[data-explorer="positions"] [data-role="method"]', ["alibi", "rope"], "change"),
         ("positions: base", '[data-explorer="positions"] [data-role="base"]', ["500000", "10000", "2.5"], "input"),
+        ("KV cache: configuration", '[data-explorer="kv-cache"] [data-role="preset"]',
+         ["tiiuae/falcon-7b", "meta-llama/Meta-Llama-3-70B"], "change"),
+        ("KV cache: key/value heads", '[data-explorer="kv-cache"] [data-role="n_kv_heads"]', ["1", "8", "3", "64"], "input"),
     ]
     # Judged by the best of 40 (as timeit does): the machine running the tests may be busy,
     # and what is measured is the work an update needs, not how often it is interrupted.

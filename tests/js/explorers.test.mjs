@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import { computeCost } from "../../attention_course/explorers/js/cost.js";
-import { fixed, weightText } from "../../attention_course/explorers/js/format.js";
+import { bytesText, fixed, weightText } from "../../attention_course/explorers/js/format.js";
+import { computeKvCache } from "../../attention_course/explorers/js/kv_cache.js";
 import { computeMasks } from "../../attention_course/explorers/js/masking.js";
 import { softmax } from "../../attention_course/explorers/js/math.js";
 import { alibiSlopes, computePositions, movePositions, ropeVector } from "../../attention_course/explorers/js/positions.js";
@@ -67,6 +68,25 @@ test("cost: FLOPs and bytes equal attention_course.chapters.cost's, exactly", ()
     assert.deepEqual({ ...r, flops: r.flops.total }, expected, `cost case ${i}`);
     assert.ok(Number.isSafeInteger(r.flops.total), `cost case ${i}: ${r.flops.total} is not exact`);
   });
+});
+
+test("KV cache: bytes and head groups equal attention_course.decoder.kv_cache_bytes's, exactly", () => {
+  assert.ok(vectors.kv_cache.length >= 10);
+  vectors.kv_cache.forEach(({ state, expected }, i) => {
+    const r = computeKvCache(state);
+    assert.deepEqual(r, expected, `kv_cache case ${i}`);
+    assert.ok(Number.isSafeInteger(r.total) && Number.isSafeInteger(r.mhaTotal), `kv_cache case ${i}: not exact`);
+  });
+});
+
+test("KV cache: query heads that cannot share the key/value heads equally are an error, not numbers", () => {
+  const r = computeKvCache({ ...vectors.kv_cache[0].state, n_heads: 6, n_kv_heads: 4 });
+  assert.ok(r.error.includes("multiple"));
+  assert.equal(r.total, undefined);
+});
+
+test("bytesText() prints like the Python mirror used by the tests", () => {
+  vectors.bytes.forEach(({ x, text }) => assert.equal(bytesText(x), text, `bytesText(${x})`));
 });
 
 test("fixed() prints like the Python mirror used by the tests", () => {

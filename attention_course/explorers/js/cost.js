@@ -5,6 +5,7 @@
 // State (attention_course.explorers.CostExplorer): n, d, dtype, block_size,
 // itemsizes ({dtype: bytes}), softmax_flops_per_score, n_max, d_max.
 
+import { bytesText } from "./format.js";
 import { bind, h, labelled, markInvalid, readNumber, show } from "./ui.js";
 
 /** attention_flops(n, n, d, d): the three parts and their total (exact below 2^53). */
@@ -29,15 +30,6 @@ export function computeCost({ n, d, dtype, block_size, itemsizes, softmax_flops_
     tilePairs: tiles * tiles, // tile_count(n, n, block_size)
     ioBytes: 4 * n * d * itemsize, // Q, K, V and the output, n x d each, for both
   };
-}
-
-/** Bytes with binary prefixes: 1536 -> "1.50 KiB". */
-export function bytesText(x) {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-  let i = 0;
-  let v = x;
-  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return i === 0 ? `${v} B` : `${v.toFixed(2)} ${units[i]}`;
 }
 
 /** A count with SI prefixes: 1.5e9 -> "1.50 G". */

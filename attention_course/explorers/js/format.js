@@ -36,3 +36,12 @@ export function si(x, unit = "") {
   while (Math.abs(v) >= 1000 && i < prefixes.length - 1) { v /= 1000; i++; }
   return `${i === 0 ? String(v) : v.toFixed(2)} ${prefixes[i]}${unit}`.trim();
 }
+
+/** Bytes with binary prefixes: 1536 -> "1.50 KiB" (the cost and KV-cache explorers). */
+export function bytesText(x) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let i = 0;
+  let v = x;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return i === 0 ? `${v} B` : `${v.toFixed(2)} ${units[i]}`;
+}

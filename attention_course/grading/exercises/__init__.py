@@ -19,6 +19,7 @@ from pathlib import Path
 from ..engine.check import Check
 from .attention import ATTENTION
 from .backward import BACKWARD_QUERY_TILE
+from .decoding import DECODE_STEP
 from .flash import FLASH_ATTENTION
 from .masks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
 from .multi_head import MULTI_HEAD_ATTENTION
@@ -68,6 +69,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("08_flash_attention", "Tiled attention", "cost", (FLASH_ATTENTION,)),
     Exercise("09_rope", "Rotary position embeddings", "positions", (APPLY_ROPE, ROPE_ATTENTION),
              ("scaled_dot_product_attention",)),
+    Exercise("10_decode_step", "One decoding step", "decoding", (DECODE_STEP,), ("apply_rope", "softmax")),
     Exercise("11_attention_backward", "The tiled backward pass", "backward", (BACKWARD_QUERY_TILE,)),
 )
 

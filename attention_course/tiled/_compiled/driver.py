@@ -20,6 +20,8 @@ each part; benchmarks/README.md has the figures):
   (`threads.run_jobs`).
 - Under `is_causal`, key tiles that lie entirely after a query tile's last
   query are never computed: that halves the work.
+- Grouped-query attention: each query head reads its shared key/value head
+  in place (`online_softmax.kv_index`); K and V are never copied per query head.
 - Subtracting the running max only keeps exp from overflowing; the softmax
   does not change when all of a row's scores move by the same amount. When
   the scores of a query tile are provably small (|q . k| <= |q| |k|, the
@@ -35,7 +37,7 @@ import functools
 
 import numpy as np
 
-from ..online_softmax import keys_seen, tiles
+from ..online_softmax import keys_seen, kv_batch, kv_index, tiles
 from .threads import cpu_count, forget_blas_libraries, run_jobs
 
 MIN_SCORES_FOR_THREADS = 1 << 20
@@ -115,7 +117,7 @@ def _unshifted_allowed(k: np.ndarray, v: np.ndarray, mask, batch: tuple) -> tupl
     Args:
         k: (..., n_k, d_k) keys; v: (..., n_k, d_v) values, one dtype.
         mask: None, or the checked bool or float mask.
-        batch: the broadcast batch shape.
+        batch: the broadcast batch shape of k and v (their heads, with grouped-query attention).
 
     Returns:
         (batch) the largest |k_j| of each batch index, and False where the
@@ -130,15 +132,19 @@ def _unshifted_allowed(k: np.ndarray, v: np.ndarray, mask, batch: tuple) -> tupl
     return key_norm, small_values and (mask is None or mask.dtype == bool)
 
 
-def attention(q, k, v, mask, is_causal: bool, scale: float, block_q: int, block_k: int, batch: tuple) -> np.ndarray:
+def attention(q, k, v, mask, is_causal: bool, scale: float, block_q: int, block_k: int, batch: tuple,
+              groups: int = 1) -> np.ndarray:
     """softmax(q k^T * scale + mask) v for every batch index, each query tile through the compiled loop.
 
     Args:
         q: (..., n_q, d_k); k: (..., n_k, d_k); v: (..., n_k, d_v): checked,
-            of one dtype in `DTYPES`, leading dims broadcasting to `batch`.
+            of one dtype in `DTYPES`, leading dims broadcasting to `batch`
+            (for k and v, to `kv_batch(batch, groups)`).
         mask: None, or a checked bool or float mask broadcasting to batch + (n_q, n_k).
         is_causal, scale, block_q, block_k: as `flash_attention` took them.
-        batch: the broadcast leading dims.
+        batch: the broadcast leading dims of the queries (heads last).
+        groups: query heads per key/value head (grouped-query attention):
+            query head i reads key/value head i // groups, in place.
 
     Returns:
         (batch..., n_q, d_v) in q's dtype.
@@ -151,10 +157,12 @@ def attention(q, k, v, mask, is_causal: bool, scale: float, block_q: int, block_
         mask = mask.astype(dtype, copy=False)  # scores + mask in the scores' dtype, as the plain path adds them
     # Loaded before the threads start, so that their BLAS limits cover SciPy's BLAS.
     log2_e = _kernels().LOG2_E  # scores come out in base 2, ready for 2**s = exp(natural score) (see exp2)
-    key_norm, may_skip_max = _unshifted_allowed(k, v, mask, batch)
+    shared = kv_batch(batch, groups)  # (..., h_kv): the heads of k and v
+    key_norm, may_skip_max = _unshifted_allowed(k, v, mask, shared)
     limit = unshifted_exp_limit(dtype) * log2_e  # the same bound on scores in base 2
     # Views (no copies) with the full batch shape, so each batch index picks its own (n, d) matrices.
-    q, k, v = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (q, k, v))
+    q = np.broadcast_to(q, batch + q.shape[-2:])
+    k, v = (np.broadcast_to(x, shared + x.shape[-2:]) for x in (k, v))
     if mask is not None:
         mask = mask.reshape((1,) * (2 - mask.ndim) + mask.shape)  # a (n_k,) mask becomes (1, n_k)
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k), a view: no copy
@@ -169,10 +177,11 @@ def attention(q, k, v, mask, is_causal: bool, scale: float, block_q: int, block_
 
         def attend(job: tuple[tuple, slice]) -> None:
             b, rows = job  # b: index into the batch dims; rows: one tile of queries
+            b_kv = kv_index(b, groups)  # the key/value head query head b reads (itself unless grouped)
             q_tile = np.multiply(q[b][rows], scale, out=q_scaled[: rows.stop - rows.start])  # (bq, d_k), times log2(e)
-            keep_max = not (may_skip_max and _scores_are_small(q_tile, key_norm[b], limit))
+            keep_max = not (may_skip_max and _scores_are_small(q_tile, key_norm[b_kv], limit))
             mask_b = None if mask is None else mask[b]  # (n_q, n_k)
-            _attend(q_tile, k[b], v[b], mask_b, is_causal, rows, keep_max, block_k, buffers, out[b][rows])
+            _attend(q_tile, k[b_kv], v[b_kv], mask_b, is_causal, rows, keep_max, block_k, buffers, out[b][rows])
 
         return attend
 

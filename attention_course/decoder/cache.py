@@ -1,0 +1,185 @@
+"""The KV cache: the keys and values a decoder has already computed, kept for the next token (book/decoding.ipynb).
+
+A decoder that generates text scores each new token's query against the keys
+of every token before it. Those keys and values do not change once computed
+(causal attention: an earlier token never sees a later one), so they are kept
+per layer and each step appends one new key and value per head:
+
+    step t:  K_cache (h_kv, t, d)  ->  append k_t (h_kv, 1, d)  ->  K (h_kv, t + 1, d)
+
+`KVCache` holds them; `kv_cache_bytes` counts what they take for a given
+model and context length, without building anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core._checks import as_float_array, positive_int, require_ndim
+
+EXTRA_ITEMSIZES = {"bfloat16": 2, "bf16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "fp8": 1}
+"""Bytes per number of the dtypes models are stored in that NumPy itself does not name."""
+
+
+def itemsize(dtype) -> int:
+    """Bytes per number of `dtype`: a NumPy dtype, or "bfloat16" / "float8_e4m3fn" / "float8_e5m2"."""
+    if isinstance(dtype, str) and dtype.lower() in EXTRA_ITEMSIZES:
+        return EXTRA_ITEMSIZES[dtype.lower()]
+    try:
+        return np.dtype(dtype).itemsize
+    except TypeError:
+        raise TypeError(
+            f"dtype must be a NumPy dtype such as 'float32', or one of {', '.join(map(repr, EXTRA_ITEMSIZES))}; "
+            f"got {dtype!r}"
+        ) from None
+
+
+def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, dtype="float32", batch: int = 1) -> int:
+    """Bytes a KV cache takes: 2 (keys and values) x layers x KV heads x head size x tokens x batch x itemsize.
+
+    Args:
+        n_layers: L, the decoder layers (each keeps its own keys and values).
+        n_kv_heads: h_kv, the key/value heads per layer (h for multi-head
+            attention, 1 for multi-query, fewer than h for grouped-query).
+        head_dim: d, the size of one head's key (and value).
+        seq_len: the tokens cached (prompt and generated so far).
+        dtype: what the cache is stored in: a NumPy dtype or "bfloat16".
+        batch: sequences cached side by side.
+
+    Returns:
+        The size in bytes, an int (exact: no floating point).
+    """
+    sizes = [positive_int(x, name) for x, name in ((n_layers, "n_layers"), (n_kv_heads, "n_kv_heads"),
+                                                     (head_dim, "head_dim"), (seq_len, "seq_len"), (batch, "batch"))]
+    total = 2 * itemsize(dtype)  # one key and one value per head, token and layer
+    for size in sizes:
+        total *= size
+    return total
+
+
+def _windows(n_layers: int, window) -> tuple[int | None, ...]:
+    """One window (or None: keep everything) per layer, from None, an int or a sequence."""
+    if window is None or isinstance(window, (int, np.integer)):
+        return (None if window is None else positive_int(window, "window"),) * n_layers
+    if not isinstance(window, Sequence) or isinstance(window, str) or len(window) != n_layers:
+        raise ValueError(f"window must be None, an int or a sequence of {n_layers} ints or Nones (one per layer); "
+                         f"got {window!r}")
+    return tuple(None if w is None else positive_int(w, f"window[{i}]") for i, w in enumerate(window))
+
+
+class KVCache:
+    """The keys and values of every layer, appended along the sequence axis as tokens arrive.
+
+    >>> cache = KVCache(n_layers=1)
+    >>> k = v = np.ones((2, 3, 4))                   # (h_kv, n, d): 3 tokens, 2 heads of 4
+    >>> keys, values = cache.update(0, k, v)
+    >>> keys, values = cache.update(0, k[:, :1], v[:, :1])   # one more token
+    >>> keys.shape, len(cache), cache.nbytes          # 2 x (2 x 4 x 4) float64 numbers
+    ((2, 4, 4), 4, 512)
+
+    Args:
+        n_layers: L, the decoder layers.
+        window: None (keep every token), or a sliding window per layer (an
+            int for every layer, or a sequence of ints and Nones, one per
+            layer). A query of a sliding-window layer sees itself and the
+            window - 1 tokens before it, so such a layer keeps only the
+            window - 1 most recent keys and values: exactly what the next
+            token can still see besides its own.
+    """
+
+    def __init__(self, n_layers: int, window: int | Sequence[int | None] | None = None):
+        self.n_layers = positive_int(n_layers, "n_layers")
+        self.windows = _windows(self.n_layers, window)
+        self._keys: list[np.ndarray | None] = [None] * self.n_layers
+        self._values: list[np.ndarray | None] = [None] * self.n_layers
+        self._seen = [0] * self.n_layers
+
+    def _layer(self, layer) -> int:
+        if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+            raise ValueError(f"layer must be an int in 0..{self.n_layers - 1}; got {layer!r}")
+        return int(layer)
+
+    def update(self, layer: int, key, value) -> tuple[np.ndarray, np.ndarray]:
+        """Append this step's keys and values to `layer`'s cache; return every key and value to attend over.
+
+        Args:
+            layer: which layer, 0..L-1.
+            key: (..., h_kv, n_new, d_k) the new tokens' keys (rotated, if the
+                model uses RoPE: the cache holds keys as attention uses them).
+            value: (..., h_kv, n_new, d_v) their values.
+
+        Returns:
+            (keys (..., h_kv, n_past + n_new, d_k), values (..., h_kv, n_past + n_new, d_v)),
+            the cached tokens followed by the new ones (n_past is what a
+            sliding-window layer kept: at most window - 1), as read-only
+            arrays: nothing outside the cache can change what it holds.
+        """
+        layer = self._layer(layer)
+        k = as_float_array(key, "key")
+        v = as_float_array(value, "value")
+        require_ndim(k, "key", 3, "(..., h_kv, n_new, d_k)")
+        require_ndim(v, "value", 3, "(..., h_kv, n_new, d_v)")
+        if k.shape[:-1] != v.shape[:-1]:
+            raise ValueError(f"key and value must agree on every axis but the last, (..., h_kv, n_new); "
+                             f"got key {k.shape} and value {v.shape}")
+        n_new = k.shape[-2]
+        past_k, past_v = self._keys[layer], self._values[layer]
+        if past_k is not None:
+            for name, new, old in (("key", k, past_k), ("value", v, past_v)):
+                if new.shape[:-2] != old.shape[:-2] or new.shape[-1] != old.shape[-1] or new.dtype != old.dtype:
+                    raise ValueError(
+                        f"layer {layer} caches {name}s of shape (..., n, d) = {old.shape} and dtype {old.dtype}; "
+                        f"got {name} of shape {new.shape} and dtype {new.dtype}: only the sequence axis (-2) may differ"
+                    )
+            k = np.concatenate([past_k, k], axis=-2)  # (..., h_kv, n_past, d) + (..., h_kv, n_new, d) -> (..., n_past + n_new, d)
+            v = np.concatenate([past_v, v], axis=-2)
+        else:
+            k, v = k.copy(), v.copy()  # the cache owns its arrays: the caller may reuse theirs
+        self._seen[layer] += n_new
+        window = self.windows[layer]
+        if window is not None and k.shape[-2] > window - 1:  # a sliding-window layer forgets the oldest tokens
+            self._keys[layer] = k[..., k.shape[-2] - (window - 1):, :].copy()  # (..., h_kv, window - 1, d_k)
+            self._values[layer] = v[..., v.shape[-2] - (window - 1):, :].copy()
+        else:
+            self._keys[layer], self._values[layer] = k, v
+        return _read_only(k), _read_only(v)
+
+    def keys(self, layer: int) -> np.ndarray | None:
+        """(..., h_kv, n_kept, d_k) the keys `layer` keeps (a read-only view), or None before the first token."""
+        return _read_only(self._keys[self._layer(layer)])
+
+    def values(self, layer: int) -> np.ndarray | None:
+        """(..., h_kv, n_kept, d_v) the values `layer` keeps (a read-only view), or None before the first token."""
+        return _read_only(self._values[self._layer(layer)])
+
+    def seen(self, layer: int = 0) -> int:
+        """Tokens that have passed through `layer`: the position the next token gets."""
+        return self._seen[self._layer(layer)]
+
+    def kept(self, layer: int = 0) -> int:
+        """Tokens whose keys and values `layer` keeps (all it has seen, or at most window - 1)."""
+        k = self._keys[self._layer(layer)]
+        return 0 if k is None else k.shape[-2]
+
+    def __len__(self) -> int:
+        """Tokens seen so far (by layer 0): the position of the next token."""
+        return self._seen[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of every key and value kept, all layers."""
+        return sum(a.nbytes for a in (*self._keys, *self._values) if a is not None)
+
+    def __repr__(self) -> str:
+        windows = "" if all(w is None for w in self.windows) else f", windows {list(self.windows)}"
+        return f"KVCache({self.n_layers} layers, {len(self)} tokens seen, {self.nbytes:,} bytes{windows})"
+
+
+def _read_only(a: np.ndarray | None) -> np.ndarray | None:
+    if a is None:
+        return None
+    view = a.view()
+    view.flags.writeable = False
+    return view

@@ -1,0 +1,19 @@
+"""decode_step that appends the new key and value with np.concatenate's default axis, 0: the heads."""
+CHECK = "decode_step"
+MISTAKE = "appended_on_wrong_axis"
+
+import numpy as np
+
+from attention_course import apply_rope, softmax
+
+
+def decode_step(q, k, v, k_cache, v_cache):
+    t = k_cache.shape[1]
+    q = apply_rope(q, [t])
+    k = apply_rope(k, [t])
+    k_cache = np.concatenate([k_cache, k])
+    v_cache = np.concatenate([v_cache, v])
+    g = q.shape[0] // k_cache.shape[0]
+    keys, values = np.repeat(k_cache, g, axis=0), np.repeat(v_cache, g, axis=0)
+    scores = q @ keys.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+    return softmax(scores) @ values, k_cache, v_cache
