@@ -113,7 +113,9 @@ def test_the_committed_fixture_is_what_transformers_computes_today(tokenizer):
     ref = dict(np.load(folder / "reference.npz"))
     hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
     fresh = reference_run(hf, ref["ids"], int(json.loads(str(ref["meta"]))["max_new_tokens"]))
-    np.testing.assert_allclose(fresh["logits"], ref["logits"], rtol=0, atol=1e-5)
+    # float32 logits of size up to about 20: another CPU sums in another order (seen: 1.05e-5 apart),
+    # so allow a few float32 steps at that size; a change in what transformers computes is far larger
+    np.testing.assert_allclose(fresh["logits"], ref["logits"], rtol=0, atol=5e-5)
     np.testing.assert_allclose(fresh["attentions"], ref["attentions"], rtol=0, atol=1e-6)
     np.testing.assert_array_equal(fresh["generated_with_cache"], ref["generated_with_cache"])
     assert tokenizer.encode(str(ref["prompt"])).ids == ref["ids"].tolist()
