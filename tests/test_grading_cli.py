@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.exercises import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--cell-timeout", "5", "--check-timeout", "5"]
+DOT_MAX = BY_ID["01_dot_scores"].max_score
+"""Inputs of the dot-scores check: full marks for its solution."""
 
 
 @pytest.mark.parametrize("command", ["check", "release", "grade"])
@@ -25,7 +27,8 @@ def test_every_subcommand_has_help(command, capsys):
 def test_check_prints_a_table_and_exits_0_on_full_marks(capsys):
     assert main(["check", str(ROOT / "solutions" / "03_softmax.ipynb"), *FAST]) == 0
     out = capsys.readouterr().out
-    assert "03_softmax.ipynb — 03_softmax: 10/10, ok" in out and "✓ softmax" in out
+    n = BY_ID["03_softmax"].max_score
+    assert f"03_softmax.ipynb — 03_softmax: {n}/{n}, ok" in out and "✓ softmax" in out
 
 
 def test_check_teaches_on_a_wrong_notebook(tmp_path, capsys):
@@ -63,7 +66,7 @@ def test_grade_writes_a_gradebook_and_refuses_to_overwrite_it(tmp_path, capsys):
     assert main(["grade", str(tmp_path / "ann.ipynb"), str(tmp_path / "ben.ipynb"), "--out", str(out),
                  "--no-progress", *FAST]) == 0
     rows = list(csv.DictReader(out.open()))
-    assert [(r["name"], r["01_dot_scores"], r["status"]) for r in rows] == [("ann", "6", "ok"), ("ben", "6", "ok")]
+    assert [(r["name"], r["01_dot_scores"], r["status"]) for r in rows] == [("ann", str(DOT_MAX), "ok"), ("ben", str(DOT_MAX), "ok")]
     assert out.with_suffix(".json").exists() and "graded 2 submission(s)" in capsys.readouterr().out
     before = out.read_text()
     assert main(["grade", str(tmp_path / "ann.ipynb"), "--out", str(out), "--no-progress"]) == 2
@@ -113,4 +116,4 @@ def test_grade_without_a_sandbox_warns_on_the_terminal_and_in_the_report(tmp_pat
 def test_check_runs_where_bubblewrap_is_missing(capsys, monkeypatch):
     _without_bwrap(monkeypatch)
     assert main(["check", str(ROOT / "solutions" / "01_dot_scores.ipynb"), *FAST]) == 0
-    assert "01_dot_scores.ipynb — 01_dot_scores: 6/6, ok" in capsys.readouterr().out
+    assert f"01_dot_scores.ipynb — 01_dot_scores: {DOT_MAX}/{DOT_MAX}, ok" in capsys.readouterr().out

@@ -119,6 +119,19 @@ def _cases() -> list[Case]:
         Case("float32, five queries, six keys", qkv(5, 6, 4, 3, dtype=np.float32), hidden=True),
         Case("a single key", qkv(3, 1, 4, 2), hidden=True),
         Case("two queries, three keys, d_v = 5", qkv(2, 3, 6, 5), hidden=True),
+    ] + _assumption_cases_attention()
+
+
+def _assumption_cases_attention() -> list[Case]:
+    """Inputs that break what an attention could silently assume (n_q = n_k, d_v = d_k and n_k = 1 are above)."""
+    rng = np.random.default_rng(41)
+    return [
+        # d_k > 1: with one coordinate, each score is one product and the scale is 1.
+        Case("d_k = 1, d_v = 1", random_qkv(rng, 3, 4, 1, 1), hidden=True),
+        # float64 kept: the scores are near 707107 and differ by 1.41; in float32 (steps of 0.0625) the weights move.
+        Case("float64 precision: large scores that differ by little",
+             (np.array([[1000.0, 1.0]]), np.array([[1000.0, 1.0], [1000.0, -1.0]]), np.array([[1.0, 0.0], [0.0, 1.0]])),
+             hidden=True),
     ]
 
 

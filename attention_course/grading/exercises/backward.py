@@ -171,7 +171,32 @@ def _cases() -> list[Case]:
         _case(rng, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
         _case(rng, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
         _case(rng, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
+    ] + _assumption_cases_backward()
+
+
+def _assumption_cases_backward() -> list[Case]:
+    """Inputs that break what a tiled backward could silently assume."""
+    rng = np.random.default_rng(111)
+    hidden_key = np.ones((3, 6), dtype=bool)
+    hidden_key[:, 4] = False  # key 4 is seen by no query: its dK and dV rows are 0
+    return [
+        # n_q < block_size < n_k and d_v > d_k: the query tile is smaller than a key tile.
+        _case(rng, "2 queries, 7 keys, blocks of 3, d_k = 2, d_v = 4", 2, 7, 2, 4, 3, hidden=True),
+        # every key seen by some query.
+        _case(rng, "a key no query may see (a column of False)", 3, 6, 4, 2, 4, mask=hidden_key, hidden=True),
+        # float64 kept: scores near 1000 that differ by about 1, so float32 (steps of 6e-5) moves the weights.
+        _large_offset_case(rng),
     ]
+
+
+def _large_offset_case(rng) -> Case:
+    """Scores near 1000 from a shared first coordinate: every weight depends on differences of about 1."""
+    case = _case(rng, "float64 precision: scores near 1000, 3 queries, 5 keys, blocks of 2", 3, 5, 4, 2, 2, hidden=True)
+    Q, K, V, _, dO, _, mask, b = case.args
+    Q, K = Q.copy(), K.copy()
+    Q[:, 0] = K[:, 0] = np.sqrt(2000.0)  # q0 k0 / sqrt(4) = 1000
+    O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size=b)
+    return Case(case.label, (Q, K, V, O, dO, lse, mask, b), hidden=True)
 
 
 def _memory(case: Case, obs) -> tuple[str, Mistake] | None:

@@ -175,6 +175,24 @@ def _cases() -> list[Case]:
         Case("float32, 8 query heads sharing 2, 16 cached tokens", step(8, 2, 16, 16, dtype=np.float32), hidden=True),
         Case("large scores, 4 query heads sharing 2, 6 cached tokens", step(4, 2, 6, 4, scale=6.0), hidden=True),
         Case("an empty cache: the first token", step(4, 2, 0, 4), hidden=True),
+    ] + _assumption_cases_decode()
+
+
+def _assumption_cases_decode() -> list[Case]:
+    """Inputs that break what a decoding step could silently assume (a cache of length 1, h_kv = 1 are above)."""
+    rng = np.random.default_rng(101)
+
+    def step(h_q, h_kv, t, d, d_v):
+        q, k = rng.standard_normal((h_q, 1, d)), rng.standard_normal((h_kv, 1, d))
+        v = rng.standard_normal((h_kv, 1, d_v))
+        k_cache = apply_rope(rng.standard_normal((h_kv, t, d)))  # rotated at positions 0 .. t-1
+        return q, k, v, k_cache, rng.standard_normal((h_kv, t, d_v))
+
+    return [
+        # d_v != d: the values need not be as wide as the keys.
+        Case("values of width 3, d = 4: 2 query heads sharing 1, 2 cached tokens", step(2, 1, 2, 4, 3), hidden=True),
+        # d = 2: one RoPE pair per vector; h_q = 3 query heads sharing one (groups of an odd size).
+        Case("d = 2, 3 query heads sharing 1, 3 cached tokens", step(3, 1, 3, 2, 2), hidden=True),
     ]
 
 

@@ -102,6 +102,19 @@ def _cases() -> list[Case]:
         Case("blocks of 1", qkv(5, 5, 3, 2, 1), hidden=True),
         Case("float32, 9 tokens, blocks of 4", qkv(9, 9, 4, 3, 4, dtype=np.float32), hidden=True),
         Case("one query, 9 keys, blocks of 2", qkv(1, 9, 4, 2, 2), hidden=True),
+    ] + _assumption_cases_flash()
+
+
+def _assumption_cases_flash() -> list[Case]:
+    """Inputs that break what a tiled loop could silently assume (block divides n, n_q = n_k, d_v = d_k are above)."""
+    rng = np.random.default_rng(81)
+    Q, K, V = random_qkv(rng, 5, 6, 4, 2)
+    return [
+        # some score >= 0: every score is near -1000, so a running max started at 0 makes exp underflow to 0/0.
+        Case("every score very negative, 5 queries, 6 keys, blocks of 4",
+             (np.abs(Q) * 20 + 10, -np.abs(K) * 20 - 10, V, 4), hidden=True),
+        # n_q > n_k: more query tiles than key tiles.
+        Case("11 queries, 5 keys, blocks of 4", (*random_qkv(rng, 11, 5, 4, 3), 4), hidden=True),
     ]
 
 

@@ -38,7 +38,7 @@ CAUSAL_MASK = Check(
         Case("one token", (1,)),
         Case("three tokens", (3,)),
         Case("seven tokens", (7,), hidden=True),
-    ],
+    ] + _assumption_cases_causal(),
     mistakes=(
         Mistake("upper_triangle",
                 "Token i may look at itself and the tokens BEFORE it (keys 0..i), never after: "
@@ -54,6 +54,11 @@ CAUSAL_MASK = Check(
                 lambda n: np.tri(n)),
     ),
 )
+
+
+def _assumption_cases_causal() -> list[Case]:
+    """n given as a NumPy integer, as `K.shape[0]` or `len(...)` of an array may be (a plain int is above)."""
+    return [Case("n given as a NumPy integer, 5 tokens", (np.int64(5),), hidden=True)]
 
 
 def check_causal_mask(causal_mask, *, hidden: bool = False) -> CheckResult:
@@ -121,6 +126,19 @@ def _masked_cases() -> list[Case]:
         Case("float32, causal, six tokens", (*random_qkv(rng, 6, 6, 8, 2, dtype=np.float32), causal_mask(6)), hidden=True),
         Case("two queries, six keys, causal", (*random_qkv(rng, 2, 6, 4, 2), causal_mask(2, 6)), hidden=True),
         Case("a mask of shape (n_k,)", (*random_qkv(rng, 3, 4, 4, 2), np.array([True, False, True, True])), hidden=True),
+    ] + _assumption_cases_masked()
+
+
+def _assumption_cases_masked() -> list[Case]:
+    """Inputs that break what a masked attention could silently assume."""
+    rng = np.random.default_rng(51)
+    return [
+        # an allowed score of exactly 0: q0 . k0 = 0 and q1 . k2 = 0 are allowed, so "score == 0" does not mean hidden.
+        Case("allowed scores of exactly 0",
+             (np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 2.0], [1.0, 1.0], [3.0, 0.0]]),
+              np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[True, True, False], [True, False, True]]))),
+        # n_q > n_k: more queries than keys, with a mask of shape (n_q, n_k).
+        Case("five queries, two keys", (*random_qkv(rng, 5, 2, 3, 4), _random_mask(rng, 5, 2)), hidden=True),
     ]
 
 
@@ -159,7 +177,7 @@ PADDING_MASK = Check(
         Case("an empty sequence and a full one", (np.array([0, 5]), 5)),
         Case("one sequence of length 7", (np.array([7]), 7), hidden=True),
         Case("six sequences padded to 6", (np.arange(1, 7), 6), hidden=True),
-    ],
+    ] + _assumption_cases_padding(),
     mistakes=(
         Mistake("no_query_axis",
                 "Right values, but the mask needs a middle axis of size 1, shape (B, 1, n), so that it "
@@ -178,6 +196,16 @@ PADDING_MASK = Check(
                 lambda lengths, n: padding_mask(lengths, n).astype(np.float64)),
     ),
 )
+
+
+def _assumption_cases_padding() -> list[Case]:
+    """Inputs that break what a padding mask could silently assume (no full sequence is broken above)."""
+    return [
+        # lengths as a Python list: the signature asks for lengths, not for an array.
+        Case("lengths given as a list [1, 3], padded to 3", ([1, 3], 3), hidden=True),
+        # padded length larger than every sequence and than B.
+        Case("one sequence of length 2, padded to 6", (np.array([2]), 6), hidden=True),
+    ]
 
 
 def check_padding_mask(padding_mask, *, hidden: bool = False) -> CheckResult:
@@ -260,6 +288,21 @@ def _padded_cases() -> list[Case]:
         Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
         Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),
+    ] + _assumption_cases_padded()
+
+
+def _assumption_cases_padded() -> list[Case]:
+    """Inputs that break what a padded attention could silently assume."""
+    rng = np.random.default_rng(61)
+
+    def batch(B, n, d_k, d_v, lengths):
+        return (*random_qkv(rng, n, n, d_k, d_v, batch=(B,)), np.array(lengths))
+
+    return [
+        # no sequence fills the padded length: a mask of max(lengths) = 3 columns does not fit 5 keys.
+        Case("no full-length sequence: lengths 2 and 3, padded to 5", batch(2, 5, 2, 2, [2, 3])),
+        # d_v > d_k and one token per sequence.
+        Case("d_k = 1, d_v = 3, lengths 1, 3, 2", batch(3, 3, 1, 3, [1, 3, 2]), hidden=True),
     ]
 
 

@@ -96,6 +96,25 @@ def _cases() -> list[Case]:
         Case("6 tokens, d_model = 16, 4 heads", weights(6, 16, 16, 16, 4), hidden=True),
         Case("float32, 5 tokens, 2 heads of width 3", weights(5, 6, 6, 4, 2, dtype=np.float32), hidden=True),
         Case("one token, 2 heads", weights(1, 4, 4, 4, 2), hidden=True),
+    ] + _assumption_cases_multi_head()
+
+
+def _assumption_cases_multi_head() -> list[Case]:
+    """Inputs whose widths differ where a function could assume them equal (d_out != d_model is above)."""
+    rng = np.random.default_rng(71)
+
+    def weights(n, d_model, d_k, d_v, d_out, n_heads):
+        x = rng.standard_normal((n, d_model))
+        w_q, w_k = (rng.standard_normal((d_model, n_heads * d_k)) / np.sqrt(d_model) for _ in range(2))
+        w_v = rng.standard_normal((d_model, n_heads * d_v)) / np.sqrt(d_model)
+        w_o = rng.standard_normal((n_heads * d_v, d_out)) / np.sqrt(n_heads * d_v)
+        return x, w_q, w_k, w_v, w_o, n_heads
+
+    return [
+        # d_model != n_heads * d_k: the projections narrow 6 features to 2 heads of 2.
+        Case("d_model = 6, 2 heads of d_k = 2 (width 4)", weights(3, 6, 2, 2, 6, 2)),
+        # d_v != d_k: w_v is wider than w_q, and w_o has n_heads * d_v rows.
+        Case("2 heads, d_k = 2, d_v = 3", weights(4, 4, 2, 3, 4, 2), hidden=True),
     ]
 
 

@@ -133,6 +133,19 @@ def _rope_cases() -> list[Case]:
              hidden=True),
         Case("d = 2: one pair, four tokens from position 1000", (x(4, 2), pos(1000, 1001, 1002, 1003), 10000.0),
              hidden=True),
+    ] + _assumption_cases_rope()
+
+
+def _assumption_cases_rope() -> list[Case]:
+    """Inputs that break what a rotation could silently assume."""
+    rng = np.random.default_rng(91)
+    return [
+        # float64 kept: angles near 1 000 000 radians; in float32 (steps of 0.0625) cos and sin are far off.
+        Case("float64 precision: positions near 1 000 000", (rng.standard_normal((3, 4)),
+             np.arange(1_000_000, 1_000_003, dtype=np.int64), 10000.0), hidden=True),
+        # distinct positions: the same position twice turns both tokens alike.
+        Case("two tokens at the same position 4, d = 4", (rng.standard_normal((2, 4)), np.array([4, 4]), 10000.0),
+             hidden=True),
     ]
 
 
@@ -219,6 +232,17 @@ def _attention_cases() -> list[Case]:
              hidden=True),
         Case("seven tokens from position 100, d = 16, base 1000000", (*qkv((), 7, 16, 16), pos(100, 7), 1e6),
              hidden=True),
+    ] + _assumption_cases_rope_attention()
+
+
+def _assumption_cases_rope_attention() -> list[Case]:
+    """The base used (every visible input above has base 10000) and d = 2, one pair per vector."""
+    rng = np.random.default_rng(92)
+    return [
+        Case("three tokens from position 0, d = 4, base 100",
+             (*random_qkv(rng, 3, 3, 4, 4), np.arange(3, dtype=np.int64), 100.0)),
+        Case("d = 2, d_v = 3, four tokens from position 5",
+             (*random_qkv(rng, 4, 4, 2, 3), np.arange(5, 9, dtype=np.int64), 10000.0), hidden=True),
     ]
 
 

@@ -31,6 +31,17 @@ def _dot_scores_cases() -> list[Case]:
         Case("two keys, d_k = 6", (rng.standard_normal(6), rng.standard_normal((2, 6))), hidden=True),
         Case("float32, seven keys, d_k = 16",
              (rng.standard_normal(16).astype(np.float32), rng.standard_normal((7, 16)).astype(np.float32)), hidden=True),
+    ] + _assumption_cases_dot_scores()
+
+
+def _assumption_cases_dot_scores() -> list[Case]:
+    """Inputs that break what a function could silently assume (keys square, n_k = 1 and float32 are above)."""
+    return [
+        # d_k > 1: one coordinate per vector, so a score is one product.
+        Case("d_k = 1: each score is one product", (np.array([2.0]), np.array([[3.0], [-1.0], [0.5]]))),
+        # float64 kept: the products cancel, so float32 (7 digits) would return 0 or 2 for the first score.
+        Case("float64 precision: 30000001 - 30000000 = 1",
+             (np.array([30000001.0, -30000000.0]), np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])), hidden=True),
     ]
 
 
@@ -82,6 +93,18 @@ def _scale_cases() -> list[Case]:
         Case("six scores, d_k = 128", (rng.standard_normal(6) * 11, 128)),
         Case("a batch of scores, d_k = 64", (rng.standard_normal((2, 3, 4)) * 8, 64), hidden=True),
         Case("float32 scores, d_k = 9", (rng.standard_normal((2, 5)).astype(np.float32) * 3, 9), hidden=True),
+    ] + _assumption_cases_scale()
+
+
+def _assumption_cases_scale() -> list[Case]:
+    """Inputs that break what a scaling could silently assume (d_k a perfect square is broken above by 128)."""
+    return [
+        # float64 kept: 1e39 is beyond float32's largest number (3.4e38), so a cast to float32 gives inf.
+        Case("float64 scores beyond float32's range, d_k = 4", (np.array([1e39, -1e39, 2.0]), 4)),
+        # floats returned: an array made with empty_like/zeros_like of integer scores would round the result.
+        Case("integer scores, d_k = 4", (np.array([[3, -2, 8]]), 4), hidden=True),
+        # more than one score: an axis of size 1.
+        Case("one score, shape (1,), d_k = 16", (np.array([6.0]), 16), hidden=True),
     ]
 
 
@@ -133,7 +156,12 @@ def _spread_cases() -> list[Case]:
         Case("d_k = 4, 20 000 samples, seed 1", (4,), {"n_samples": 20_000, "seed": 1}),
         Case("d_k = 64, seed 7", (64,), {"seed": 7}, hidden=True),
         Case("d_k = 1", (1,), hidden=True),
-    ]
+    ] + _assumption_cases_spread()
+
+
+def _assumption_cases_spread() -> list[Case]:
+    """d_k odd and not a power of two (every other d_k above is 1 or a power of two)."""
+    return [Case("d_k = 9", (9,), hidden=True)]
 
 
 def _theory(d_k, n_samples=10_000, seed=0):

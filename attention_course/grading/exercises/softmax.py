@@ -85,6 +85,22 @@ def _cases() -> list[Case]:
         Case("float32 large scores", ((rng.standard_normal((3, 4)) * 300).astype(np.float32),), hidden=True),
         Case("a single score", (np.array([5.0]),), hidden=True),
         Case("along axis -2", (rng.standard_normal((2, 4, 3)),), {"axis": -2}, hidden=True),
+    ] + _assumption_cases_softmax()
+
+
+def _assumption_cases_softmax() -> list[Case]:
+    """Inputs that break what a softmax could silently assume."""
+    return [
+        # scores close together: only the max is safe to subtract; the min or the mean leaves exp(2000) or exp(1000).
+        Case("scores 2000 apart", (np.array([-1000.0, 0.0, 1000.0]),)),
+        # float64 kept: 1e39 is beyond float32's range; cast to float32, the shift gives inf - inf = nan.
+        Case("float64 scores beyond float32's range", (np.array([1e39, 0.0, -1e39]),), hidden=True),
+        # floats returned for integer input (an array made like x would round the weights to 0).
+        Case("integer scores", (np.array([[1, 2, 3], [0, 0, 0]]),), hidden=True),
+        # a softmax axis of size 1: every weight is 1.
+        Case("a column of three scores, shape (3, 1)", (np.array([[2.0], [-7.0], [0.0]]),), hidden=True),
+        # ties: equal scores share the weight equally.
+        Case("equal scores", (np.array([4.0, 4.0, 4.0, 4.0]),), hidden=True),
     ]
 
 
