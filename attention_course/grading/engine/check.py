@@ -21,6 +21,7 @@ import numpy as np
 from . import calls, results
 from .calls import Observation, observe_call
 from .cases import Case, format_value
+from .shrink import Sizes, follow_up
 from .mistakes import MODIFIES_INPUT, Mistake, as_plain, diagnose, modified_arguments, predict_all
 
 DEFAULT_SECONDS = 10.0
@@ -71,6 +72,8 @@ class Check:
     """Check-specific diagnosis of a wrong value that no prediction explains."""
     error_hint: Callable[[Case, str], str] | None = None
     """A hint for an exception raised on a given input."""
+    sizes: Sizes | None = None
+    """Which axis of which argument is which size: lets a failure be shown on the smallest input that fails."""
     after_pass: Callable[[Case, Observation], tuple[str, Mistake] | None] | None = None
     """A further requirement on a correct value (e.g. a memory budget)."""
     refine: Callable[[tuple[Case, ...], list[results.CaseResult]], list[results.CaseResult]] | None = None
@@ -137,7 +140,7 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
         obs = observe_call(fn, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
         timed_out = obs.status == calls.TIMEOUT
         observations[i] = obs
-    return judge_all(check, observations)
+    return follow_up(check, fn, judge_all(check, observations), observations)  # a smaller failing input
 
 
 def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:

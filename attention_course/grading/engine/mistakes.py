@@ -16,6 +16,7 @@ import numpy as np
 
 from .calls import Opaque
 from .cases import Case, shape_of
+from .observe import describe
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ WRONG_SHAPE = Mistake(
 )
 NOT_FINITE = Mistake(
     "not_finite",
-    "nan or inf appeared where every expected value is finite: something overflowed or divided by zero.",
+    "nan or inf appeared where every expected value is finite. Print the intermediate arrays for this input "
+    "to see which step first makes one.",
 )
 
 
@@ -103,9 +105,10 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
     i = tuple(int(j) for j in bad[0]) if val.ndim else ()
     n_nan = int(np.isnan(val).sum() - np.isnan(exp).sum())
     others = f" ({len(bad)} of {val.size} entries differ)" if val.size > 1 else ""
+    seen = describe(expected, got, tolerance)  # what kind of difference: a factor, an order, the first wrong row
     if n_nan > 0:
-        return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}"
-    return f"at index {_index(i)} expected {exp[i]:.4g}, got {val[i]:.4g}{others}"
+        return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{seen}"
+    return f"at index {_index(i)} expected {exp[i]:.4g}, got {val[i]:.4g}{others}{seen}"
 
 
 def same_values(got, predicted, tolerance: tuple[float, float]) -> bool:

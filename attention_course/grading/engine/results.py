@@ -78,6 +78,8 @@ class CheckResult:
     """Identifier of the first recognised mistake, if any."""
     cases: tuple[CaseResult, ...]
     """One result per input, in the order they were tried."""
+    smallest: CaseResult | None = None
+    """A smaller input that fails in the same way, found after the check and shown first (it earns no marks)."""
 
     @classmethod
     def from_cases(cls, check: str, function: str, cases: list[CaseResult] | tuple[CaseResult, ...]) -> CheckResult:
@@ -125,7 +127,7 @@ class CheckResult:
         lines = [self.headline(), f"  {self.message}"]
         if self.status == PASSED and self.cases and all(_short(c.got) for c in self.cases):
             lines += [f"  {c.label}: got {c.got}" for c in self.cases]
-        case = self.first_failure
+        case = self.smallest or self.first_failure
         if case is not None and self.status == FAILED:
             where = " (an input only the batch grader tries)" if case.hidden else ""
             lines.append(f"  first failing input: {case.label}{where}")
@@ -150,7 +152,7 @@ class CheckResult:
             f'<div style="color:{colour};font-weight:bold">{esc(self.headline())}</div>',
             f"<div>{esc(self.message)}</div>",
         ]
-        case = self.first_failure
+        case = self.smallest or self.first_failure
         if case is not None and self.status == FAILED:
             rows = [("input", case.inputs), ("expected", case.expected), ("got", case.got)]
             th = '<th style="text-align:left;vertical-align:top;padding-right:1em">'

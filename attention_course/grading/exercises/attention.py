@@ -14,6 +14,7 @@ from ...core.softmax import softmax
 from ...chapters.worked_example import BANK_BOT
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 from .softmax import NO_MAX_SUBTRACTION, diagnose_weights, naive_softmax, unnormalised
@@ -135,11 +136,15 @@ def _assumption_cases_attention() -> list[Case]:
     ]
 
 
+QKV_SIZES = Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")})
+"""A smaller failing input: fewer queries or keys, a smaller d_k or d_v, fewer heads."""
+
 ATTENTION = Check(
     name="attention",
     function="attention",
     params=("Q", "K", "V"),
     reference=reference,
+    sizes=QKV_SIZES,
     make_cases=_cases,
     mistakes=MISTAKES,
     output_names=OUTPUT_NAMES,

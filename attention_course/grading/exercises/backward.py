@@ -18,6 +18,7 @@ from ...tiled.backward import backward_query_tile, flash_attention_forward, tile
 from ...tiled.online_softmax import tile_scores, tiles
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 
@@ -199,6 +200,12 @@ def _large_offset_case(rng) -> Case:
     return Case(case.label, (Q, K, V, O, dO, lse, mask, b), hidden=True)
 
 
+def _forward_again(args: dict) -> dict:
+    """O and lse of a cut-down input, from the package's tiled forward (they depend on every other argument)."""
+    O, lse = flash_attention_forward(args["Q"], args["K"], args["V"], attn_mask=args["mask"], block_size=args["block_size"])
+    return {**args, "O": O, "lse": lse}
+
+
 def _memory(case: Case, obs) -> tuple[str, Mistake] | None:
     """Fail right gradients whose peak memory, above what they return, grows like the whole tile row."""
     if not case.measure_memory:
@@ -242,6 +249,8 @@ BACKWARD_QUERY_TILE = Check(
     function="backward_query_tile",
     params=PARAMS,
     reference=_reference,
+    sizes=Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v"), "dO": ("n_q", "d_v"),
+                 "mask": ("n_q", "n_k")}, {"block_size": "block"}, _forward_again),
     make_cases=_cases,
     output_names=("dQ", "dK", "dV"),
     mistakes=(

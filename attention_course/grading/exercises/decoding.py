@@ -17,6 +17,7 @@ from ...core.positions import apply_rope
 from ...decoder.step import decode_step
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import FAILED, CaseResult, CheckResult
 from .attention import DIVIDED_BY_D_K_HINT
@@ -224,6 +225,8 @@ DECODE_STEP = Check(
     function="decode_step",
     params=PARAMS,
     reference=decode_step,
+    sizes=Sizes({"q": ("h_q", None, "d"), "k": ("h_kv", None, "d"), "v": ("h_kv", None, "d_v"),
+                 "k_cache": ("h_kv", "t", "d"), "v_cache": ("h_kv", "t", "d_v")}),
     make_cases=_cases,
     mistakes=MISTAKES,
     output_names=OUTPUT_NAMES,

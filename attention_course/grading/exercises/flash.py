@@ -16,6 +16,7 @@ from ...tiled.flash import flash_attention
 from ...tiled.online_softmax import OnlineSoftmaxState, online_softmax_update, tiled_attention
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import FAILED, CaseResult, CheckResult
 
@@ -168,6 +169,7 @@ FLASH_ATTENTION = Check(
     function="flash_attention",
     params=("Q", "K", "V", "block_size"),
     reference=_reference,
+    sizes=Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")}, {"block_size": "block"}),
     make_cases=_cases,
     mistakes=(
         Mistake(NO_RESCALE.id, NO_RESCALE.hint, lambda Q, K, V, b: _tiled(Q, K, V, b, update=_update_without_rescale)),

@@ -16,6 +16,7 @@ from .attention import (
 )
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake, diagnose
 from ..engine.results import CheckResult
 from .softmax import NO_MAX_SUBTRACTION, naive_softmax
@@ -33,6 +34,7 @@ CAUSAL_MASK = Check(
     function="causal_mask",
     params=("n",),
     reference=causal_mask,
+    sizes=Sizes({}, {"n": "n"}),
     make_cases=lambda: [
         Case("four tokens", (4,)),
         Case("one token", (1,)),
@@ -147,6 +149,7 @@ MASKED_ATTENTION = Check(
     function="masked_attention",
     params=("Q", "K", "V", "mask"),
     reference=masked_reference,
+    sizes=Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v"), "mask": ("n_q", "n_k")}),
     make_cases=_masked_cases,
     mistakes=MASKED_MISTAKES,
     output_names=OUTPUT_NAMES,
@@ -171,6 +174,7 @@ PADDING_MASK = Check(
     function="padding_mask",
     params=("lengths", "n"),
     reference=padding_mask,
+    sizes=Sizes({"lengths": ("B",)}, {"n": "n"}, lambda a: {**a, "lengths": np.minimum(a["lengths"], a["n"])}),
     make_cases=lambda: [
         Case("lengths 3, 1, 4 padded to 4", (np.array([3, 1, 4]), 4)),
         Case("lengths 2, 2 padded to 5", (np.array([2, 2]), 5)),
@@ -311,6 +315,8 @@ PADDED_ATTENTION = Check(
     function="padded_attention",
     params=("Q", "K", "V", "lengths"),
     reference=padded_reference,
+    sizes=Sizes({"Q": ("B", "n", "d_k"), "K": ("B", "n", "d_k"), "V": ("B", "n", "d_v"), "lengths": ("B",)},
+                rebuild=lambda a: {**a, "lengths": np.minimum(a["lengths"], a["K"].shape[-2])}),
     make_cases=_padded_cases,
     mistakes=PADDED_MISTAKES,
     output_names=OUTPUT_NAMES,

@@ -13,6 +13,7 @@ from ...core.attention import scaled_dot_product_attention
 from ...core.multi_head import merge_heads, multi_head_attention, split_heads
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 
@@ -118,6 +119,23 @@ def _assumption_cases_multi_head() -> list[Case]:
     ]
 
 
+def _fewer_heads(args: dict):
+    """Smaller inputs that slicing cannot make: the first k heads only, or fewer columns in every head."""
+    h = args["n_heads"]
+    d_model = args["x"].shape[1]
+    d_k, d_v = args["w_q"].shape[1] // h, args["w_v"].shape[1] // h
+    for k in sorted({1, h // 2, h - 1} - {0}):
+        yield {**args, "w_q": args["w_q"][:, : k * d_k], "w_k": args["w_k"][:, : k * d_k],
+               "w_v": args["w_v"][:, : k * d_v], "w_o": args["w_o"][: k * d_v], "n_heads": k}
+    for width in sorted({1, d_k - 1} - {0, d_k}):  # (d_model, h * d_k) -> (d_model, h, width) -> (d_model, h * width)
+        cut = {w: args[w].reshape(d_model, h, d_k)[:, :, :width].reshape(d_model, h * width) for w in ("w_q", "w_k")}
+        yield {**args, **cut}
+    for width in sorted({1, d_v - 1} - {0, d_v}):
+        w_v = args["w_v"].reshape(d_model, h, d_v)[:, :, :width].reshape(d_model, h * width)
+        w_o = args["w_o"].reshape(h, d_v, -1)[:, :width].reshape(h * width, -1)  # the rows of the kept columns
+        yield {**args, "w_v": w_v, "w_o": w_o}
+
+
 def _error_hint(case: Case, error: str) -> str:
     if "reshape" in error or "cannot reshape" in error:
         return "A reshape failed: the width of each projection is n_heads times d_k; check the sizes you reshape to."
@@ -131,6 +149,8 @@ MULTI_HEAD_ATTENTION = Check(
     function="multi_head_attention",
     params=PARAMS,
     reference=lambda *args: multi_head_attention(*args),
+    sizes=Sizes({"x": ("n", "d_model"), "w_q": ("d_model", None), "w_k": ("d_model", None),
+                 "w_v": ("d_model", None), "w_o": (None, "d_out")}, more=_fewer_heads),
     make_cases=_cases,
     mistakes=MISTAKES,
     error_hint=_error_hint,

@@ -19,6 +19,7 @@ from ...core.positions import apply_rope
 from ..engine.calls import Observation
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 from .attention import MISSING_SCALE_HINT
@@ -163,6 +164,7 @@ APPLY_ROPE = Check(
     function="apply_rope",
     params=("x", "positions", "base"),
     reference=lambda x, positions, base: apply_rope(x, positions, base),
+    sizes=Sizes({"x": ("n", "d"), "positions": ("n",)}),
     make_cases=_rope_cases,
     mistakes=ROPE_MISTAKES,
     error_hint=_rope_error_hint,
@@ -251,6 +253,7 @@ ROPE_ATTENTION = Check(
     function="rope_attention",
     params=("q", "k", "v", "positions", "base"),
     reference=_rope_attention,
+    sizes=Sizes({"q": ("n", "d"), "k": ("n", "d"), "v": ("n", "d_v"), "positions": ("n",)}),
     make_cases=_attention_cases,
     mistakes=ATTENTION_MISTAKES,
 )

@@ -12,6 +12,7 @@ from ...core._checks import check_scale
 from ...chapters.worked_example import BANK_BOT, trace_attention
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 
@@ -45,11 +46,15 @@ def _assumption_cases_dot_scores() -> list[Case]:
     ]
 
 
+DOT_SCORES_SIZES = Sizes({"query": ("d_k",), "keys": ("n_k", "d_k")})
+"""A smaller failing input: fewer keys, a smaller d_k."""
+
 DOT_SCORES = Check(
     name="dot_scores",
     function="dot_scores",
     params=("query", "keys"),
     reference=_reference_scores,
+    sizes=DOT_SCORES_SIZES,
     make_cases=_dot_scores_cases,
     mistakes=(
         Mistake("scaled_too_early",
@@ -113,6 +118,7 @@ SCALE_SCORES = Check(
     function="scale_scores",
     params=("scores", "d_k"),
     reference=_reference_scaled,
+    sizes=Sizes({"scores": "*"}),
     make_cases=_scale_cases,
     mistakes=(
         Mistake("missing_scale",

@@ -11,6 +11,7 @@ import numpy as np
 from ...core.softmax import softmax
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
+from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 
@@ -116,6 +117,7 @@ SOFTMAX = Check(
     function="softmax",
     params=("x",),
     reference=softmax,
+    sizes=Sizes({"x": "*"}),
     make_cases=_cases,
     mistakes=(
         Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, naive_softmax),
