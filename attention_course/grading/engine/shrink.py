@@ -28,6 +28,10 @@ MAX_CALLS = 40
 """Calls of the student's function the search may make."""
 
 
+OBSERVED_ONLY = (None, "wrong_shape", "not_finite", "returns_none", "not_a_tuple")
+"""Results whose mistake, if any, only says what was observed: a smaller input is worth showing."""
+
+
 @dataclass(frozen=True)
 class Sizes:
     """Which axis of which argument is which size, so that an input can be cut down consistently."""
@@ -148,7 +152,7 @@ def follow_up(check, fn, result: results.CheckResult, observations: dict) -> res
         hint = (f"`{check.function}` gives the expected result on every input it failed when it calls the course's "
                 f"`{helper}` instead of yours: the difference comes from your `{helper}` (its own check shows how).")
         return dataclasses.replace(result, hint=hint, mistake="helper_at_fault")
-    if result.mistake is not None or check.sizes is None:
+    if result.mistake not in OBSERVED_ONLY or check.sizes is None:
         return result
     first = failing[0]
     obs = observations[first]
@@ -161,4 +165,6 @@ def follow_up(check, fn, result: results.CheckResult, observations: dict) -> res
     small, verdict = found
     label = f"{check.cases[first].label}, cut down to the smallest input that still fails this way"
     smallest = dataclasses.replace(verdict, label=label)
-    return dataclasses.replace(result, smallest=smallest, message=smallest.message, hint=result.hint or smallest.hint)
+    # The message only: a mistake that a tiny input happens to match is no evidence about the function.
+    smallest = dataclasses.replace(smallest, hint=result.hint, mistake=result.mistake)
+    return dataclasses.replace(result, smallest=smallest, message=smallest.message)

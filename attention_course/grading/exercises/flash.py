@@ -72,6 +72,15 @@ def _drops_last_tile(Q, K, V, block_size):
     return out
 
 
+def _no_running_max(Q, K, V, block_size):
+    """exp of the raw scores, no maximum subtracted: inf / inf = nan in every row whose exp overflows."""
+    s = Q @ K.T / np.sqrt(Q.shape[1])  # (n_q, d_k) x (d_k, n_k) -> (n_q, n_k)
+    if s.max() <= np.log(np.finfo(s.dtype).max):
+        return None  # nothing overflows here, and the hint speaks of overflow
+    e = np.exp(s)
+    return (e @ V) / e.sum(axis=-1, keepdims=True)
+
+
 def _no_final_division(Q, K, V, block_size):
     s = Q @ K.T / np.sqrt(Q.shape[1])  # (n_q, d_k) x (d_k, n_k) -> (n_q, n_k)
     return np.exp(s - s.max(axis=-1, keepdims=True)) @ V  # the numerator only
@@ -176,6 +185,7 @@ FLASH_ATTENTION = Check(
     mistakes=(
         Mistake(NO_RESCALE.id, NO_RESCALE.hint, lambda Q, K, V, b: _tiled(Q, K, V, b, update=_update_without_rescale)),
         Mistake(DROPS_LAST_TILE.id, DROPS_LAST_TILE.hint, _drops_last_tile),
+        Mistake(NO_RUNNING_MAX.id, NO_RUNNING_MAX.hint, _no_running_max),
         Mistake("no_final_division",
                 "Each output row must be divided by the running sum at the end: the accumulated values are "
                 "the softmax's numerator only.",

@@ -1,0 +1,16 @@
+"""padded_attention whose mask is sized by max(lengths): it fits only when one sequence is full length."""
+CHECK = "padded_attention"
+MESSAGE = 'no full-length sequence: lengths 2 and 3, padded to 5, cut down to the smallest input'
+MARKS = "6/7"
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def padded_attention(Q, K, V, lengths):
+    n = int(np.max(lengths))
+    mask = (np.arange(n)[None, :] < lengths[:, None])[:, None, :]  # (B, 1, max(lengths))
+    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights

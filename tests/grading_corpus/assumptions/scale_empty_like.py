@@ -1,0 +1,12 @@
+"""scale_scores that writes into an array shaped like the scores: integer scores give integer results."""
+CHECK = "scale_scores"
+MESSAGE = 'integer scores, d_k = 4, cut down to the smallest input'
+MARKS = "7/8"
+
+import numpy as np
+
+
+def scale_scores(scores, d_k):
+    out = np.empty_like(scores)
+    out[...] = scores / np.sqrt(d_k)
+    return out

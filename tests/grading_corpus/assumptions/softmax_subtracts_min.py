@@ -1,0 +1,11 @@
+"""softmax that subtracts the minimum: safe only while the scores are close together."""
+CHECK = "softmax"
+MESSAGE = 'masked entries (-inf), cut down to the smallest input'
+MARKS = "11/15"
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.min(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
