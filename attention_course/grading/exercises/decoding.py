@@ -192,8 +192,6 @@ def _assumption_cases_decode() -> list[Case]:
     return [
         # d_v != d: the values need not be as wide as the keys.
         Case("values of width 3, d = 4: 2 query heads sharing 1, 2 cached tokens", step(2, 1, 2, 4, 3), hidden=True),
-        # d = 2: one RoPE pair per vector; h_q = 3 query heads sharing one (groups of an odd size).
-        Case("d = 2, 3 query heads sharing 1, 3 cached tokens", step(3, 1, 3, 2, 2), hidden=True),
     ]
 
 

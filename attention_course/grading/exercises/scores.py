@@ -109,8 +109,6 @@ def _assumption_cases_scale() -> list[Case]:
         # floats returned: an array made with empty_like/zeros_like of integer scores would round the result
         # (towards 0: -3 / 2 becomes -1, where floor division would give -2).
         Case("integer scores, d_k = 4", (np.array([[3, -3, 8]]), 4), hidden=True),
-        # more than one score: an axis of size 1.
-        Case("one score, shape (1,), d_k = 16", (np.array([6.0]), 16), hidden=True),
     ]
 
 

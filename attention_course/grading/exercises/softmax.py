@@ -100,8 +100,6 @@ def _assumption_cases_softmax() -> list[Case]:
         Case("integer scores", (np.array([[1, 2, 3], [0, 0, 0]]),), hidden=True),
         # a softmax axis of size 1: every weight is 1.
         Case("a column of three scores, shape (3, 1)", (np.array([[2.0], [-7.0], [0.0]]),), hidden=True),
-        # ties: equal scores share the weight equally.
-        Case("equal scores", (np.array([4.0, 4.0, 4.0, 4.0]),), hidden=True),
     ]
 
 

@@ -1,7 +1,7 @@
 """padding_mask that indexes lengths[:, None]: it assumes lengths is a NumPy array."""
 CHECK = "padding_mask"
 MESSAGE = 'lengths given as a list [1, 3], padded to 3'
-MARKS = "6/7"
+MARKS = "5/6"
 
 import numpy as np
 

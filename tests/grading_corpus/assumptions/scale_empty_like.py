@@ -1,7 +1,7 @@
 """scale_scores that writes into an array shaped like the scores: integer scores give integer results."""
 CHECK = "scale_scores"
 MESSAGE = 'integer scores, d_k = 4, cut down to the smallest input'
-MARKS = "7/8"
+MARKS = "6/7"
 
 import numpy as np
 

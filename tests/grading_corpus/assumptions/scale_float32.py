@@ -1,7 +1,7 @@
 """scale_scores that casts the scores to float32: it assumes they fit, which 1e39 does not."""
 CHECK = "scale_scores"
 MESSAGE = 'the result has dtype float32 where float64 was expected'
-MARKS = "7/8"
+MARKS = "6/7"
 
 import numpy as np
 

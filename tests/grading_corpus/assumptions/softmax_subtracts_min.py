@@ -1,7 +1,7 @@
 """softmax that subtracts the minimum: safe only while the scores are close together."""
 CHECK = "softmax"
 MESSAGE = 'masked entries (-inf), cut down to the smallest input'
-MARKS = "11/15"
+MARKS = "10/14"
 
 import numpy as np
 

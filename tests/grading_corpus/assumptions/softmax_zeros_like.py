@@ -1,7 +1,7 @@
 """softmax that writes into np.zeros_like(x): integer scores give integer weights."""
 CHECK = "softmax"
 MESSAGE = 'integer scores, cut down to the smallest input'
-MARKS = "14/15"
+MARKS = "13/14"
 
 import numpy as np
 

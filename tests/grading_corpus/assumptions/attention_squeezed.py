@@ -1,0 +1,13 @@
+"""attention that squeezes its output: it assumes no axis has size 1 (one query, or d_v = 1)."""
+CHECK = "attention"
+MESSAGE = 'output: expected shape (1, 1), got shape (1,)'
+MARKS = "6/9"
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def attention(Q, K, V):
+    weights = softmax(Q @ K.T / np.sqrt(Q.shape[-1]), axis=-1)
+    return np.squeeze(weights @ V), weights
