@@ -150,10 +150,10 @@ def test_describe_names_the_kind_of_difference(got, clause):
 
 def test_describe_says_where_the_first_wrong_row_and_the_first_nan_are():
     got = E.copy()
-    got[1, 2] = np.nan
-    text = observe.describe(E, got, TOL)
-    assert "the first nan or inf where a finite value was expected is at index (1, 2)" in text
-    assert "row 0 is right, row 1 is the first that differs" in text
+    got[1, 2] = np.nan  # the first wrong entry, which the message names already
+    assert observe.describe(E, got, TOL) == "; row 0 is right, row 1 is the first that differs"
+    got[0, 1] = 99.0  # now a wrong number comes first, and the nan later
+    assert "the first nan or inf where a finite value was expected is at index (1, 2)" in observe.describe(E, got, TOL)
     square = np.array([[1.0, 2.0], [3.0, 4.0]])
     assert "last two axes swapped" in observe.describe(square, square.T, TOL)
     assert observe.describe(np.array([1.0]), np.array([3.0]), TOL) == ""  # one number: no pattern to see

@@ -28,7 +28,8 @@ FACTOR_LIMIT = 1024
 def describe(expected: np.ndarray, got: np.ndarray, tolerance: tuple[float, float]) -> str:
     """Clauses ("; ...") naming the kind of difference between two arrays of one shape; "" if none is seen."""
     exp, val = expected.astype(np.float64), got.astype(np.float64)
-    clauses = [_kind_of_values(exp, val, tolerance)[1], _first_wrong(exp, val, tolerance), _dtype(expected, got)]
+    seen = _kind_of_values(exp, val, tolerance)[1]
+    clauses = [seen, _first_wrong(exp, val, tolerance), _dtype(expected, got)]
     return "".join(f"; {c}" for c in clauses if c)
 
 
@@ -58,6 +59,9 @@ def _kind_of_values(exp: np.ndarray, val: np.ndarray, tolerance) -> tuple[str, s
     appeared = ~np.isfinite(val) & np.isfinite(exp)
     if appeared.any():
         first = tuple(int(i) for i in np.argwhere(appeared)[0])
+        wrong = tuple(int(i) for i in np.argwhere(~np.isclose(val, exp, rtol=rtol, atol=atol, equal_nan=True))[0])
+        if first == wrong:  # the message already points at it
+            return "non-finite", ""
         return "non-finite", f"the first nan or inf where a finite value was expected is at index {_index(first)}"
     if not (np.isfinite(exp) & np.isfinite(val)).all():
         return "values", ""

@@ -1,6 +1,6 @@
 """flash_attention whose running max starts at 0: it assumes some score is not far below 0."""
 CHECK = "flash_attention"
-MESSAGE = 'the first nan or inf where a finite value was expected is at index (0, 0)'
+MESSAGE = 'every score very negative, 5 queries, 6 keys, blocks of 4, cut down to the smallest input'
 MARKS = "11/12"
 
 import numpy as np
