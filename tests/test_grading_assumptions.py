@@ -185,6 +185,7 @@ def test_a_failure_no_mistake_explains_is_shown_on_a_smaller_input_without_chang
     q, k, v = (line for line in result.smallest.inputs.splitlines() if "shape" in line)
     assert "shape (1, 1)" in q and "shape (2, 1)" in k  # one query, two keys, d_k = 1
     assert "cut down to the smallest input" in str(result) and result.smallest.label in str(result)
+    assert result.smallest.label in result._repr_html_() and result.message == result.smallest.message
     assert result.score == sum(c.passed for c in result.cases) and result.max_score == len(check.indices(False))
 
 
