@@ -138,7 +138,6 @@ def follow_up(check, fn, result: results.CheckResult, observations: dict) -> res
 
     if result.status != results.FAILED or not callable(fn):
         return result
-    start = time.perf_counter()
     failing = [i for i, r in zip(sorted(observations), result.cases) if r.status == results.FAILED]
     if not failing:
         return result
@@ -159,7 +158,7 @@ def follow_up(check, fn, result: results.CheckResult, observations: dict) -> res
     if obs.status not in (calls.RETURNED, calls.RAISED):
         return result
     kind = failure_kind(check.expected(first), obs, check.cases[first])
-    found = smallest_failing(check, fn, check.cases[first], kind, start + SECONDS)
+    found = smallest_failing(check, fn, check.cases[first], kind, time.perf_counter() + SECONDS)
     if found is None:
         return result
     small, verdict = found

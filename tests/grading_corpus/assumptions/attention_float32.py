@@ -1,6 +1,6 @@
 """attention whose scores are computed in float32: it assumes 7 digits are enough."""
 CHECK = "attention"
-MESSAGE = 'the values agree to about 5 significant digits only'
+MESSAGE = 'significant digits only'
 MARKS = "7/9"
 
 import numpy as np

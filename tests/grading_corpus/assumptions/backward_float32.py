@@ -1,6 +1,6 @@
 """backward_query_tile that rebuilds the weights in float32: it assumes 7 digits are enough."""
 CHECK = "backward_query_tile"
-MESSAGE = 'the values agree to about 5 significant digits only'
+MESSAGE = 'significant digits only'
 MARKS = "3/11"
 
 import numpy as np

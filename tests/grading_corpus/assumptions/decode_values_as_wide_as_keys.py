@@ -1,6 +1,6 @@
 """decode_step that makes its output as wide as the keys: it assumes d_v = d."""
 CHECK = "decode_step"
-MESSAGE = 'output: expected shape (1, 1, 1), got shape (1, 1, 2)'
+MESSAGE = ('output: expected shape (', 'cut down to the smallest input')
 MARKS = "8/9"
 
 import numpy as np

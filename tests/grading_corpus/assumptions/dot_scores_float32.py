@@ -1,6 +1,6 @@
 """dot_scores computed in float32: it assumes 7 digits are enough, which cancelling products break."""
 CHECK = "dot_scores"
-MESSAGE = 'every entry is the expected one plus -1'
+MESSAGE = 'at index 0 expected 1, got 0'
 MARKS = "7/8"
 
 import numpy as np

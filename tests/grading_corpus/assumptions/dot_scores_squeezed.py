@@ -1,6 +1,6 @@
 """dot_scores that squeezes the keys: it assumes no axis has size 1 (one key, or d_k = 1)."""
 CHECK = "dot_scores"
-MESSAGE = 'd_k = 1: each score is one product, cut down to the smallest input'
+MESSAGE = 'raised ValueError: matmul'
 MARKS = "6/8"
 
 import numpy as np

@@ -1,6 +1,6 @@
 """flash_attention whose loop over query tiles runs to n_k: it assumes n_q <= n_k."""
 CHECK = "flash_attention"
-MESSAGE = 'rows 0 to 3 are right, row 4 is the first that differs'
+MESSAGE = ('is the first that differs', 'cut down to the smallest input')
 MARKS = "11/12"
 
 import numpy as np

@@ -1,6 +1,6 @@
 """flash_attention whose running max starts at 0: it assumes some score is not far below 0."""
 CHECK = "flash_attention"
-MESSAGE = 'every score very negative, 5 queries, 6 keys, blocks of 4, cut down to the smallest input'
+MESSAGE = ('got nan at index (0, 0)', 'cut down to the smallest input')
 MARKS = "11/12"
 
 import numpy as np

@@ -1,6 +1,6 @@
 """masked_attention that multiplies the scores by the mask, then hides every score equal to 0."""
 CHECK = "masked_attention"
-MESSAGE = 'allowed scores of exactly 0, cut down to the smallest input'
+MESSAGE = ('output: at index (0, 0) expected', ', got 0', 'allowed scores of exactly 0, cut down to the smallest input')
 MARKS = "8/9"
 
 import numpy as np

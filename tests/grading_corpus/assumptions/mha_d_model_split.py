@@ -1,6 +1,6 @@
 """multi_head_attention that sizes each head by d_model // n_heads: it assumes d_model = n_heads * d_k."""
 CHECK = "multi_head_attention"
-MESSAGE = 'd_model = 6, 2 heads of d_k = 2 (width 4), cut down to the smallest input'
+MESSAGE = ('raised ValueError: cannot reshape array', 'cut down to the smallest input')
 MARKS = "6/8"
 
 import numpy as np

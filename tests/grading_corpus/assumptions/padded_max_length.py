@@ -1,6 +1,6 @@
 """padded_attention whose mask is sized by max(lengths): it fits only when one sequence is full length."""
 CHECK = "padded_attention"
-MESSAGE = 'no full-length sequence: lengths 2 and 3, padded to 5, cut down to the smallest input'
+MESSAGE = ('raised ValueError: operands could not be broadcast together', 'cut down to the smallest input')
 MARKS = "5/6"
 
 import numpy as np

@@ -1,6 +1,6 @@
 """rope_attention that calls apply_rope without its base: it assumes base 10000."""
 CHECK = "rope_attention"
-MESSAGE = 'three tokens from position 0, d = 4, base 100, cut down to the smallest input'
+MESSAGE = ('entries differ', 'three tokens from position 0, d = 4, base 100, cut down to the smallest input')
 MARKS = "5/7"
 
 from attention_course import apply_rope, scaled_dot_product_attention

@@ -1,6 +1,6 @@
 """apply_rope whose angles are computed in float32: it assumes positions stay small."""
 CHECK = "apply_rope"
-MESSAGE = 'the values agree to about 5 significant digits only'
+MESSAGE = 'significant digits only'
 MARKS = "6/10"
 
 import numpy as np

@@ -1,6 +1,6 @@
 """softmax computed in float32: it assumes the scores fit in float32."""
 CHECK = "softmax"
-MESSAGE = "float64 scores beyond float32's range, cut down to the smallest input"
+MESSAGE = ('got nan at index 0 where 1 was expected', 'cut down to the smallest input')
 MARKS = "13/14"
 
 import numpy as np

@@ -1,6 +1,6 @@
 """softmax that subtracts the minimum: safe only while the scores are close together."""
 CHECK = "softmax"
-MESSAGE = 'masked entries (-inf), cut down to the smallest input'
+MESSAGE = ('got nan at index 0', 'cut down to the smallest input')
 MARKS = "10/14"
 
 import numpy as np

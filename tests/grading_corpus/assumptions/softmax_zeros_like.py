@@ -1,6 +1,6 @@
 """softmax that writes into np.zeros_like(x): integer scores give integer weights."""
 CHECK = "softmax"
-MESSAGE = 'integer scores, cut down to the smallest input'
+MESSAGE = (', got 0', 'integer scores, cut down to the smallest input')
 MARKS = "13/14"
 
 import numpy as np
