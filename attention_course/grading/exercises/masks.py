@@ -40,7 +40,7 @@ CAUSAL_MASK = Check(
         Case("one token", (1,)),
         Case("three tokens", (3,)),
         Case("seven tokens", (7,), hidden=True),
-    ] + _assumption_cases_causal(),
+    ],
     mistakes=(
         Mistake("upper_triangle",
                 "Token i may look at itself and the tokens BEFORE it (keys 0..i), never after: "
@@ -56,11 +56,6 @@ CAUSAL_MASK = Check(
                 lambda n: np.tri(n)),
     ),
 )
-
-
-def _assumption_cases_causal() -> list[Case]:
-    """n given as a NumPy integer, as `K.shape[0]` or `len(...)` of an array may be (a plain int is above)."""
-    return [Case("n given as a NumPy integer, 5 tokens", (np.int64(5),), hidden=True)]
 
 
 def check_causal_mask(causal_mask, *, hidden: bool = False) -> CheckResult:
@@ -203,8 +198,8 @@ PADDING_MASK = Check(
 
 
 def _assumption_cases_padding() -> list[Case]:
-    """lengths given as a list: the signature asks for lengths, not for an array (no full sequence is above)."""
-    return [Case("lengths given as a list [1, 3], padded to 3", ([1, 3], 3), hidden=True)]
+    """lengths given as a tuple: the signature asks for lengths, not for an array (no full sequence is above)."""
+    return [Case("lengths given as a tuple (1, 3), padded to 3", ((1, 3), 3), hidden=True)]
 
 
 def check_padding_mask(padding_mask, *, hidden: bool = False) -> CheckResult:

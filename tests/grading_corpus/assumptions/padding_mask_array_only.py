@@ -1,6 +1,6 @@
 """padding_mask that indexes lengths[:, None]: it assumes lengths is a NumPy array."""
 CHECK = "padding_mask"
-MESSAGE = 'lengths given as a list [1, 3], padded to 3'
+MESSAGE = 'raised TypeError: tuple indices must be integers or slices, not tuple'
 MARKS = "5/6"
 
 import numpy as np
