@@ -186,12 +186,13 @@ def _assumption_cases_backward() -> list[Case]:
 
 def _large_offset_case(rng) -> Case:
     """Scores near 1000 from a shared first coordinate: every weight depends on differences of about 1."""
-    case = _case(rng, "float64 precision: scores near 1000, 3 queries, 5 keys, blocks of 2", 3, 5, 4, 2, 2, hidden=True)
-    Q, K, V, _, dO, _, mask, b = case.args
-    Q, K = Q.copy(), K.copy()
+    Q, K, V = random_qkv(rng, 3, 5, 4, 2)
     Q[:, 0] = K[:, 0] = np.sqrt(2000.0)  # q0 k0 / sqrt(4) = 1000
-    O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size=b)
-    return Case(case.label, (Q, K, V, O, dO, lse, mask, b), hidden=True)
+    mask = np.ones((3, 5), dtype=bool)
+    O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size=2)
+    dO = rng.standard_normal((3, 2))
+    return Case("float64 precision: scores near 1000, 3 queries, 5 keys, blocks of 2",
+                (Q, K, V, O, dO, lse, mask, 2), hidden=True)
 
 
 def _forward_again(args: dict) -> dict:
