@@ -69,6 +69,13 @@ def _dtypes(value) -> tuple:
     return tuple(getattr(v, "dtype", None) for v in (value if isinstance(value, tuple) else (value,)))
 
 
+def _described(expected, value, tolerance) -> str:
+    """What engine/observe.py says about each array of a result."""
+    pairs = zip(expected, value) if isinstance(expected, tuple) and isinstance(value, tuple) else [(expected, value)]
+    return " ".join(observe.describe(e, v, tolerance) for e, v in pairs
+                    if isinstance(e, np.ndarray) and isinstance(v, np.ndarray) and e.shape == v.shape)
+
+
 def _helper_fixes_it(check, fn, failing: list[int]) -> bool:
     """True if `fn`, given the course's version of a helper it calls, returns the expected result on `failing`."""
     def call(f, j):
@@ -99,6 +106,12 @@ def _checked(check, i, case, fn, result) -> str | None:
         "modifies_input": lambda: bool(modified_arguments(case, obs.args_after, check.params)),
         "dtype_changed": lambda: _dtypes(value) != _dtypes(expected),
         "float32_not_kept": lambda: _dtypes(value) != _dtypes(expected),
+        "precision_lost": lambda: _dtypes(value) != _dtypes(expected),
+        # observations named as mistakes ("observed_..."): the same kind of difference is seen by engine/observe.py
+        "observed_constant_factor": lambda: "factor" in observe.kind(expected, value, case.tolerance),
+        "observed_constant_offset": lambda: "offset" in observe.kind(expected, value, case.tolerance),
+        "observed_permutation": lambda: "order" in observe.kind(expected, value, case.tolerance),
+        "observed_right_until": lambda: "is the first that differs" in _described(expected, value, case.tolerance),
         "builds_full_matrix": lambda: case.measure_memory,
         "does_not_sum_to_1": lambda: not sums_to_one(_weights(value), case.kwargs.get("axis", -1)),
         "softmax_wrong_axis": lambda: any(sums_to_one(_weights(value), a) for a in range(_weights(value).ndim)),
