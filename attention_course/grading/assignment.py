@@ -289,7 +289,7 @@ TEMPLATE = '''\
 # Every key is optional; without this file (or with every key removed) the grader gives
 # one point per input tried on every exercise, the hidden inputs on: its default marks.
 
-title = "Attention course exercises"   # the column name in the LMS gradebooks
+title = "attention-course exercises"   # the column name in the LMS gradebooks
 
 # The exercises graded (default: all of them, {count} in this version of the course).
 exercises = [{exercises}]

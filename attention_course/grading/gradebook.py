@@ -21,6 +21,7 @@ import datetime as dt
 import io
 import json
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -35,6 +36,7 @@ FIXED_COLUMNS = ("student_id", "name", "email", "path", "status", "late")
 TAIL_COLUMNS = ("penalty", "total", "max_total", "feedback")
 NO_SUBMISSION = "no submission"
 NOT_ON_ROSTER = "not on the roster"
+DUPLICATE_SUBMISSIONS = "duplicate submissions"
 
 
 class GradebookExists(FileExistsError):
@@ -109,11 +111,16 @@ def _row_status(grade: SubmissionGrade, sub: Submission, issues: list[str], days
     parts = [grade.status]
     if any(i.startswith(NOT_ON_ROSTER) for i in issues):
         parts.insert(0, NOT_ON_ROSTER)
-    if any(i.startswith("duplicate") or " notebooks for " in i for i in issues):
+    if any(_is_duplicate(i) for i in issues):
         parts.append("duplicates")
     if days:
         parts.append("late")
     return "; ".join(parts)
+
+
+def _is_duplicate(issue: str) -> bool:
+    """Issues that say a student handed in more than one of something."""
+    return issue.startswith(DUPLICATE_SUBMISSIONS) or bool(re.match(r"\d+ notebooks for ", issue))
 
 
 def _round(x: float):
@@ -196,8 +203,7 @@ def _report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict
             "notes": notes,
             "no_submission": [r["name"] for r in rows if r["status"] == NO_SUBMISSION],
             "not_on_roster": [r["path"] for r in rows if r["status"].startswith(NOT_ON_ROSTER)],
-            "duplicates": [f"{r['name']}: {i}" for r in rows for i in r["issues"]
-                           if "duplicate" in i or " notebooks for " in i],
+            "duplicates": [f"{r['name']}: {i}" for r in rows for i in r["issues"] if _is_duplicate(i)],
             "ignored_files": [f"{r['name']}: {i}" for r in rows for i in r["issues"] if i.startswith("ignored ")],
         },
         "submissions": rows,

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .batch import Submission
+from .gradebook import DUPLICATE_SUBMISSIONS, NOT_ON_ROSTER
 from .exercises import EXERCISES
 
 ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis_user_id", "sis_login_id",
@@ -300,7 +301,7 @@ def _submission(label: str, group: list[Source], student: dict[str, str], order:
     notebooks = sorted({p for s in group for p in s.files if p.suffix == ".ipynb"}, key=str)
     issues = []
     if len(group) > 1:
-        issues.append("duplicate submissions: " + " and ".join(s.where for s in group)
+        issues.append(f"{DUPLICATE_SUBMISSIONS}: " + " and ".join(s.where for s in group)
                       + "; all were graded, the best notebook for each exercise counts")
     for s in group:
         for p in s.files:
@@ -347,7 +348,7 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
         out.append(sub)
     for j, s in enumerate(unmatched):
         sub = _submission(s.label, [s], {}, len(roster) + j)
-        sub.issues.insert(0, f"not on the roster: no student matches {s.where!r} (by LMS id, submission name or name)")
+        sub.issues.insert(0, f"{NOT_ON_ROSTER}: no student matches {s.where!r} (by LMS id, submission name or name)")
         out.append(sub)
     return out
 
