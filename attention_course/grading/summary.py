@@ -61,7 +61,7 @@ def _histogram(values: list[float], maximum: float) -> str:
     top = max(counts) or 1
     rects = []
     for i, n in enumerate(counts):
-        h = (height - 20) * n / top
+        h = (height - 32) * n / top  # room above the tallest bar for its count
         lo, hi = maximum * i / bins, maximum * (i + 1) / bins
         rects.append(f"<rect x='{i * bar + 1:.1f}' y='{height - 15 - h:.1f}' width='{bar - 2:.1f}' height='{h:.1f}' "
                      f"fill='#0969da'><title>{lo:g} to {hi:g} points: {n} student(s)</title></rect>")
