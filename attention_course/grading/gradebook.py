@@ -37,6 +37,8 @@ TAIL_COLUMNS = ("penalty", "total", "max_total", "feedback")
 NO_SUBMISSION = "no submission"
 NOT_ON_ROSTER = "not on the roster"
 DUPLICATE_SUBMISSIONS = "duplicate submissions"
+ROW_STATUSES = (NO_SUBMISSION, NOT_ON_ROSTER, "duplicates", "late")
+"""What a row's status adds to its notebooks' statuses."""
 
 
 class GradebookExists(FileExistsError):
