@@ -59,13 +59,14 @@ def test_the_roster_is_checked(tmp_path):
             read_roster(path)
 
 
-def test_canvas_and_moodle_downloads_are_matched_to_the_roster(tmp_path):
+def test_canvas_and_moodle_downloads_are_matched_to_the_roster(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative paths, as typed on the command line
     people = gc.students(6)
-    roster = gc.write_roster(tmp_path / "roster.csv", people)
-    canvas = gc.canvas_zip(tmp_path / "canvas.zip", people)
-    moodle = gc.moodle_zip(tmp_path / "moodle.zip", people)
+    roster = gc.write_roster(Path("roster.csv"), people)
+    canvas = gc.canvas_zip(Path("canvas.zip"), people)
+    moodle = gc.moodle_zip(Path("moodle.zip"), people)
     for archive in (canvas, moodle):
-        taken = intake([archive], tmp_path / "work", roster)
+        taken = intake([archive], Path("out/work"), roster)
         subs = {s.student["student_id"]: s for s in taken.submissions}
         assert list(subs) == [p.student_id for p in people]  # roster order, nobody unmatched
         for p in people:

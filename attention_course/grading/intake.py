@@ -278,7 +278,7 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
     for raw in paths:
         path = Path(raw)
         if path.is_file() and path.suffix.lower() == ".zip":
-            dest = workdir / path.stem
+            dest = (workdir / path.stem).resolve()
             if dest.exists():
                 shutil.rmtree(dest)
             files, refused = unpack(path, dest, limits)
