@@ -87,6 +87,14 @@ def test_the_seed_redraws_the_hidden_inputs_only_and_solutions_still_pass(tmp_pa
     assert report["assignment"]["hidden_seed"] == "set" and "99" not in json.dumps(report["assignment"])
 
 
+def test_a_seed_redraws_hidden_inputs_of_every_exercise():
+    seeded = from_dict({"hidden": {"seed": 7}})
+    for exercise in EXERCISES:
+        redrawn, hidden = seeded.redrawn(exercise.id)
+        assert 0 < redrawn <= hidden, exercise.id  # an input builder that stopped using default_rng would show here
+    assert Assignment.default().redrawn("03_softmax")[0] == 0
+
+
 def test_a_check_s_own_time_limit_is_used(tmp_path, capsys):
     text = SOFTMAX.read_text().replace('"def softmax(x, axis=-1):\\n"',
                                        '"def softmax(x, axis=-1):\\n", "    import time; time.sleep(1.5)\\n"')
@@ -135,4 +143,4 @@ def test_assignment_init_and_show(tmp_path, capsys):
     assert main(["assignment", "show", str(path)]) == 0
     out = capsys.readouterr().out
     assert f"{len(EXERCISES)} exercise(s), {sum(e.max_score for e in EXERCISES)} points" in out
-    assert "redrawn from the file's seed" in out
+    assert re.search(r"redrawn from the file's seed \(\d+ of \d+ differ", out)

@@ -181,3 +181,19 @@ def test_a_dask_run_equals_the_local_run(klass, one_run, tmp_path, capsys):
     for mine, theirs in zip(remote, local):
         assert [nb["checks"] for nb in mine["notebooks"]] == [nb["checks"] for nb in theirs["notebooks"]]
         assert [nb["path"] for nb in mine["notebooks"]] != [] or not theirs["notebooks"]
+
+
+def test_export_from_a_report_rewrites_the_same_files(one_run, tmp_path, capsys):
+    assert main(["gradebook", "export", str(one_run / "gradebook.json"), "--out-dir", str(tmp_path)]) == 0
+    for name in ("canvas.csv", "moodle.csv", "summary.html"):
+        assert (tmp_path / name).read_text() == (one_run / name).read_text(), name
+    assert main(["gradebook", "export", str(tmp_path / "none.json"), "--out-dir", str(tmp_path)]) == 2
+    assert "no report" in capsys.readouterr().err
+
+
+def test_an_unreachable_scheduler_is_a_clear_error():
+    pytest.importorskip("distributed", reason="the [cluster] extra is not installed")
+    from attention_course.grading.cluster import ClusterUnavailable, connect
+
+    with pytest.raises(ClusterUnavailable, match="could not reach the Dask scheduler at tcp://127.0.0.1:9"):
+        connect("tcp://127.0.0.1:9", timeout=1)

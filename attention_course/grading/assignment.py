@@ -149,6 +149,12 @@ class Assignment:
         """The checks that grade an exercise here: time limits applied, hidden inputs redrawn from the seed."""
         return _checks(self, exercise_id)
 
+    def redrawn(self, exercise_id: str) -> tuple[int, int]:
+        """(hidden inputs whose values differ from the package's, hidden inputs) for one exercise."""
+        pairs = [(mine, theirs) for check, packaged in zip(self.checks(exercise_id), BY_ID[exercise_id].checks)
+                 for mine, theirs in zip(check.cases, packaged.cases) if theirs.hidden]
+        return sum(not _same_case(a, b) for a, b in pairs), len(pairs)
+
     def check_points(self, exercise_id: str, check_name: str, passed: int, tried: int) -> float:
         """The points a check earns when `passed` of the `tried` inputs pass."""
         rule = next(c for c in self.rule(exercise_id).checks if c.check == check_name)
@@ -347,6 +353,14 @@ def _checks(assignment: Assignment, exercise_id: str) -> tuple[Check, ...]:
                 checks.append(dataclasses.replace(check, **changes) if changes else check)
             _BUILT[key] = tuple(checks)
         return _BUILT[key]
+
+
+def _same_case(a, b) -> bool:
+    """Whether two cases have the same arguments."""
+    if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
+        return False
+    pairs = list(zip(a.args, b.args)) + [(a.kwargs[k], b.kwargs[k]) for k in a.kwargs]
+    return all(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f") for x, y in pairs)
 
 
 def _redrawn_cases(check: Check, seed: int):

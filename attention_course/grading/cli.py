@@ -414,8 +414,14 @@ def run_assignment_show(args) -> int:
     for rule in a.exercises:
         checks = ", ".join(f"{c.check} {c.points}" + (f" ({c.seconds:g} s a call)" if c.seconds else "") for c in rule.checks)
         print(f"  {rule.id}: {rule.points:g} ({checks})")
-    print("hidden inputs: " + ("off" if not a.hidden else "on, redrawn from the file's seed" if a.hidden_seed is not None
-                               else "on, the package's own"))
+    if not a.hidden:
+        print("hidden inputs: off")
+    elif a.hidden_seed is None:
+        print("hidden inputs: on, the package's own values (students who read the package can see them)")
+    else:
+        counts = [a.redrawn(rule.id) for rule in a.exercises]
+        print(f"hidden inputs: on, redrawn from the file's seed ({sum(c[0] for c in counts)} of "
+              f"{sum(c[1] for c in counts)} differ from the package's; the others are fixed cases, such as a single key)")
     if a.deadline:
         late = a.late
         print(f"deadline: {a.deadline.isoformat()}; grace {late.grace_minutes:g} min, {100 * late.penalty_per_day:g} % a day late"
