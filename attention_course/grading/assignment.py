@@ -210,7 +210,10 @@ def _rule(exercise: Exercise, points: float | None, table: dict, where: str = ""
         entry = checks_table.get(check.name, {})
         name = f"{where}exercise.{exercise.id}.check.{check.name}"
         _known_keys(entry, {"points", "seconds"}, name)
-        share = len(check.cases) if points is None else _number(points, f"{where}exercise.{exercise.id}.points") * len(check.cases) / inputs
+        if points is None:
+            share = len(check.cases)  # one point per input: the grader's own marks
+        else:
+            share = _number(points, f"{where}exercise.{exercise.id}.points") * len(check.cases) / inputs
         check_points = _number(entry.get("points", share), f"{name}.points")
         seconds = entry.get("seconds")
         if seconds is not None and not _number(seconds, f"{name}.seconds") > 0:
@@ -280,7 +283,8 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     _known_keys(late, {"grace_minutes", "penalty_per_day", "max_days"}, f"{where}[late]")
     late_rule = LateRule(**{k: _number(v, f"{where}late.{k}") for k, v in late.items()})
     if late_rule.penalty_per_day > 1:
-        raise AssignmentError(f"{where}late.penalty_per_day is a fraction of the marks (0.1 = 10 %), got {late_rule.penalty_per_day}")
+        raise AssignmentError(f"{where}late.penalty_per_day is a fraction of the marks (0.1 = 10 %), "
+                              f"got {late_rule.penalty_per_day}")
     title = data.get("title", "attention-course exercises")
     if not isinstance(title, str) or not title.strip():
         raise AssignmentError(f"{where}title must be a non-empty string")

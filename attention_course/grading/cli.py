@@ -250,7 +250,9 @@ def run_grade(args) -> int:
         old = None
         if args.update:
             old = read_report(args.update)
-            if old.get("assignment_fingerprint") != assignment.fingerprint():
+            if "assignment_fingerprint" not in old:
+                raise MergeError(f"{args.update} was written by an older attention-course; grade the class again")
+            if old["assignment_fingerprint"] != assignment.fingerprint():
                 raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs or "
                                  "deadline); pass the same --assignment")
         else:

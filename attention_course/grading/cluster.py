@@ -30,7 +30,8 @@ def connect(address: str, timeout: float = 30.0):
     try:
         from dask.distributed import Client
     except ImportError:
-        raise ClusterUnavailable('grading on a Dask cluster needs the cluster extra: pip install "attention-course[cluster]"') from None
+        raise ClusterUnavailable("grading on a Dask cluster needs the cluster extra: "
+                                 'pip install "attention-course[cluster]"') from None
     try:
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as err:

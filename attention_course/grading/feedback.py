@@ -88,7 +88,8 @@ def text(report: dict, row: dict) -> str:
         width = max((len(c.function) for c in checks), default=0)
         for c in checks:
             mark = {"passed": "✓", "not attempted": "…"}.get(c.status, "✗")
-            lines.append(f"  {mark} {c.function:<{width}}  {_points(report, ex, c):>5}/{info['checks'].get(c.check, {}).get('points', 0):<5} "
+            available = info["checks"].get(c.check, {}).get("points", 0)
+            lines.append(f"  {mark} {c.function:<{width}}  {_points(report, ex, c):>5}/{available:<5} "
                          f"{c.score}/{c.max_score} inputs, {c.status}")
             if c.status not in (results.PASSED, results.NOT_ATTEMPTED):
                 details.append(str(c))

@@ -74,7 +74,9 @@ def _best(grade: SubmissionGrade, assignment: Assignment) -> dict[str, NotebookG
     """The best-scoring notebook of each exercise of the assignment (the first of equals)."""
     best: dict[str, NotebookGrade] = {}
     for nb in grade.notebooks:
-        if nb.exercise in assignment.ids and (nb.exercise not in best or _points(assignment, nb) > _points(assignment, best[nb.exercise])):
+        if nb.exercise not in assignment.ids:
+            continue
+        if nb.exercise not in best or _points(assignment, nb) > _points(assignment, best[nb.exercise]):
             best[nb.exercise] = nb
     return best
 

@@ -130,6 +130,7 @@ def page(report: dict) -> str:
         parts.append("<h2>What intake found</h2>")
         for title, items in listed:
             if items:
-                parts.append(f"<h3>{esc(title)} ({len(items)})</h3><ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>")
+                listed = "".join(f"<li>{esc(i)}</li>" for i in items)
+                parts.append(f"<h3>{esc(title)} ({len(items)})</h3><ul>{listed}</ul>")
     parts.append("</body></html>\n")
     return "".join(parts)
