@@ -77,11 +77,11 @@ def notebook_text(exercise: str, kind: str) -> str:
     return text
 
 
-def files_of(student: Student) -> dict[str, str]:
+def files_of(student: Student, exercises: tuple[str, ...] = EXERCISES) -> dict[str, str]:
     """File name -> notebook text of what the student hands in."""
     if student.kind == "none":
         return {}
-    exercises = EXERCISES[:1] if student.kind == "one" else EXERCISES
+    exercises = exercises[:1] if student.kind == "one" else exercises
     return {f"{ex}.ipynb": notebook_text(ex, student.kind) for ex in exercises}
 
 
@@ -94,12 +94,13 @@ def write_roster(path: Path, people: list[Student]) -> Path:
     return path
 
 
-def canvas_zip(path: Path, people: list[Student], extra: dict[str, bytes] | None = None) -> Path:
+def canvas_zip(path: Path, people: list[Student], extra: dict[str, bytes] | None = None,
+               exercises: tuple[str, ...] = EXERCISES) -> Path:
     """Canvas's "Download Submissions" zip: <slug>_[late_]<user id>_<attachment id>_<file>."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         attachment = 7000
         for s in people:
-            for name, text in files_of(s).items():
+            for name, text in files_of(s, exercises).items():
                 attachment += 1
                 z.writestr(f"{s.slug}_{'late_' if s.late else ''}{s.canvas_id}_{attachment}_{name}", text)
         for name, data in (extra or {}).items():
