@@ -83,6 +83,7 @@ def test_duplicates_unmatched_missing_and_ignored_files_are_reported_by_grade(tm
         shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", sub / folder / "01_dot_scores.ipynb")
     shutil.copy(ROOT / "exercises" / "01_dot_scores.ipynb", sub / "h11_dup" / "01_dot_scores (1).ipynb")
     (sub / "h11_dup" / "notes.docx").write_bytes(b"PK")
+    (sub / "README.txt").write_text("collected on Monday")
     (sub / "Stranger").mkdir()
     shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", sub / "Stranger")
     roster = tmp_path / "roster.csv"
@@ -100,7 +101,8 @@ def test_duplicates_unmatched_missing_and_ignored_files_are_reported_by_grade(tm
     assert "ignored notes.docx: not a notebook" in hal["feedback"] and hal["01_dot_scores"] == "6"
     assert rows["Absent Person"]["status"] == "no submission" and rows["Absent Person"]["total"] == "0"
     assert rows["Stranger"]["status"].startswith("not on the roster") and rows["Stranger"]["student_id"] == ""
-    for words in ("no submission (1): Absent Person", "not on the roster (1)", "duplicates (2)", "ignored files (1)"):
+    for words in ("in the download (1): submitted: ignored README.txt: it belongs to no student's submission",
+                  "no submission (1): Absent Person", "not on the roster (1)", "duplicates (2)", "ignored files (1)"):
         assert words in printed, printed
 
 
@@ -113,3 +115,21 @@ def test_one_student_s_folder_is_one_row(tmp_path, capsys):
     assert main(["grade", str(folder), "--out", str(out), *FAST]) == 0
     (row,) = csv.DictReader(out.open())
     assert row["name"] == "dana" and row["01_dot_scores"] != "0" and row["03_softmax"] != "0"
+
+
+def test_moodle_s_flat_download_and_canvas_resubmissions(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,canvas_id,moodle_id\nS1,Ada Lovelace,50,900\n")
+    flat = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(flat, "w") as z:
+        z.writestr("Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb", "{}")
+        z.writestr("Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html", "<p>hi</p>")
+    (ada,) = intake([flat], tmp_path / "w1", roster).submissions
+    assert [p.name for p in ada.notebooks] == ["Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb"]
+    assert ada.issues == ["ignored Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html: not a notebook"]
+    canvas = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(canvas, "w") as z:
+        z.writestr("lovelaceada_late_50_7001_03_softmax.ipynb", "{}")
+        z.writestr("lovelaceada_late_50_7002_03_softmax-1.ipynb", "{}")
+    (ada,) = intake([canvas], tmp_path / "w2", roster).submissions
+    assert len(ada.notebooks) == 2 and ada.marked_late and ada.submitted is None

@@ -345,7 +345,7 @@ def run_grade(args) -> int:
 def _print_intake(report: dict) -> None:
     """What intake found and left to the instructor, on the terminal."""
     intake = report["intake"]
-    for title, items in (("refused in the download", intake["notes"]), ("no submission", intake["no_submission"]),
+    for title, items in (("in the download", intake["notes"]), ("no submission", intake["no_submission"]),
                          ("not on the roster", intake["not_on_roster"]), ("duplicates", intake["duplicates"]),
                          ("ignored files", intake["ignored_files"])):
         if items:

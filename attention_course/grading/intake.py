@@ -101,7 +101,8 @@ class Intake:
     submissions: list[Submission]
     """One per student (roster order, then the unmatched), or per source without a roster."""
     notes: list[str] = field(default_factory=list)
-    """Problems with the download itself (unsafe zip entries), beside each submission's own issues."""
+    """What was wrong with the download itself (zip entries refused, files of no student), beside each
+    submission's own issues."""
 
 
 # ---------------------------------------------------------------------------------------------- the roster
@@ -212,8 +213,8 @@ def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple
 # ---------------------------------------------------------------------------------------------- layouts
 
 
-def _lms_sources(files: list[Path], root: Path) -> list[Source] | None:
-    """Group the files of an unpacked LMS download by submission; None if they are not one."""
+def _lms_sources(files: list[Path], root: Path) -> tuple[list[Source], list[str]] | None:
+    """Group the files of an unpacked LMS download by submission, with notes on stray files; None if not one."""
     canvas, moodle = {}, {}
     loose = []
     for path in files:
@@ -237,10 +238,12 @@ def _lms_sources(files: list[Path], root: Path) -> list[Source] | None:
         loose.append(path)
     if not canvas and not moodle:
         return None
-    sources = list(canvas.values()) + list(moodle.values())
-    if loose:  # files of no submission: reported on a source of their own, which matches nobody
-        sources.append(Source(f"(files of no submission in {root.name})", loose, where=str(root)))
-    return sources
+    return list(canvas.values()) + list(moodle.values()), _stray(loose, root)
+
+
+def _stray(files: list[Path], root: Path) -> list[str]:
+    """Notes on files that belong to no student's submission."""
+    return [f"{root.name}: ignored {p.relative_to(root)}: it belongs to no student's submission" for p in files]
 
 
 def _junk(rel: Path) -> bool:
@@ -252,7 +255,7 @@ def _exercise_named(path: Path) -> bool:
     return any(path.stem.startswith(e.id) for e in EXERCISES)
 
 
-def _folder_sources(folder: Path) -> list[Source]:
+def _folder_sources(folder: Path) -> tuple[list[Source], list[str]]:
     """A folder given on the command line: an LMS download, one student's folder, or a folder of them."""
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     lms = _lms_sources(files, folder)
@@ -262,18 +265,16 @@ def _folder_sources(folder: Path) -> list[Source]:
     subfolders = [c for c in children if c.is_dir() and c.name != "__MACOSX"]
     notebooks = [c for c in children if c.is_file() and c.suffix == ".ipynb"]
     if not subfolders and notebooks and all(_exercise_named(n) for n in notebooks):
-        return [Source(folder.name, [c for c in children if c.is_file()], where=str(folder))]
+        return [Source(folder.name, [c for c in children if c.is_file()], where=str(folder))], []
     sources = [Source(d.name, sorted(p for p in d.rglob("*") if p.is_file() and not _junk(p.relative_to(d))),
                       where=str(d)) for d in subfolders]
     sources += [Source(n.stem, [n], where=str(n), is_folder=False) for n in notebooks]
     others = [c for c in children if c.is_file() and c.suffix != ".ipynb"]
-    if others:
-        sources.append(Source(f"(files of no student in {folder.name})", others, where=str(folder)))
-    return sources
+    return sources, _stray(others, folder)
 
 
 def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = ZipLimits()) -> tuple[list[Source], list[str]]:
-    """Every source in the command-line paths, zips unpacked under `workdir`; and the notes on refused zip entries."""
+    """Every source in the command-line paths, zips unpacked under `workdir`; and notes on refused and stray files."""
     sources, notes = [], []
     for raw in paths:
         path = Path(raw)
@@ -283,12 +284,15 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
                 shutil.rmtree(dest)
             files, refused = unpack(path, dest, limits)
             notes += refused
-            lms = _lms_sources(sorted(files), dest)
-            sources += lms if lms is not None else _folder_sources(dest)
+            found, stray = _lms_sources(sorted(files), dest) or _folder_sources(dest)
+            sources += found
+            notes += stray
         elif path.is_file():
             sources.append(Source(path.stem, [path], where=str(path), is_folder=False))
         elif path.is_dir():
-            sources += _folder_sources(path)
+            found, stray = _folder_sources(path)
+            sources += found
+            notes += stray
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
     return sources, notes

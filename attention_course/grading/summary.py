@@ -125,7 +125,7 @@ def page(report: dict) -> str:
     intake = report["intake"]
     listed = [("No submission", intake["no_submission"]), ("Not on the roster", intake["not_on_roster"]),
               ("Duplicates", intake["duplicates"]), ("Ignored files", intake["ignored_files"]),
-              ("Refused in the download", intake["notes"])]
+              ("In the download: refused or belonging to no student", intake["notes"])]
     if any(items for _, items in listed):
         parts.append("<h2>What intake found</h2>")
         for title, items in listed:
