@@ -139,7 +139,7 @@ class Assignment:
     @property
     def max_total(self) -> float:
         """The most a submission can score."""
-        return _round(sum(e.points for e in self.exercises))
+        return round_marks(sum(e.points for e in self.exercises))
 
     def rule(self, exercise_id: str) -> ExerciseRule | None:
         """The rule of one exercise, or None if the exercise is not part of this assignment."""
@@ -158,7 +158,7 @@ class Assignment:
     def check_points(self, exercise_id: str, check_name: str, passed: int, tried: int) -> float:
         """The points a check earns when `passed` of the `tried` inputs pass."""
         rule = next(c for c in self.rule(exercise_id).checks if c.check == check_name)
-        return _round(rule.points * passed / tried) if tried else 0.0
+        return round_marks(rule.points * passed / tried) if tried else 0.0
 
     def days_late(self, submitted: dt.datetime | None, marked_late: bool = False) -> int:
         """Started days past the deadline and its grace (0 when on time); at least 1 if the LMS marked it late."""
@@ -181,13 +181,13 @@ class Assignment:
             "deadline": self.deadline.isoformat() if self.deadline else None,
             "canvas_assignment_id": self.canvas_assignment_id,
             "late": dataclasses.asdict(self.late),
-            "exercises": {e.id: {"points": _round(e.points), "checks": {c.check: {"points": c.points, "seconds": c.seconds}
+            "exercises": {e.id: {"points": round_marks(e.points), "checks": {c.check: {"points": c.points, "seconds": c.seconds}
                                                                         for c in e.checks}} for e in self.exercises},
         }
         return out
 
 
-def _round(x: float) -> float | int:
+def round_marks(x: float) -> float | int:
     """Marks to two decimals; whole numbers as ints, so the default gradebook reads as it always has."""
     x = round(float(x), 2)
     return int(x) if x == int(x) else x
@@ -218,7 +218,7 @@ def _rule(exercise: Exercise, points: float | None, table: dict, where: str = ""
         seconds = entry.get("seconds")
         if seconds is not None and not _number(seconds, f"{name}.seconds") > 0:
             raise AssignmentError(f"{name}.seconds must be more than 0, got {seconds}")
-        rules.append(CheckRule(check.name, _round(check_points), seconds))
+        rules.append(CheckRule(check.name, round_marks(check_points), seconds))
     return ExerciseRule(exercise.id, tuple(rules))
 
 

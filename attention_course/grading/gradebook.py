@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from .. import __version__
-from .assignment import Assignment
+from .assignment import Assignment, round_marks
 from .batch import NotebookGrade, Submission, SubmissionGrade
 from .engine import results
 from .exercises import BY_ID
@@ -89,19 +89,19 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
     for ex in assignment.ids:
         copies = [nb for nb in grade.notebooks if nb.exercise == ex]
         if len(copies) > 1:
-            listed = ", ".join(f"{Path(nb.path).name} ({_round(_points(assignment, nb))})" for nb in copies)
+            listed = ", ".join(f"{Path(nb.path).name} ({round_marks(_points(assignment, nb))})" for nb in copies)
             issues.append(f"{len(copies)} notebooks for {ex}: {listed}; {Path(best[ex].path).name} counts")
-    scores = {ex: _round(_points(assignment, best[ex])) if ex in best else 0 for ex in assignment.ids}
+    scores = {ex: round_marks(_points(assignment, best[ex])) if ex in best else 0 for ex in assignment.ids}
     raw = sum(scores.values())
     days = assignment.days_late(dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None, sub.marked_late)
-    total = _round(raw * assignment.late.factor(days))
+    total = round_marks(raw * assignment.late.factor(days))
     out: dict[str, object] = {
         "key": sub.key, "order": sub.order, "student_id": sub.student.get("student_id", ""), "name": sub.name,
         "email": sub.student.get("email", ""), "path": sub.path, "status": _row_status(grade, sub, issues, days),
         "late": f"{days} day{'s' if days > 1 else ''}" if days else "",
     }
     out.update(scores)
-    out.update({"penalty": _round(raw - total), "total": total, "max_total": assignment.max_total,
+    out.update({"penalty": round_marks(raw - total), "total": total, "max_total": assignment.max_total,
                 "feedback": feedback(grade, assignment, best, issues, days)})
     out.update({"days_late": days, "submitted": sub.submitted, "marked_late": sub.marked_late, "issues": issues,
                 "student": dict(sub.student), "counted": {ex: nb.path for ex, nb in best.items()}})
@@ -125,11 +125,6 @@ def _row_status(grade: SubmissionGrade, sub: Submission, issues: list[str], days
 def _is_duplicate(issue: str) -> bool:
     """Issues that say a student handed in more than one of something."""
     return issue.startswith(DUPLICATE_SUBMISSIONS) or bool(re.match(r"\d+ notebooks for ", issue))
-
-
-def _round(x: float):
-    x = round(float(x), 2)
-    return int(x) if x == int(x) else x
 
 
 def feedback(grade: SubmissionGrade, assignment: Assignment, best: dict[str, NotebookGrade] | None = None,
@@ -186,7 +181,7 @@ def _exercises(assignment: Assignment) -> dict:
         ex = BY_ID[rule.id]
         checks = {c.name: c for c in assignment.checks(rule.id)}
         out[rule.id] = {
-            "title": ex.title, "chapter": ex.chapter, "points": _round(rule.points), "max_score": ex.max_score,
+            "title": ex.title, "chapter": ex.chapter, "points": round_marks(rule.points), "max_score": ex.max_score,
             "checks": {r.check: {"points": r.points, "inputs": len(checks[r.check].cases),
                                  "hidden_inputs": sum(c.hidden for c in checks[r.check].cases)} for r in rule.checks},
         }
