@@ -86,6 +86,13 @@ def test_merge_replaces_rows_by_student_and_keeps_the_class_order():
     merged = merge_reports([everyone, build_report([regraded])])
     assert [r["name"] for r in merged["submissions"]] == ["alice", "bob", "eve", "carol"]
     assert merged["submissions"][0]["03_softmax"] == BY_ID["03_softmax"].max_score
+    bob_again = grades()[1]
+    bob_again.notebooks[0] = softmax_grade(0)
+    bob_again.submission.order = 0  # graded on its own, without the class: its place comes from the gradebook
+    everyone_orders = [dict(r, order=i) for i, r in enumerate(everyone["submissions"])]
+    merged = merge_reports([{**everyone, "submissions": everyone_orders}, build_report([bob_again])])
+    assert [r["name"] for r in merged["submissions"]] == ["alice", "bob", "eve", "carol"]
+    assert merged["submissions"][1]["03_softmax"] == 0
     assert csv_text(merge_reports([everyone])) == csv_text(everyone)
     other = build_report(grades(), from_dict({"exercises": ["03_softmax"]}))
     with pytest.raises(MergeError, match="different assignments"):

@@ -232,6 +232,8 @@ def merge_reports(reports: list[dict]) -> dict:
         for sub in r["submissions"]:
             if sub["key"] in rows and sub["status"] == NO_SUBMISSION and rows[sub["key"]]["status"] != NO_SUBMISSION:
                 continue  # a regrade of other students says nothing about this one
+            if sub["key"] in rows:
+                sub = {**sub, "order": rows[sub["key"]]["order"]}  # a regraded student keeps their place
             rows[sub["key"]] = sub
     notes = list(dict.fromkeys(n for r in reports for n in r["intake"]["notes"]))
     settings = [s for r in reports for s in (r["settings"]["merged"] if "merged" in r["settings"] else [r["settings"]])]
