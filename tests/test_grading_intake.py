@@ -65,7 +65,10 @@ def test_canvas_and_moodle_downloads_are_matched_to_the_roster(tmp_path, monkeyp
     roster = gc.write_roster(Path("roster.csv"), people)
     canvas = gc.canvas_zip(Path("canvas.zip"), people)
     moodle = gc.moodle_zip(Path("moodle.zip"), people)
-    for archive in (canvas, moodle):
+    Path("out/work/mine").mkdir(parents=True)
+    with pytest.raises(IntakeError, match="not unpacked by the grader"):
+        intake([gc.canvas_zip(Path("mine.zip"), people)], Path("out/work"), roster)
+    for archive in (canvas, moodle, canvas):  # the second time, the first run's copy is replaced
         taken = intake([archive], Path("out/work"), roster)
         subs = {s.student["student_id"]: s for s in taken.submissions}
         assert list(subs) == [p.student_id for p in people]  # roster order, nobody unmatched

@@ -17,8 +17,11 @@ import re
 from pathlib import Path
 
 from .engine import results
+from .gradebook import NO_SUBMISSION
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"
+NOTHING_RECEIVED = ("Nothing of yours was in the submissions downloaded for this assignment. If you did hand "
+                    "something in, tell your instructor where and when.")
 
 
 def _case(data: dict) -> results.CaseResult:
@@ -75,6 +78,8 @@ def text(report: dict, row: dict) -> str:
              "", f"Total: {row['total']}/{row['max_total']}    status: {row['status']}"]
     if row["late"]:
         lines.append(f"Late by {row['late']}: {row['penalty']} points taken under the late rule.")
+    if row["status"] == NO_SUBMISSION:
+        return "\n".join(lines + ["", NOTHING_RECEIVED]) + "\n"
     lines.append("")
     best = _best_notebooks(row)
     details = []
@@ -128,6 +133,8 @@ def page(report: dict, row: dict) -> str:
              f"<p><strong>Total: {row['total']}/{row['max_total']}</strong> &middot; status: {esc(row['status'])}</p>"]
     if row["late"]:
         parts.append(f"<p class='late'>Late by {esc(row['late'])}: {row['penalty']} points taken under the late rule.</p>")
+    if row["status"] == NO_SUBMISSION:
+        return "".join(parts + [f"<p>{esc(NOTHING_RECEIVED)}</p></body></html>\n"])
     best = _best_notebooks(row)
     parts.append("<table class='points'><tr><th>exercise</th><th>points</th><th>notebook</th></tr>")
     for ex, info in report["exercises"].items():
@@ -159,13 +166,11 @@ def page(report: dict, row: dict) -> str:
 
 
 def write_all(report: dict, folder: Path | str) -> list[Path]:
-    """Write `<student>.html` and `<student>.txt` for every student with a submission; returns the HTML files."""
+    """Write `<student>.html` and `<student>.txt` for every row (a student with nothing submitted is told so)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written, used = [], set()
     for row in report["submissions"]:
-        if not row["notebooks"] and not row["path"]:
-            continue  # nothing submitted: nothing to give feedback on
         stem = base = file_stem(row)
         n = 1
         while stem in used:

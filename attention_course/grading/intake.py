@@ -58,6 +58,10 @@ MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_
 """A file or folder of Moodle's download: full name, participant id, the submission plugin, the student's file name."""
 
 
+UNPACKED_MARK = ".unpacked-by-attention-course"
+"""A file in each folder a zip was unpacked into: the next run may replace that folder, and no other."""
+
+
 @dataclass(frozen=True)
 class ZipLimits:
     """How much a submissions zip may unpack to."""
@@ -281,8 +285,12 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
         if path.is_file() and path.suffix.lower() == ".zip":
             dest = (workdir / path.stem).resolve()
             if dest.exists():
-                shutil.rmtree(dest)
+                if not (dest / UNPACKED_MARK).exists():
+                    raise IntakeError(f"{dest} already exists and was not unpacked by the grader; move it away "
+                                      "or choose another --out-dir")
+                shutil.rmtree(dest)  # an earlier run's copy of this zip
             files, refused = unpack(path, dest, limits)
+            (dest / UNPACKED_MARK).write_text(f"unpacked from {path.resolve()}\n")
             notes += refused
             found, stray = _lms_sources(sorted(files), dest) or _folder_sources(dest)
             sources += found
