@@ -121,3 +121,14 @@ def test_student_table_names_checks_and_details():
     assert "✗ softmax" in text and "What went wrong" in text and "subtract the max" in text
     assert "y.ipynb — (not an exercise): 0/0, unknown exercise" in text and "! not one of the exercises" in text
     assert "Total: 8/" in text
+
+
+def test_the_feedback_cell_never_quotes_a_hidden_input(tmp_path):
+    hidden = results.CaseResult("float32 scores", "x = [0.5, 0.25]", "[0.56, 0.44]", "[nan, nan]", results.FAILED,
+                                "got nan at index 0 where 0.5622 was expected", "subtract the max", hidden=True)
+    check = results.CheckResult.from_cases("softmax", "softmax", [hidden])
+    grade = SubmissionGrade(Submission("dan", "sub/dan.ipynb", [Path("sub/dan.ipynb")]),
+                            [NotebookGrade("sub/dan/03_softmax.ipynb", "03_softmax", [check], "ok")])
+    csv_path, _ = write_gradebook([grade], tmp_path / "gradebook.csv")
+    cell = next(csv.DictReader(csv_path.open()))["feedback"]
+    assert "only the grader tries: float32 scores" in cell and "0.5622" not in cell and "subtract the max" in cell

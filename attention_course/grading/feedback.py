@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from .engine import results
-from .gradebook import NO_SUBMISSION
+from .gradebook import NO_SUBMISSION, student_message
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"
 NOTHING_RECEIVED = ("Nothing of yours was in the submissions downloaded for this assignment. If you did hand "
@@ -39,10 +39,7 @@ def check_result(data: dict) -> results.CheckResult:
     fields = {k: v for k, v in data.items() if k in names}
     fields["cases"] = tuple(_case(c) for c in data.get("cases", ()))
     result = results.CheckResult(**fields)
-    first = result.first_failure
-    if first is not None and first.hidden and result.status == results.FAILED:  # its message may quote the values
-        result = dataclasses.replace(result, message=f"wrong on an input only the grader tries: {first.label}.")
-    return result
+    return dataclasses.replace(result, message=student_message(result))  # the message may quote hidden values
 
 
 def file_stem(row: dict) -> str:

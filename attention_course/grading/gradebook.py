@@ -152,6 +152,14 @@ def feedback(grade: SubmissionGrade, assignment: Assignment, best: dict[str, Not
     return " | ".join(parts) if parts else "all checks passed"
 
 
+def student_message(check: results.CheckResult) -> str:
+    """A check's message as a student may read it: when its first failure is a hidden input, only its label."""
+    first = check.first_failure
+    if first is not None and first.hidden and check.status == results.FAILED:
+        return f"wrong on an input only the grader tries: {first.label}."
+    return check.message
+
+
 def _check_feedback(nb: NotebookGrade) -> list[str]:
     parts = []
     for check in nb.checks:
@@ -160,7 +168,7 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
         if check.status == results.NOT_ATTEMPTED:
             parts.append(f"{check.function}: not attempted")
             continue
-        text = f"{check.function} {check.score}/{check.max_score}: {check.message}"
+        text = f"{check.function} {check.score}/{check.max_score}: {student_message(check)}"
         parts.append(text + (f" Hint: {check.hint}" if check.hint else ""))
     parts += nb.incidents
     return parts
