@@ -136,3 +136,13 @@ def test_moodle_s_flat_download_and_canvas_resubmissions(tmp_path):
         z.writestr("lovelaceada_late_50_7002_03_softmax-1.ipynb", "{}")
     (ada,) = intake([canvas], tmp_path / "w2", roster).submissions
     assert len(ada.notebooks) == 2 and ada.marked_late and ada.submitted is None
+
+
+def test_a_zipped_folder_of_student_folders(tmp_path):
+    archive = tmp_path / "week1.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for student in ("ana", "ben"):
+            z.writestr(f"submitted/{student}/03_softmax.ipynb", "{}")
+    subs = intake([archive], tmp_path / "work").submissions
+    assert [(s.name, len(s.notebooks)) for s in subs] == [("ana", 1), ("ben", 1)]
+    assert all(s.submitted is None for s in subs)  # unpacking time is no submission time

@@ -96,6 +96,8 @@ class Source:
     """The path shown in the gradebook."""
     is_folder: bool = True
     """A folder or LMS submission, rather than a single notebook given on its own."""
+    timed: bool = True
+    """Its files' modification times are when they were submitted (not so for files unpacked from a zip)."""
 
 
 @dataclass
@@ -228,13 +230,13 @@ def _lms_sources(files: list[Path], root: Path) -> tuple[list[Source], list[str]
             continue
         m = MOODLE_NAME.match(top)
         if m:
-            source = moodle.setdefault(m["participant"], Source(m["name"], moodle_id=m["participant"],
+            source = moodle.setdefault(m["participant"], Source(m["name"], moodle_id=m["participant"], timed=False,
                                                                   where=f"{root.name}/{m['name']}_{m['participant']}"))
             source.files.append(path)
             continue
         m = CANVAS_NAME.match(top) if len(rel.parts) == 1 else None
         if m:
-            source = canvas.setdefault(m["user"], Source(m["slug"], canvas_id=m["user"],
+            source = canvas.setdefault(m["user"], Source(m["slug"], canvas_id=m["user"], timed=False,
                                                          where=f"{root.name}/{m['slug']}_{m['user']}"))
             source.files.append(path)
             source.marked_late |= bool(m["late"])
@@ -277,6 +279,12 @@ def _folder_sources(folder: Path) -> tuple[list[Source], list[str]]:
     return sources, _stray(others, folder)
 
 
+def _single_folder(dest: Path) -> Path:
+    """The folder a zip holds, when it holds one folder and nothing else (a zipped `submitted/`); else `dest`."""
+    entries = [c for c in dest.iterdir() if not c.name.startswith(".") and c.name != "__MACOSX"]
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
+
+
 def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = ZipLimits()) -> tuple[list[Source], list[str]]:
     """Every source in the command-line paths, zips unpacked under `workdir`; and notes on refused and stray files."""
     sources, notes = [], []
@@ -292,7 +300,9 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
             files, refused = unpack(path, dest, limits)
             (dest / UNPACKED_MARK).write_text(f"unpacked from {path.resolve()}\n")
             notes += refused
-            found, stray = _lms_sources(sorted(files), dest) or _folder_sources(dest)
+            found, stray = _lms_sources(sorted(files), dest) or _folder_sources(_single_folder(dest))
+            for source in found:
+                source.timed = False  # unpacked files carry the time of unpacking, not of submission
             sources += found
             notes += stray
         elif path.is_file():
@@ -321,7 +331,7 @@ def _submission(label: str, group: list[Source], student: dict[str, str], order:
                 issues.append(f"ignored {p.name}: not a notebook")
     times = [p.stat().st_mtime for p in notebooks]
     submitted = (dt.datetime.fromtimestamp(max(times), dt.timezone.utc).isoformat(timespec="seconds")
-                 if times and not any(s.canvas_id or s.moodle_id for s in group) else None)
+                 if times and all(s.timed for s in group) else None)
     return Submission(label, "; ".join(s.where for s in group), notebooks,
                       is_folder=any(s.is_folder for s in group) or len(notebooks) > 1, student=student,
                       submitted=submitted, marked_late=any(s.marked_late for s in group), issues=issues, order=order)
