@@ -146,3 +146,11 @@ def test_a_zipped_folder_of_student_folders(tmp_path):
     subs = intake([archive], tmp_path / "work").submissions
     assert [(s.name, len(s.notebooks)) for s in subs] == [("ana", 1), ("ben", 1)]
     assert all(s.submitted is None for s in subs)  # unpacking time is no submission time
+
+
+def test_names_that_merely_look_like_an_lms_s_are_a_plain_folder(tmp_path):
+    for name in ("control_05_causal_mask", "bob_04_attention", "ana"):
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    subs = intake([tmp_path], tmp_path / "work").submissions
+    assert sorted(s.name for s in subs) == ["ana", "bob_04_attention", "control_05_causal_mask"]
+    assert all(not s.student and not s.marked_late for s in subs)

@@ -51,7 +51,7 @@ ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis
                   "section", "moodle_id")
 """The roster's columns; student_id and name are required."""
 
-CANVAS_NAME = re.compile(r"^(?P<slug>[^_/]+)_(?:(?P<late>late)_)?(?P<user>\d+)(?:_(?P<attachment>\d+))?_(?P<file>.+)$",
+CANVAS_NAME = re.compile(r"^(?P<slug>[^_/]+)_(?:(?P<late>late)_)?(?P<user>[1-9]\d*)_(?P<attachment>[1-9]\d*)_(?P<file>.+)$",
                          re.IGNORECASE)
 """A file of Canvas's download: name, `late_` if late, user id, attachment id, the student's file name."""
 MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.*)$")
@@ -242,7 +242,8 @@ def _lms_sources(files: list[Path], root: Path) -> tuple[list[Source], list[str]
             source.marked_late |= bool(m["late"])
             continue
         loose.append(path)
-    if not canvas and not moodle:
+    matched = sum(len(x.files) for x in [*canvas.values(), *moodle.values()])
+    if not matched or len(loose) > matched:  # a few names that look like an LMS's do not make a download
         return None
     return list(canvas.values()) + list(moodle.values()), _stray(loose, root)
 
