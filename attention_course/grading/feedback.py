@@ -114,7 +114,8 @@ def text(report: dict, row: dict) -> str:
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#1f2328;line-height:1.45}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}table.points{border-collapse:collapse;margin:.5em 0}
-table.points td,table.points th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left}
+table.points td,table.points th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left;overflow-wrap:anywhere}
+table.points td:nth-child(2),table.points th:nth-child(2){white-space:nowrap}
 .late{color:#9a6700;font-weight:bold}.incident{color:#cf222e}.note{color:#57606a}pre{white-space:pre-wrap}
 """
 

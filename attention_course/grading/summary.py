@@ -76,7 +76,7 @@ def _histogram(values: list[float], maximum: float) -> str:
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#1f2328}
-table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid #d0d7de;padding:.25em .7em;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid #d0d7de;padding:.25em .7em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 .charts{display:flex;flex-wrap:wrap;gap:1.5em}.chart{border:1px solid #d0d7de;padding:.5em;border-radius:6px}
 """
 
