@@ -258,6 +258,8 @@ def run_grade(args) -> int:
         else:
             ensure_writable(out, args.force)
         unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
+        if args.shard:  # shards may run at once, side by side: each unpacks its own copy
+            unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
         taken = intake(args.submissions, unpacked, args.roster)
     except (GradebookExists, FileNotFoundError, assignments.AssignmentError, IntakeError, MergeError) as err:
         return _fail("grade", err)
