@@ -124,7 +124,7 @@ def test_shards_merged_equal_one_run(klass, one_run, capsys):
     merged = klass["root"] / "merged"
     assert main(["gradebook", "merge", *map(str, parts), "--out", str(merged / "gradebook.csv"),
                  "--out-dir", str(merged)]) == 0
-    for name in ("gradebook.csv", "canvas.csv", "moodle.csv"):
+    for name in ("gradebook.csv", "canvas.csv", "moodle.csv", "summary.html"):
         assert (merged / name).read_text() == (one_run / name).read_text(), name
     for page in (one_run / "feedback").iterdir():
         assert (merged / "feedback" / page.name).read_text() == page.read_text(), page.name
@@ -175,7 +175,7 @@ def test_a_dask_run_equals_the_local_run(klass, one_run, tmp_path, capsys):
         out = tmp_path / "dask"
         assert _grade(klass, "--dask", cluster.scheduler_address, "--out-dir", str(out)) == 0
     assert "on the Dask cluster at" in capsys.readouterr().out
-    for name in ("gradebook.csv", "canvas.csv", "moodle.csv"):
+    for name in ("gradebook.csv", "canvas.csv", "moodle.csv", "summary.html"):
         assert (out / name).read_text() == (one_run / name).read_text(), name
     local = json.loads((one_run / "gradebook.json").read_text())["submissions"]
     remote = json.loads((out / "gradebook.json").read_text())["submissions"]
