@@ -171,7 +171,8 @@ def test_moodle_download_gives_the_same_marks(klass, one_run, tmp_path):
 
 def test_a_dask_run_equals_the_local_run(klass, one_run, tmp_path, capsys):
     distributed = pytest.importorskip("distributed", reason="the [cluster] extra is not installed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    # one worker in a process of its own, as on another machine: the notebooks and the results cross a process boundary
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
         out = tmp_path / "dask"
         assert _grade(klass, "--dask", cluster.scheduler_address, "--out-dir", str(out)) == 0
     assert "on the Dask cluster at" in capsys.readouterr().out
