@@ -5,6 +5,7 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_kit.py                 # 40 students, exercises 1 and 3, sandboxed
     .venv/bin/python benchmarks/bench_kit.py --students 100
     .venv/bin/python benchmarks/bench_kit.py --all-exercises   # every exercise, the default assignment
+    .venv/bin/python benchmarks/bench_kit.py --dask            # on a local Dask cluster: one worker process, 2 threads
 
 The class is the tests' (tests/grading_class.py): full, wrong, untouched and
 partial submissions and some students with none, a roster, a Canvas "Download
@@ -42,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=40, help="students in the class (default: 40)")
     parser.add_argument("--all-exercises", action="store_true", help="every exercise, not only 1 and 3")
+    parser.add_argument("--dask", action="store_true",
+                        help="grade on a dask.distributed.LocalCluster (one worker process, one thread per core)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-kit-") as tmp:
         root = Path(tmp)
@@ -54,11 +57,19 @@ def main(argv: list[str] | None = None) -> int:
         notebooks = sum(len(grading_class.files_of(p, exercises)) for p in people)
         load_before = os.getloadavg()[0]
         printed = io.StringIO()
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(printed):
-            status = cli(["grade", str(archive), "--roster", str(roster), "--assignment", str(assignment),
-                          "--out-dir", str(root / "out"), "--no-progress"])
-        seconds = time.perf_counter() - start
+        with contextlib.ExitStack() as stack:
+            extra = []
+            if args.dask:
+                from distributed import LocalCluster
+
+                cluster = stack.enter_context(LocalCluster(n_workers=1, threads_per_worker=os.cpu_count(),
+                                                           processes=True, dashboard_address=None))
+                extra = ["--dask", cluster.scheduler_address]
+            start = time.perf_counter()
+            with contextlib.redirect_stdout(printed):
+                status = cli(["grade", str(archive), "--roster", str(roster), "--assignment", str(assignment),
+                              "--out-dir", str(root / "out"), "--no-progress", *extra])
+            seconds = time.perf_counter() - start
         feedback = len(list((root / "out" / "feedback").glob("*.html")))
     graded = next((line for line in printed.getvalue().splitlines() if line.startswith("graded")), "")
     print(f"class:           {args.students} students, {notebooks} notebooks in a Canvas zip")
