@@ -154,3 +154,21 @@ def test_names_that_merely_look_like_an_lms_s_are_a_plain_folder(tmp_path):
     subs = intake([tmp_path], tmp_path / "work").submissions
     assert sorted(s.name for s in subs) == ["ana", "bob_04_attention", "control_05_causal_mask"]
     assert all(not s.student and not s.marked_late for s in subs)
+
+
+def test_a_zip_a_student_handed_in_is_unpacked_too(tmp_path):
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as z:
+        z.writestr("work/01_dot_scores.ipynb", "{}")
+        z.writestr("work/03_softmax.ipynb", "{}")
+        z.writestr("../../escape.ipynb", "{}")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,canvas_id\nS1,Ada Lovelace,50\n")
+    canvas = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(canvas, "w") as z:
+        z.writestr("lovelaceada_50_7001_mywork.zip", inner.getvalue())
+    taken = intake([canvas], tmp_path / "work", roster)
+    (ada,) = taken.submissions
+    assert sorted(p.name for p in ada.notebooks) == ["01_dot_scores.ipynb", "03_softmax.ipynb"]
+    assert ada.issues == ["unpacked lovelaceada_50_7001_mywork.zip, which they handed in"]
+    assert any("escape.ipynb" in n and "refused" in n for n in taken.notes)

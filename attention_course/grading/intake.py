@@ -15,7 +15,8 @@ The layouts understood:
   `<Full Name>_<participant id>_assignsubmission_file_<file>`, or folders named
   `<Full Name>_<participant id>_assignsubmission_file_` with the files inside.
 
-Zips are unpacked safely into a folder of the caller's: no entry outside it
+A zip a student handed in (their notebooks zipped) is unpacked too, one
+level deep. Zips are unpacked safely into a folder of the caller's: no entry outside it
 (absolute paths, `..`, links are refused and reported), and limits on the
 number of entries, each file's size and the total, counted on the bytes
 actually written, so a zip bomb stops at the limit.
@@ -98,6 +99,8 @@ class Source:
     """A folder or LMS submission, rather than a single notebook given on its own."""
     timed: bool = True
     """Its files' modification times are when they were submitted (not so for files unpacked from a zip)."""
+    notes: list[str] = field(default_factory=list)
+    """What intake did to it (a zip the student handed in, unpacked)."""
 
 
 @dataclass
@@ -322,7 +325,7 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
 
 def _submission(label: str, group: list[Source], student: dict[str, str], order: int) -> Submission:
     notebooks = sorted({p for s in group for p in s.files if p.suffix == ".ipynb"}, key=str)
-    issues = []
+    issues = [n for s in group for n in s.notes]
     if len(group) > 1:
         issues.append(f"{DUPLICATE_SUBMISSIONS}: " + " and ".join(s.where for s in group)
                       + "; all were graded, the best notebook for each exercise counts")
@@ -381,5 +384,27 @@ def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = N
     """The submissions to grade from command-line paths and an optional roster CSV."""
     rows = read_roster(roster) if roster is not None else None
     sources, notes = sources_from(paths, workdir, limits)
+    for i, source in enumerate(sources):
+        notes += _unpack_handed_in_zips(source, workdir / "handed-in-zips" / f"{i}-{_norm(source.label) or 'x'}", limits)
     return Intake(match(sources, rows), notes)
+
+
+def _unpack_handed_in_zips(source: Source, dest: Path, limits: ZipLimits) -> list[str]:
+    """A zip a student handed in (their notebooks zipped): unpacked, one level, safely, its files added to theirs."""
+    notes = []
+    for archive in [p for p in source.files if p.suffix.lower() == ".zip"]:
+        target = dest / archive.stem
+        if target.exists():
+            shutil.rmtree(target)
+        try:
+            files, refused = unpack(archive, target, limits)
+        except IntakeError as err:
+            source.notes.append(f"could not unpack {archive.name}: {err}")
+            continue
+        source.files.remove(archive)
+        source.files += [f for f in sorted(files) if not _junk(f.relative_to(target))]
+        source.timed = False
+        source.notes.append(f"unpacked {archive.name}, which they handed in")
+        notes += refused
+    return notes
 
