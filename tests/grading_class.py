@@ -2,7 +2,8 @@
 
 Each student gets a kind of work: "full" (the solutions), "wrong" (a softmax
 without the max subtraction), "stub" (the untouched exercises), "one" (only
-the first exercise), or "none" (nothing submitted). Notebooks come from the
+the first exercise), "error" (the solutions, with a cell that raises after
+the functions), or "none" (nothing submitted). Notebooks come from the
 repository's solutions/ and exercises/, so the grades follow the real checks.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ("01_dot_scores", "03_softmax")
-KINDS = ("full", "wrong", "stub", "one", "full", "none", "wrong", "full")
+KINDS = ("full", "wrong", "stub", "one", "full", "none", "wrong", "error")
 FIRST = ("Ada", "Ben", "Chloé", "Dev", "Ewa", "Femi", "Gus", "Hana", "Ivo", "Jun")
 LAST = ("Lovelace", "Okafor", "Martin", "Patel", "Nowak", "Adeyemi", "Berg", "Sato", "Horvat", "Li")
 
@@ -70,6 +71,10 @@ def notebook_text(exercise: str, kind: str) -> str:
     if kind == "stub":
         return (ROOT / "exercises" / f"{exercise}.ipynb").read_text()
     text = (ROOT / "solutions" / f"{exercise}.ipynb").read_text()
+    if kind == "error":
+        broken = text.replace('"check_', '"raise RuntimeError(\\"a cell that fails\\")\\n", "check_', 1)
+        assert broken != text
+        return broken
     if kind == "wrong" and exercise == "03_softmax":
         wrong = text.replace("np.max(x, axis=axis, keepdims=True)", "0")
         assert wrong != text

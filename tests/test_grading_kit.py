@@ -111,6 +111,12 @@ def test_one_command_writes_the_lms_files_the_feedback_and_the_summary(klass, on
                      summary)
     assert f"book/{BY_ID['03_softmax'].chapter}.ipynb" in summary
     assert "outside.txt" in summary and "Femi Adeyemi" in summary  # refused entry, no submission
+    failing = next(p for p in people if p.kind == "error")
+    row = gradebook[failing.student_id]
+    assert row["status"] == "cell errors" and row["total"] == "30"  # the functions were defined before the cell failed
+    assert "RuntimeError" in (one_run / "feedback" / f"{failing.student_id}.txt").read_text()
+    incidents = summary[summary.index("Notebooks with incidents"):]
+    assert failing.name in incidents and "RuntimeError" in incidents
     assert not (klass["root"] / "outside.txt").exists()
 
 

@@ -181,6 +181,10 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     requested, where = _calls(checks, limits, hidden, seconds)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
     grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    for index, cell in sorted(run.cells.items()):
+        if cell.status == "error":  # the student should know which cell, and what it raised
+            raised = cell.error.strip().splitlines()[-1] if cell.error.strip() else "an exception"
+            grade.incidents.append(f"code cell {index + 1} raised {raised}; the other cells still ran")
     borrowed = package_names_used(cells, exercise)
     if borrowed:
         names = ", ".join(f"attention_course.{n}" for n in borrowed)
