@@ -146,7 +146,7 @@ class Assignment:
         return next((e for e in self.exercises if e.id == exercise_id), None)
 
     def checks(self, exercise_id: str) -> tuple[Check, ...]:
-        """The checks that grade an exercise here: time limits applied, hidden inputs redrawn from the seed."""
+        """The checks that grade an exercise here: time limits applied, hidden inputs redrawn from `hidden_seed`."""
         return _checks(self, exercise_id)
 
     def redrawn(self, exercise_id: str) -> tuple[int, int]:
@@ -174,7 +174,7 @@ class Assignment:
         return hashlib.sha256(json.dumps(self.to_dict(secret=True), sort_keys=True).encode()).hexdigest()[:16]
 
     def to_dict(self, *, secret: bool = False) -> dict:
-        """A JSON-ready description, the seed left out unless `secret` (reports say only whether there is one)."""
+        """A JSON-ready description, `hidden_seed` left out unless `secret` (reports say only whether there is one)."""
         out = {
             "title": self.title, "max_total": self.max_total, "hidden": self.hidden,
             "hidden_seed": self.hidden_seed if secret else ("set" if self.hidden_seed is not None else None),
@@ -382,5 +382,5 @@ def _redrawn_cases(check: Check, seed: int):
     visible = [c for c in check.cases if not c.hidden]
     hidden = [c for c in redrawn if c.hidden]
     if [c.label for c in hidden] != [c.label for c in check.cases if c.hidden]:
-        raise AssignmentError(f"the hidden inputs of check {check.name} change with the seed; grade it without hidden.seed")
+        raise AssignmentError(f"the hidden inputs of check {check.name} change in number or kind with hidden.seed; grade it without hidden.seed")
     return tuple(visible + hidden)
