@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--cell-timeout", "5", "--check-timeout", "5"]
 
 
-@pytest.mark.parametrize("command", ["check", "release", "grade"])
+@pytest.mark.parametrize("command", ["check", "release", "grade", "gradebook", "assignment", "exercises"])
 def test_every_subcommand_has_help(command, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([command, "--help"])
