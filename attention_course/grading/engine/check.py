@@ -21,7 +21,7 @@ import numpy as np
 from . import calls, results
 from .calls import Observation, observe_call
 from .cases import Case, format_value
-from .mistakes import MODIFIES_INPUT, Mistake, as_plain, diagnose, modified_arguments, predict_all
+from .mistakes import DTYPE_CHANGED, MODIFIES_INPUT, Mistake, as_plain, diagnose, dtype_changed, modified_arguments, predict_all
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -77,6 +77,8 @@ class Check:
     """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
     seconds: float = DEFAULT_SECONDS
     """Time limit for one call."""
+    float32_kept: bool = True
+    """A float32 input must give a float32 result (else the right values only earn a note, not the mark's loss)."""
 
     @cached_property
     def cases(self) -> tuple[Case, ...]:
@@ -218,4 +220,9 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
         if extra is not None:
             message, mistake = extra
             return result(results.FAILED, got_text, message, mistake=mistake)
+    widened = dtype_changed(expected, obs.value)  # float32 in, float32 out: every chapter's promise
+    if widened and check.float32_kept:
+        return result(results.FAILED, got_text, widened, mistake=DTYPE_CHANGED)
+    if widened:  # said, not marked down: this chapter does not ask for float32 yet
+        return result(results.PASSED, got_text, f"note: {widened}")
     return result(results.PASSED, got_text, "")

@@ -56,6 +56,27 @@ NOT_FINITE = Mistake(
 )
 
 
+DTYPE_CHANGED = Mistake(
+    "dtype_changed",
+    "The inputs are float32, and a float32 input must give a float32 result: the values are right, but "
+    "somewhere the numbers became float64. If your function creates an array (np.zeros, np.full, np.empty "
+    "default to float64) or mixes in a float64 array, give it the input's dtype (for example "
+    "dtype=Q.dtype), then nothing is widened.",
+)
+
+
+def dtype_changed(expected, got) -> str | None:
+    """A sentence if a float32 result came back as float64 (or another float type), else None."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return None
+        return next((m for m in (dtype_changed(e, g) for e, g in zip(expected, got)) if m), None)
+    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype == np.float32
+            and got.dtype.kind == "f" and got.dtype != np.float32):
+        return f"right values, but the float32 inputs gave a result of dtype {got.dtype} (expected float32)"
+    return None
+
+
 def modified_arguments(case: Case, args_after: tuple, params: tuple[str, ...]) -> list[str]:
     """Names of the array arguments whose contents the call changed."""
     changed = []
