@@ -1,8 +1,11 @@
 """Tests for attention_course/grading/engine/mistakes.py: every mistake of the corpus is recognised.
 
 tests/grading_corpus/mistakes/ holds one wrong implementation per common
-mistake; each names its check (CHECK) and the mistake it must be diagnosed as
-(MISTAKE). The check must fail it and give that mistake's hint.
+mistake; each names its check (CHECK), the mistake it must be diagnosed as
+(MISTAKE, or None for a wrong answer caught but not named, when HINT says what
+the hint must contain) and the marks it must get (MARKS, e.g. "3/10", with the
+hidden inputs). The check must fail it, give that mistake's hint, and never
+claim anything about it that `audit` finds untrue.
 """
 
 import importlib.util
@@ -37,19 +40,23 @@ ENTRIES = sorted(CORPUS.glob("*.py"))
 
 
 @pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
-def test_each_wrong_implementation_gets_its_hint(path):
+def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
     result = run_check(check, getattr(wrong, check.function), hidden=True)
     assert not result.passed
     assert result.mistake == wrong.MISTAKE, str(result)
+    assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
+    words = " ".join(str(result).split())  # the text form wraps long hints
+    assert " ".join(result.hint.split()) in words
+    if wrong.MISTAKE is None:
+        assert wrong.HINT in " ".join(result.hint.split()), str(result)
+        return
     hints = {m.hint for m in check.mistakes if m.id == wrong.MISTAKE}
     failing = [c for c in result.cases if c.mistake == wrong.MISTAKE]
     assert failing and all(c.hint for c in failing)
     if hints:  # mistakes recognised by prediction carry the prediction's own hint
         assert {c.hint for c in failing} <= hints
-    words = " ".join(str(result).split())  # the text form wraps long hints
-    assert " ".join(result.hint.split()) in words
 
 
 def test_the_corpus_covers_every_mistake_the_book_warns_against():

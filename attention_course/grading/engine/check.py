@@ -10,6 +10,7 @@ the observations to the same `judge`, so both give the same verdict.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import numpy as np
 from . import calls, results
 from .calls import Observation, observe_call
 from .cases import Case, format_value
-from .mistakes import DTYPE_CHANGED, MODIFIES_INPUT, Mistake, as_plain, diagnose, dtype_changed, modified_arguments, predict_all
+from .mistakes import DTYPE_CHANGED, MODIFIES_INPUT, Mistake, as_plain, diagnose, dtype_changed, modified_arguments, predict_all, same_values
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -144,10 +145,32 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
 
 def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:
     """Judge the observed calls (case index -> observation) and summarise them."""
-    case_results = [judge(check, i, obs) for i, obs in sorted(observations.items())]
+    case_results = _consistent([judge(check, i, obs) for i, obs in sorted(observations.items())], check)
     if check.refine is not None:
         case_results = check.refine(tuple(check.cases[i] for i in sorted(observations)), case_results)
     return results.CheckResult.from_cases(check.name, check.function, case_results)
+
+
+def _consistent(case_results: list[results.CaseResult], check: Check) -> list[results.CaseResult]:
+    """Where several mistakes predict an input's result, name the one that explains the most inputs.
+
+    A nan row may be what three different softmax mistakes return; the one
+    that also predicts the other failing inputs is the student's.
+    """
+    counts: dict[str, int] = {}
+    for r in case_results:
+        for mistake_id in set(r.matches):
+            counts[mistake_id] = counts.get(mistake_id, 0) + 1
+    hints = {}
+    for m in check.mistakes:
+        hints.setdefault(m.id, m.hint)
+    fixed = []
+    for r in case_results:
+        if len(r.matches) > 1:
+            best = max(r.matches, key=lambda m: (counts[m], -r.matches.index(m)))
+            r = dataclasses.replace(r, mistake=best, hint=hints.get(best, r.hint))
+        fixed.append(r)
+    return fixed
 
 
 def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
@@ -159,12 +182,12 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
     else:
         expected_text = format_value(expected, check.output_names)
 
-    def result(status, got, message, hint="", mistake: Mistake | None = None):
+    def result(status, got, message, hint="", mistake: Mistake | None = None, matches=()):
         return results.CaseResult(
             label=case.label, inputs=case.describe(check.params),
             expected=expected_text, got=got, status=status,
             message=message, hint=hint or (mistake.hint if mistake else ""),
-            mistake=mistake.id if mistake else None, hidden=case.hidden,
+            mistake=mistake.id if mistake else None, hidden=case.hidden, matches=tuple(matches),
         )
 
     status = obs.status
@@ -214,7 +237,13 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
         return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
     if verdict is not None:
         message, mistake = verdict
-        return result(results.FAILED, got_text, message, mistake=mistake)
+        matches = ()
+        if mistake is not None and any(mistake is m for m in check.mistakes):
+            predictions = check.predictions(i)
+            matches = tuple(dict.fromkeys(
+                m.id for p, m in enumerate(check.mistakes) if same_values(obs.value, predictions.get(p), case.tolerance)))
+            matches = matches if mistake.id in matches else ()
+        return result(results.FAILED, got_text, message, mistake=mistake, matches=matches)
     if check.after_pass is not None:
         extra = check.after_pass(case, obs)
         if extra is not None:

@@ -47,6 +47,8 @@ class CaseResult:
     """Identifier of the recognised mistake (e.g. "no_max_subtraction"), if any."""
     hidden: bool = False
     """True for inputs that only the batch grader tries, not the notebook's check."""
+    matches: tuple[str, ...] = ()
+    """Every recognised mistake whose prediction equals what came back (the check names the one most inputs share)."""
 
     @property
     def passed(self) -> bool:
