@@ -15,7 +15,7 @@ from .attention import (
     DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, WRONG_AXIS_HINT, error_hint, pair, scores_of, specific,
 )
 from ..engine.calls import error_line
-from ..engine.cases import Case, random_qkv
+from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake, diagnose
 from ..engine.results import CheckResult
@@ -326,7 +326,11 @@ def _padded_cases() -> list[Case]:
 
     return [
         Case("two sequences of lengths 4 and 2, padded to 4", batch(2, 4, 3, 2, [4, 2])),
-        Case("three sequences of lengths 5, 3, 1", batch(3, 5, 4, 2, [5, 3, 1])),
+        generated("three sequences of lengths 5, 3, 1", (
+            "rng = np.random.default_rng(61)\n"
+            "Q, K = (rng.standard_normal((3, 5, 4)) for _ in range(2))\n"
+            "V = rng.standard_normal((3, 5, 2))\n"
+            "lengths = np.array([5, 3, 1])"), ("Q", "K", "V", "lengths")),
         Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
         Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),

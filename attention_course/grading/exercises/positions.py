@@ -17,7 +17,7 @@ from ...chapters.worked_example import BANK_BOT
 from ...core.attention import scaled_dot_product_attention
 from ...core.positions import apply_rope
 from ..engine.calls import Observation
-from ..engine.cases import Case, random_qkv
+from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
@@ -119,9 +119,16 @@ def _rope_cases() -> list[Case]:
 
     return [
         Case("the bank bot's four keys at positions 0..3", (BANK_BOT.keys.copy(), pos(0, 1, 2, 3), 10000.0)),
-        Case("two heads, five tokens from position 3, d = 8", (x(2, 5, 8), pos(3, 4, 5, 6, 7), 10000.0)),
-        Case("six tokens from position 10, d = 16, base 500000 (Llama 3)",
-             (x(6, 16), pos(*range(10, 16)), 500000.0)),
+        generated("two heads, five tokens from position 3, d = 8", (
+            "rng = np.random.default_rng(91)\n"
+            "x = rng.standard_normal((2, 5, 8))\n"
+            "positions = np.arange(3, 8)\n"
+            "base = 10000.0"), ("x", "positions", "base")),
+        generated("six tokens from position 10, d = 16, base 500000 (Llama 3)", (
+            "rng = np.random.default_rng(92)\n"
+            "x = rng.standard_normal((6, 16))\n"
+            "positions = np.arange(10, 16)\n"
+            "base = 500000.0"), ("x", "positions", "base")),
         Case("three heads, one new token at position 300", (x(3, 1, 8), pos(300), 10000.0), hidden=True),
         Case("a batch of 2 x 3 heads, four tokens from position 17, d = 6",
              (x(2, 3, 4, 6), pos(17, 18, 19, 20), 10000.0), hidden=True),
@@ -211,7 +218,11 @@ def _attention_cases() -> list[Case]:
 
     return [
         Case("four tokens at positions 0..3, d = 4", (*qkv((), 4, 4, 4), pos(0, 4), 10000.0)),
-        Case("two heads, six tokens from position 10, d = 8", (*qkv((2,), 6, 8, 8), pos(10, 6), 10000.0)),
+        generated("two heads, six tokens from position 10, d = 8", (
+            "rng = np.random.default_rng(101)\n"
+            "q, k, v = (rng.standard_normal((2, 6, 8)) for _ in range(3))\n"
+            "positions = np.arange(10, 16)\n"
+            "base = 10000.0"), ("q", "k", "v", "positions", "base")),
         Case("three heads, one token at position 300", (*qkv((3,), 1, 8, 8), pos(300, 1), 10000.0), hidden=True),
         Case("float32, five tokens from position 7, d = 6", (*qkv((), 5, 6, 6, np.float32), pos(7, 5), 10000.0),
              hidden=True),
