@@ -8,6 +8,7 @@ hidden inputs). The check must fail it, give that mistake's hint, and never
 claim anything about it that `audit` finds untrue.
 """
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -17,7 +18,11 @@ import pytest
 from attention_course.grading.engine.cases import Case
 from attention_course.grading.engine.check import run_check
 from attention_course.grading.exercises import EXERCISES
+from attention_course.core.softmax import softmax
+from attention_course.grading.engine.audit import _unsupported_error_hint, audit
+from attention_course.grading.engine.calls import AT_LINE
 from attention_course.grading.engine.mistakes import difference, diagnose, same_values
+from attention_course.grading.exercises.softmax import NO_MAX_SUBTRACTION
 
 CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
 CHECKS = {check.name: check for exercise in EXERCISES for check in exercise.checks}
@@ -91,3 +96,31 @@ def test_unexplained_wrong_values_get_a_generic_diagnosis():
     message, mistake = diagnose(case, np.zeros(2), np.array([np.inf, 0.0]), {}, ())
     assert mistake.id == "not_finite"
     assert diagnose(case, np.zeros(2), np.zeros(2), {}, ()) is None
+
+
+@pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
+def test_no_hint_in_the_corpus_contradicts_its_submission(path):
+    wrong = load(path)
+    check = CHECKS[wrong.CHECK]
+    assert audit(check, getattr(wrong, check.function)) == []
+
+
+def test_the_audit_reports_a_claim_the_submission_does_not_bear_out():
+    def flipped(x, axis=-1):
+        return softmax(-np.asarray(x), axis=axis)
+
+    honest = CHECKS["softmax"]
+    assert audit(honest, flipped) == []
+    blames_overflow = dataclasses.replace(  # every prediction gone: the same answer blamed on overflow
+        honest, mistakes=(), specific=lambda case, expected, got: dataclasses.replace(NO_MAX_SUBTRACTION, predict=None))
+    assert any("could not be verified" in p for p in audit(blames_overflow, flipped))
+    overflow = dataclasses.replace(NO_MAX_SUBTRACTION, predict=lambda x, axis=-1: -x)  # predicts something else
+    wrong_prediction = dataclasses.replace(honest, mistakes=(overflow,), specific=lambda case, expected, got: overflow)
+    assert any("no prediction" in p for p in audit(wrong_prediction, flipped))
+
+
+def test_the_audit_checks_what_an_error_hint_says_of_the_failing_line():
+    error = "ValueError: operands could not be broadcast" + AT_LINE + "scores = np.where(mask, s, -np.inf)"
+    assert "`.T`" in _unsupported_error_hint("Your `.T` reverses all the axes.", error)
+    assert "quotes" in _unsupported_error_hint("The line that failed, `s = q @ k.T`, ...", error)
+    assert _unsupported_error_hint("The line that failed, `scores = np.where(mask, s, -np.inf)`, ...", error) is None
