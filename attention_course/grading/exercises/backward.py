@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.attention import attention_weights
-from ...tiled.backward import backward_query_tile, flash_attention_forward, tile_weights
+from ...tiled.backward import backward_query_tile, tile_weights
 from ...tiled.online_softmax import tile_scores, tiles
-from ..engine.cases import Case, random_qkv
+from ..engine.cases import Case, generated
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
@@ -144,33 +144,43 @@ def _no_guard_for_empty_rows(Q, K, V, O, dO, lse, mask, b):
     return _from_weights(Q, K, V, O, dO, p)
 
 
-def _case(rng, label, n_q, n_k, d_k, d_v, b, *, mask=None, dtype=np.float64, scale=1.0, **kwargs) -> Case:
-    """Q, K, V from random_qkv; O and lse from the package's tiled forward; dO random."""
-    Q, K, V = random_qkv(rng, n_q, n_k, d_k, d_v, scale=scale, dtype=dtype)
-    mask = np.ones((n_q, n_k), dtype=bool) if mask is None else mask
-    O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size=b)
-    dO = rng.standard_normal((n_q, d_v)).astype(dtype)
-    return Case(label, (Q, K, V, O, dO, lse, mask, b), **kwargs)
+def _case(seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, **kwargs) -> Case:
+    """Q, K, V and dO drawn from `default_rng(seed)`; O and lse from the package's tiled forward pass.
+
+    `mask` is the code that makes the (n_q, n_k) mask (default: every key visible); the student is
+    shown all of this code, so the input can be rebuilt in a notebook.
+    """
+    cast = f".astype(np.{dtype})" if dtype else ""
+    times = f" * {scale:g}" if scale != 1.0 else ""
+    code = (
+        f"rng = np.random.default_rng({seed})\n"
+        f"Q = (rng.standard_normal(({n_q}, {d_k})){times}){cast}\n"
+        f"K = (rng.standard_normal(({n_k}, {d_k})){times}){cast}\n"
+        f"V = rng.standard_normal(({n_k}, {d_v})){cast}\n"
+        f"mask = {mask or f'np.ones(({n_q}, {n_k}), dtype=bool)'}\n"
+        "from attention_course.tiled.backward import flash_attention_forward\n"
+        f"O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size={b})\n"
+        f"dO = rng.standard_normal(({n_q}, {d_v})){cast}\n"
+        f"block_size = {b}"
+    )
+    return generated(label, code, PARAMS, **kwargs)
 
 
 def _cases() -> list[Case]:
-    rng = np.random.default_rng(11)
-    causal_like = np.arange(9)[None, :] <= np.arange(3, 9)[:, None]  # (6, 9): queries 3..8 of a causal mask
-    empty_row = rng.random((5, 7)) < 0.7
-    empty_row[2] = False  # query 2 can attend to nothing
     return [
-        _case(rng, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
-        _case(rng, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
-        _case(rng, "one key tile holds every key: 3 queries, 5 keys, blocks of 8", 3, 5, 4, 2, 8),
-        _case(rng, "a causal mask: queries 3..8 of 9, blocks of 3", 6, 9, 4, 3, 3, mask=causal_like),
-        _case(rng, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
-              note="random normal, every key visible; the peak memory of this call is measured"),
-        _case(rng, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
-              mask=empty_row, hidden=True),
-        _case(rng, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype=np.float32, hidden=True),
-        _case(rng, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
-        _case(rng, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
-        _case(rng, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
+        _case(111, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
+        _case(112, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
+        _case(113, "one key tile holds every key: 3 queries, 5 keys, blocks of 8", 3, 5, 4, 2, 8),
+        _case(114, "a causal mask: queries 3..8 of 9, blocks of 3", 6, 9, 4, 3, 3,
+              mask="np.arange(9)[None, :] <= np.arange(3, 9)[:, None]  # rows 3..8 of a causal mask"),
+        _case(115, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
+              note="every key visible; the peak memory of this call is measured"),
+        _case(116, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
+              mask="(rng.random((5, 7)) < 0.7) & (np.arange(5) != 2)[:, None]  # query 2 sees nothing", hidden=True),
+        _case(117, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype="float32", hidden=True),
+        _case(118, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
+        _case(119, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
+        _case(120, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
     ]
 
 
