@@ -71,12 +71,12 @@ def _reference(Q, K, V, O, dO, lse, mask, block_size):
     return backward_query_tile(Q, K, V, O, dO, lse, block_size, scale=_scale(Q), mask=mask)
 
 
-def _from_weights(Q, K, V, O, dO, p, *, use_d=True, scale_dq=True, scale_dk=True):
+def _from_weights(Q, K, V, O, dO, p, *, use_d=True, scale_dq=True, scale_dk=True, d_sign=-1.0):
     """dQ, dK, dV from the full (n_q, n_k) weights p, with the chosen parts left out (what a mistake computes)."""
     scale = _scale(Q)
     d = np.sum(O * dO, axis=1, keepdims=True) if use_d else 0.0  # (n_q, 1)
     dv = p.T @ dO  # (n_k, n_q) x (n_q, d_v) -> (n_k, d_v)
-    ds = p * (dO @ V.T - d)  # (n_q, n_k)
+    ds = p * (dO @ V.T + d_sign * d)  # (n_q, n_k)
     dq = ds @ K * (scale if scale_dq else 1.0)  # (n_q, n_k) x (n_k, d_k) -> (n_q, d_k)
     dk = ds.T @ Q * (scale if scale_dk else 1.0)  # (n_k, n_q) x (n_q, d_k) -> (n_k, d_k)
     return dq, dk, dv
@@ -110,6 +110,25 @@ def _exp_minus_tile_max(Q, K, V, O, dO, lse, mask, b):
         m = s[:, keys].max(axis=1, keepdims=True)  # (n_q, 1)
         p[:, keys] = tile_weights(s[:, keys], m[:, 0])
     return _from_weights(Q, K, V, O, dO, p)
+
+
+def _d_added(Q, K, V, O, dO, lse, mask, b):
+    return _from_weights(Q, K, V, O, dO, _weights(Q, K, mask), d_sign=1.0)
+
+
+def _mask_ignored(Q, K, V, O, dO, lse, mask, b):
+    """Weights rebuilt from every key's score, the mask forgotten (the lse is the masked one)."""
+    if mask.all() or np.any(lse == -np.inf):
+        return None
+    return _from_weights(Q, K, V, O, dO, np.exp(Q @ K.T * _scale(Q) - lse[:, None]))
+
+
+def _weights_without_scale(Q, K, V, O, dO, lse, mask, b):
+    """Weights rebuilt from Q K^T without the scale (the rest of the gradient scaled as it should be)."""
+    if np.any(lse == -np.inf):
+        return None
+    s = np.where(mask, Q @ K.T, -np.inf)  # (n_q, n_k)
+    return _from_weights(Q, K, V, O, dO, np.exp(s - lse[:, None]))
 
 
 def _no_scale(dq_scaled: bool, dk_scaled: bool):
@@ -240,6 +259,18 @@ BACKWARD_QUERY_TILE = Check(
         _predicted(WRONG_AXIS, _wrong_axis(True, True)),
         _predicted(WRONG_AXIS, _wrong_axis(False, True)),
         _predicted(WRONG_AXIS, _wrong_axis(True, False)),
+        Mistake("d_added",
+                "dS = P * (dP - D): D, the weighted average of dP, is subtracted in every row, because moving "
+                "one score moves the other weights the opposite way. Here it was added.",
+                _d_added),
+        Mistake("mask_ignored",
+                "The weights were rebuilt from every key's score, the mask forgotten: a hidden key has weight 0 "
+                "in the forward pass, so put -inf at its score before subtracting lse, as the forward pass did.",
+                _mask_ignored),
+        Mistake("weights_rebuilt_without_scale",
+                "The weights were rebuilt from Q K^T without the scale. The forward pass's scores, and its lse, "
+                "are Q K^T * scale: rebuild the same scores, exp(Q K^T * scale - lse).",
+                _weights_without_scale),
     ),
     specific=_specific,
     error_hint=_error_hint,

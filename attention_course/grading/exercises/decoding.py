@@ -130,8 +130,33 @@ CACHE_NOT_UPDATED = Mistake(
     _cache_not_updated,
 )
 
+def _cache_replaced(q, k, v, k_cache, v_cache):
+    """The caches replaced by the new token: it attends to itself alone, and the earlier tokens are lost."""
+    t = k_cache.shape[-2]
+    keys, values = _rotate(k, t), v  # (h_kv, 1, d)
+    return _attend(_rotate(q, t), keys, values), keys, values
+
+
+def _new_token_not_attended(q, k, v, k_cache, v_cache):
+    """Scored against the old cache only (the new key appended after attending)."""
+    if k_cache.shape[-2] == 0:
+        return None  # nothing to attend to: the student's code would give nan or raise
+    t = k_cache.shape[-2]
+    out = _attend(_rotate(q, t), k_cache, v_cache)
+    return out, np.concatenate([k_cache, _rotate(k, t)], axis=-2), np.concatenate([v_cache, v], axis=-2)
+
+
 MISTAKES = (
     APPENDED_ON_WRONG_AXIS,
+    Mistake("cache_replaced",
+            "The caches came back holding only the new token, and the new token attended to itself alone: the "
+            "t earlier tokens were replaced instead of kept. Append the new key and value to the cache along "
+            "the token axis, (h_kv, t, d) -> (h_kv, t + 1, d), and attend over all of them.",
+            _cache_replaced),
+    Mistake("new_token_not_attended",
+            "The caches are right, but the output was computed against the t earlier tokens only: the new token "
+            "must also attend to itself. Append first, then attend over all t + 1 keys.",
+            _new_token_not_attended),
     TOP_LEFT_MASK,
     HEADS_TILED,
     dataclasses.replace(KEYS_CACHED_BEFORE_ROPE, predict=lambda q, k, v, kc, vc: _step(

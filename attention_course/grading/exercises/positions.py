@@ -21,7 +21,7 @@ from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from .attention import MISSING_SCALE_HINT
+from .attention import DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT
 
 DEFAULT_BASE = 10000.0
 """RoFormer's and Llama 2's base: what a function that ignores its `base` argument uses."""
@@ -204,6 +204,21 @@ ATTENTION_MISTAKES = (
             lambda q, k, v, positions, base: scaled_dot_product_attention(q, k, v)),
     Mistake("missing_scale", MISSING_SCALE_HINT,
             lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1.0)),
+    Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT,
+            lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1 / q.shape[-1])),
+    Mistake("positions_ignored",
+            "The queries and keys were turned as if they stood at 0, 1, 2, ..., whatever `positions` said. "
+            "Where the positions follow each other that changes nothing (a score depends only on the distance "
+            "between two tokens), but here they have gaps: pass the positions on to apply_rope.",
+            lambda q, k, v, positions, base: None if np.array_equal(positions, np.arange(len(positions)))
+            else _rope_attention(q, k, v, np.arange(len(positions)), base)),
+    Mistake("base_ignored",
+            "These are the angles of base 10000, but this input has another base: pass `base` on to apply_rope.",
+            lambda q, k, v, positions, base: None if base == DEFAULT_BASE else _rope_attention(q, k, v, positions, DEFAULT_BASE)),
+    Mistake("causal_mask_added",
+            "A causal mask was applied, but this function asks for attention over every key (no mask): each "
+            "query attends to all n tokens.",
+            lambda q, k, v, positions, base: scaled_dot_product_attention(*_rotated(q, k, positions, base), v, is_causal=True)),
 )
 
 
@@ -222,6 +237,11 @@ def _attention_cases() -> list[Case]:
             "rng = np.random.default_rng(101)\n"
             "q, k, v = (rng.standard_normal((2, 6, 8)) for _ in range(3))\n"
             "positions = np.arange(10, 16)\n"
+            "base = 10000.0"), ("q", "k", "v", "positions", "base")),
+        generated("four tokens at positions 0, 3, 4, 9 (with gaps), d = 4", (
+            "rng = np.random.default_rng(102)\n"
+            "q, k, v = (rng.standard_normal((4, 4)) for _ in range(3))\n"
+            "positions = np.array([0, 3, 4, 9])\n"
             "base = 10000.0"), ("q", "k", "v", "positions", "base")),
         Case("three heads, one token at position 300", (*qkv((3,), 1, 8, 8), pos(300, 1), 10000.0), hidden=True),
         Case("float32, five tokens from position 7, d = 6", (*qkv((), 5, 6, 6, np.float32), pos(7, 5), 10000.0),
