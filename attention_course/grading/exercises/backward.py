@@ -131,6 +131,23 @@ def _weights_without_scale(Q, K, V, O, dO, lse, mask, b):
     return _from_weights(Q, K, V, O, dO, np.exp(s - lse[:, None]))
 
 
+def _dq_of_last_tile(Q, K, V, O, dO, lse, mask, b):
+    """dQ assigned, not added, in each key tile: only the last key tile's share is left."""
+    dq, dk, dv = _reference(Q, K, V, O, dO, lse, mask, b)
+    last = list(tiles(K.shape[0], b))[-1]
+    if last == slice(0, K.shape[0]):
+        return None  # one key tile: assigning is adding
+    dq_last, _, _ = _reference(Q, K[last], V[last], O, dO, lse, mask[:, last], b)
+    return dq_last, dk, dv
+
+
+def _dv_from_ds(Q, K, V, O, dO, lse, mask, b):
+    dq, dk, dv = _reference(Q, K, V, O, dO, lse, mask, b)
+    p = tile_weights(_scores(Q, K, mask), lse)
+    ds = p * (dO @ V.T - np.sum(O * dO, axis=1, keepdims=True))  # (n_q, n_k)
+    return dq, dk, ds.T @ dO  # (n_k, n_q) x (n_q, d_v) -> (n_k, d_v)
+
+
 def _no_scale(dq_scaled: bool, dk_scaled: bool):
     def predict(Q, K, V, O, dO, lse, mask, b):
         return _from_weights(Q, K, V, O, dO, _weights(Q, K, mask), scale_dq=dq_scaled, scale_dk=dk_scaled)
@@ -259,6 +276,14 @@ BACKWARD_QUERY_TILE = Check(
         _predicted(WRONG_AXIS, _wrong_axis(True, True)),
         _predicted(WRONG_AXIS, _wrong_axis(False, True)),
         _predicted(WRONG_AXIS, _wrong_axis(True, False)),
+        Mistake("dq_overwritten",
+                "dQ holds only the last key tile's share. Every key tile adds its part to each query's gradient: "
+                "accumulate dQ over the key tiles (+=) rather than assigning it in each one.",
+                _dq_of_last_tile),
+        Mistake("dv_from_ds",
+                "dV was computed from dS. V enters the output as O = P V, so dV = P^T dO: the weights themselves, "
+                "not the gradient of the scores.",
+                _dv_from_ds),
         Mistake("d_added",
                 "dS = P * (dP - D): D, the weighted average of dP, is subtracted in every row, because moving "
                 "one score moves the other weights the opposite way. Here it was added.",

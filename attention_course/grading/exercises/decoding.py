@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core.attention import repeat_kv, scaled_dot_product_attention
 from ...core.positions import apply_rope
+from ...core.softmax import softmax
 from ...decoder.step import decode_step
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
@@ -146,8 +147,36 @@ def _new_token_not_attended(q, k, v, k_cache, v_cache):
     return out, np.concatenate([k_cache, _rotate(k, t)], axis=-2), np.concatenate([v_cache, v], axis=-2)
 
 
+def _appended_at_front(q, k, v, k_cache, v_cache):
+    """The new token put before the cached ones: the output is the same, the caches' order is not."""
+    t = k_cache.shape[-2]
+    keys = np.concatenate([_rotate(k, t), k_cache], axis=-2)  # (h_kv, 1 + t, d)
+    values = np.concatenate([v, v_cache], axis=-2)
+    return _attend(_rotate(q, t), keys, values), keys, values
+
+
+def _softmax_axis(axis):
+    def predict(q, k, v, k_cache, v_cache):
+        out, keys, values = decode_step(q, k, v, k_cache, v_cache)
+        g = q.shape[0] // keys.shape[0]
+        scores = _rotate(q, k_cache.shape[-2]) @ np.swapaxes(repeat_kv(keys, g), -1, -2) / np.sqrt(q.shape[-1])
+        return softmax(scores, axis=axis) @ repeat_kv(values, g), keys, values  # (h_q, 1, t + 1) x (h_q, t + 1, d)
+    return predict
+
+
+SOFTMAX_AXIS_HINT = (
+    "The softmax ran over the wrong axis of the scores (h_q, 1, t + 1): over the one query or over the heads. "
+    "Each head's query spreads its weight over the t + 1 keys: normalise along the last axis."
+)
+
 MISTAKES = (
     APPENDED_ON_WRONG_AXIS,
+    Mistake("appended_at_front",
+            "The output is right, but the new key and value were put in FRONT of the cache. The cache keeps the "
+            "tokens in order, position 0 first: the new token, at position t, goes at the end.",
+            _appended_at_front),
+    Mistake("softmax_wrong_axis", SOFTMAX_AXIS_HINT, _softmax_axis(-2)),
+    Mistake("softmax_wrong_axis", SOFTMAX_AXIS_HINT, _softmax_axis(0)),
     Mistake("cache_replaced",
             "The caches came back holding only the new token, and the new token attended to itself alone: the "
             "t earlier tokens were replaced instead of kept. Append the new key and value to the cache along "

@@ -334,6 +334,7 @@ def _padded_cases() -> list[Case]:
         Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
         Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),
+        Case("the first sequence shorter than the others: lengths 2, 5, 3", batch(3, 5, 4, 2, [2, 5, 3]), hidden=True),
     ]
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from ...core.attention import scaled_dot_product_attention
 from ...core.softmax import softmax
 from ...core.multi_head import merge_heads, multi_head_attention, split_heads
+from ..engine.calls import error_line
 from ..engine.cases import Case, generated
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
@@ -56,6 +57,12 @@ def _projections_transposed(x, w_q, w_k, w_v, w_o, n_heads):
     if any(w.shape[0] != w.shape[1] for w in (w_q, w_k, w_v, w_o)):
         return None  # x @ w.T fails for a non-square projection
     return multi_head_attention(x, w_q.T, w_k.T, w_v.T, w_o.T, n_heads)
+
+
+def _keys_times_queries(x, w_q, w_k, w_v, w_o, n_heads):
+    q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))  # (h, n, d)
+    scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])  # (h, n, n), the wrong way round
+    return merge_heads(softmax(scores) @ v) @ w_o
 
 
 def _softmax_over_queries(x, w_q, w_k, w_v, w_o, n_heads):
@@ -109,6 +116,10 @@ MISTAKES = (
     Mistake("heads_merged_without_transpose", MERGE_HINT, _heads_done(split_heads, _merge_without_transpose)),
     Mistake("single_head", SINGLE_HEAD_HINT, _single_head(scale_by_head=False)),
     Mistake("single_head", SINGLE_HEAD_HINT, _single_head(scale_by_head=True)),
+    Mistake("query_key_swapped",
+            "Each head's weights are transposed: its scores were K Q^T, so row i belongs to key i. Row i of a "
+            "head's weights belongs to query i and runs over the keys: Q K^T, in that order.",
+            _keys_times_queries),
     Mistake("projections_transposed",
             "Each projection was applied transposed (w.T @ x or x @ w.T). With row vectors, one token per row, a "
             "projection is x @ w: (n, d_model) x (d_model, width).",
@@ -150,10 +161,15 @@ def _cases() -> list[Case]:
 
 
 def _error_hint(case: Case, error: str) -> str:
-    if "reshape" in error or "cannot reshape" in error:
-        return "A reshape failed: the width of each projection is n_heads times d_k; check the sizes you reshape to."
-    if "matmul" in error or "shapes" in error:
-        return "A matrix product got mismatched shapes: with row vectors, a projection is x @ w, (n, d_model) x (d_model, width)."
+    """What a failed reshape or product means, quoting the student's line."""
+    line = error_line(error)
+    if "reshape" in error and line:
+        return (f"The line that failed, `{line}`, reshapes to a size that does not hold the numbers: the width of "
+                "each projection is n_heads times d_k, and a reshape keeps the count of numbers.")
+    if "matmul" in error and line:
+        return (f"The line that failed, `{line}`, multiplies arrays whose inner sizes differ. With row vectors a "
+                "projection is x @ w, (n, d_model) x (d_model, width); the merged heads are (n, n_heads * d_v), "
+                "and w_o is (n_heads * d_v, d_out).")
     return ""
 
 

@@ -91,7 +91,38 @@ ROPE_MISTAKES = (
             "(..., n, d), the second to last; the axes before it (heads, batch) share them. Build the angle "
             "table with shape (n, d/2) or (n, d) and let it broadcast over the leading axes.",
             _positions_on_the_head_axis),
+    Mistake("cos_and_sin_swapped",
+            "cos and sin changed places: x * sin + rotate_half(x) * cos. A pair (a, b) turned by the angle t "
+            "becomes (a cos t - b sin t, b cos t + a sin t): the vector itself goes with cos, so that angle 0 "
+            "leaves it unchanged.",
+            lambda x, positions, base: _cos_sin_swapped(x, positions, base)),
+    Mistake("position_times_exponent",
+            "The angle of pair i must be position * base^(-2i/d): the frequency base^(-2i/d) is computed first, "
+            "then multiplied by the position. Here the position went into the exponent instead.",
+            lambda x, positions, base: _position_in_exponent(x, positions, base)),
 )
+
+
+def _halves_rotated(x, angles):
+    """x (..., n, d) with pair (i, i + d/2) turned by angles (..., n, d/2), as apply_rope does."""
+    half = x.shape[-1] // 2
+    a, b = x[..., :half], x[..., half:]
+    cos, sin = np.cos(angles), np.sin(angles)
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+
+def _cos_sin_swapped(x, positions, base):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * base ** (-2 * np.arange(half) / x.shape[-1])  # (n, d/2)
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * np.sin(angles) - b * np.cos(angles), b * np.sin(angles) + a * np.cos(angles)], axis=-1)
+
+
+def _position_in_exponent(x, positions, base):
+    half = x.shape[-1] // 2
+    pos = np.asarray(positions, dtype=np.float64)[:, None]  # (n, 1)
+    return _halves_rotated(x, base ** (-2 * np.arange(half) * pos / x.shape[-1]))
+
 
 FLOAT32_NOT_KEPT = Mistake(
     "float32_not_kept",

@@ -77,6 +77,10 @@ DOT_SCORES = Check(
                 "These scores were divided by the lengths of the vectors (a cosine similarity, between -1 "
                 "and 1). The dot-product score is the plain sum of products, q·k, with no normalisation.",
                 lambda q, K: K @ q / (np.linalg.norm(K, axis=-1) * np.linalg.norm(q))),
+        Mistake("distance_not_dot",
+                "These are the distances between the query and each key, |q - k|. The score is the dot product "
+                "q·k: large when the vectors point the same way, not when they are close.",
+                lambda q, K: np.linalg.norm(K - q[None, :], axis=-1)),
         Mistake("last_score_only",
                 "One number came back, the score of the LAST key only: a loop that overwrites one variable "
                 "keeps only its last value. Collect one score per key (n_k of them) and return them all.",
@@ -136,6 +140,12 @@ SCALE_SCORES = Check(
                 "You scaled by the square root of the number of scores in the array, not of d_k, the size of "
                 "the query and key vectors (d_k is the second argument).",
                 lambda s, d_k: s / np.sqrt(np.size(s))),
+        Mistake("subtracted_sqrt_d_k",
+                "sqrt(d_k) was subtracted from the scores. Scaling divides: scores / sqrt(d_k).",
+                lambda s, d_k: s - np.sqrt(d_k)),
+        *(Mistake("rounded",
+                  "The scaled scores were rounded. Return them at full precision; round only when printing.",
+                  lambda s, d_k, digits=digits: np.round(s / np.sqrt(d_k), digits)) for digits in (1, 2, 3, 4)),
         Mistake("integer_division",
                 "Floor division `//` rounds the scaled scores down to whole numbers: use true division.",
                 lambda s, d_k: s // np.sqrt(d_k)),
