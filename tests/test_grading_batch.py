@@ -114,8 +114,8 @@ def test_a_student_folder_is_one_submission(tmp_path):
 
 def test_a_notebook_that_calls_the_package_answer_is_flagged(tmp_path):
     nb = (ROOT / "solutions" / "03_softmax.ipynb").read_text()
-    borrowed = nb.replace('"from attention_course.grading import check_softmax"',
-                          '"from attention_course.grading import check_softmax\\n", "from attention_course import softmax as reference"')
+    borrowed = nb.replace('"from attention_course.grading import check_softmax\\n",',
+                          '"from attention_course.grading import check_softmax\\n", "from attention_course import softmax as reference\\n",')
     assert borrowed != nb
     (tmp_path / "03_softmax.ipynb").write_text(borrowed)
     (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False, sandbox=SANDBOX)
