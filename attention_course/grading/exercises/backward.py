@@ -16,6 +16,7 @@ import numpy as np
 from ...core.attention import attention_weights
 from ...tiled.backward import backward_query_tile, tile_weights
 from ...tiled.online_softmax import tile_scores, tiles
+from ..engine.calls import error_line
 from ..engine.cases import Case, generated
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
@@ -249,8 +250,11 @@ def _specific(case: Case, expected, got) -> Mistake | None:
 
 
 def _error_hint(case: Case, error: str) -> str:
-    if "mismatch" in error or "shapes" in error or "broadcast" in error:
-        return WRONG_AXIS.hint + " A product that contracts the wrong axis fails as soon as a key tile and the query tile differ in size."
+    line = error_line(error)
+    if ("mismatch" in error or "shapes" in error or "broadcast" in error) and line:
+        return (f"The line that failed, `{line}`, combines arrays whose sizes do not match: here the query tile "
+                f"has {case.args[0].shape[0]} rows and a key tile up to {case.args[7]}. If it is a product for dK or "
+                "dV, it must contract the queries (the weights transposed); for dQ, the keys.")
     return ""
 
 

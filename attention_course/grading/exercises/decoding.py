@@ -16,6 +16,7 @@ from ...core.attention import repeat_kv, scaled_dot_product_attention
 from ...core.positions import apply_rope
 from ...core.softmax import softmax
 from ...decoder.step import decode_step
+from ..engine.calls import error_line
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
@@ -238,8 +239,8 @@ def _error_hint(case: Case, error: str) -> str:
     if "positions" in error:
         return ("apply_rope takes the positions of the tokens of x, one per token: for one new token at position t, "
                 "positions=[t] (or np.array([t])).")
-    if "matmul" in error or "broadcast" in error:
-        return ("A product got mismatched shapes. q is (h_q, 1, d) and the keys (h_kv, t + 1, d): give each query head "
+    if ("matmul" in error or "broadcast" in error) and error_line(error):
+        return (f"The line that failed, `{error_line(error)}`, got mismatched shapes. q is (h_q, 1, d) and the keys (h_kv, t + 1, d): give each query head "
                 "its key/value head first (shape (h_q, t + 1, d)), then the scores are q times the keys transposed on "
                 "their last two axes, (h_q, 1, t + 1).")
     return ""

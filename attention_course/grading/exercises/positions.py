@@ -16,7 +16,7 @@ import numpy as np
 from ...chapters.worked_example import BANK_BOT
 from ...core.attention import scaled_dot_product_attention
 from ...core.positions import apply_rope
-from ..engine.calls import Observation
+from ..engine.calls import Observation, error_line
 from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.mistakes import Mistake
@@ -176,8 +176,10 @@ def _rope_cases() -> list[Case]:
 
 def _rope_error_hint(case: Case, error: str) -> str:
     if "broadcast" in error:
-        return ("Two arrays whose shapes do not fit met in one operation. The angle table belongs to the tokens "
-                "axis n of x (..., n, d), the second to last, whatever axes come before it.")
+        line = error_line(error)
+        where = f"The line that failed, `{line}`, combines" if line else "One operation combined"
+        return (f"{where} two arrays whose shapes do not fit. If one of them is the angle table, it belongs to "
+                "the token axis n of x (..., n, d), the second to last, whatever axes come before it.")
     if "index" in error or "shape" in error:
         return "Compare the shapes you slice and build with x's (..., n, d): print them for this input."
     return ""
