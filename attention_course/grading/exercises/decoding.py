@@ -240,7 +240,7 @@ def _error_hint(case: Case, error: str) -> str:
         return ("apply_rope takes the positions of the tokens of x, one per token: for one new token at position t, "
                 "positions=[t] (or np.array([t])).")
     if ("matmul" in error or "broadcast" in error) and error_line(error):
-        return (f"The line that failed, `{error_line(error)}`, got mismatched shapes. q is (h_q, 1, d) and the keys (h_kv, t + 1, d): give each query head "
+        return (f"The line that failed, `{error_line(error)}`, combines arrays whose shapes do not match. q is (h_q, 1, d) and the keys (h_kv, t + 1, d): give each query head "
                 "its key/value head first (shape (h_q, t + 1, d)), then the scores are q times the keys transposed on "
                 "their last two axes, (h_q, 1, t + 1).")
     return ""
