@@ -21,7 +21,7 @@ from attention_course.grading.exercises import EXERCISES
 from attention_course.core.softmax import softmax
 from attention_course.grading.engine.audit import _unsupported_error_hint, audit
 from attention_course.grading.engine.calls import AT_LINE
-from attention_course.grading.engine.mistakes import difference, diagnose, same_values
+from attention_course.grading.engine.mistakes import difference, diagnose, observe, same_values
 from attention_course.grading.exercises.softmax import NO_MAX_SUBTRACTION
 
 CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
@@ -124,3 +124,35 @@ def test_the_audit_checks_what_an_error_hint_says_of_the_failing_line():
     assert "`.T`" in _unsupported_error_hint("Your `.T` reverses all the axes.", error)
     assert "quotes" in _unsupported_error_hint("The line that failed, `s = q @ k.T`, ...", error)
     assert _unsupported_error_hint("The line that failed, `scores = np.where(mask, s, -np.inf)`, ...", error) is None
+
+
+def test_an_unexplained_difference_is_described_by_what_was_observed():
+    tol = (1e-6, 1e-9)
+    expected = np.arange(1.0, 7.0).reshape(2, 3)
+    assert observe(expected, 2 * expected, tol).id == "observed_constant_factor"
+    assert "exactly 2 times" in observe(expected, 2 * expected, tol).hint
+    assert "√8" in observe(expected, expected * np.sqrt(8), tol).hint
+    assert observe(expected, expected + 0.5, tol).id == "observed_constant_offset"
+    square = np.arange(9.0).reshape(3, 3)
+    assert "transposed" in observe(square, square.T, tol).hint
+    assert "reversed along axis 0" in observe(expected, expected[::-1].copy(), tol).hint
+    rows = np.arange(12.0).reshape(3, 4)
+    assert "in the order [2, 0, 1]" in observe(rows, rows[[2, 0, 1]], tol).hint
+    later = expected.copy()
+    later[1, 2] = 0.0
+    assert observe(expected, later, tol).id == "observed_right_until" and "row 1 is the first wrong" in observe(expected, later, tol).hint
+    with_nan = expected.copy()
+    with_nan[1, 0] = np.nan
+    assert "(1, 0) (row 1)" in observe(expected, with_nan, tol).hint
+    assert observe(expected, np.ones((2, 3)) * 7.5, tol) is None  # nothing simple to say: nothing is said
+    named = observe((expected, expected), (expected, 3 * expected), tol, ("output", "weights"))
+    assert named.hint.startswith("In `weights`: Every value is exactly 3 times")
+
+
+def test_a_prediction_contradicted_by_another_input_is_not_named():
+    def halved(scores, d_k):  # equals dividing by d_k only when d_k = 4
+        return scores / (2 * np.sqrt(d_k))
+
+    result = run_check(CHECKS["scale_scores"], halved, hidden=True)
+    assert result.mistake == "observed_constant_factor"
+    assert all(c.mistake != "divided_by_d_k" for c in result.cases)

@@ -26,7 +26,7 @@ from . import results
 from .calls import RAISED, RETURNED, Observation, error_line, observe_call
 from .cases import Case
 from .check import Check, run_check
-from .mistakes import dtype_changed, modified_arguments, same_values
+from .mistakes import dtype_changed, modified_arguments, observe, same_values
 
 Evidence = Callable[[Check, Case, object, Observation, list[tuple[Case, results.CaseResult]]], bool]
 """(check, case, expected, observation, every (case, result) of the run) -> does the hint's claim hold?"""
@@ -102,6 +102,17 @@ EVIDENCE: dict[str, Evidence] = {
     "short_tile_wrong": lambda check, case, e, obs, run: not _tiles(case)[1] and any(
         r.passed and _tiles(c) == (True, True) for c, r in run),
 }
+
+
+def _observation(mistake_id: str) -> Evidence:
+    def holds(check, case, expected, obs, run):  # the observation, made again, finds the same kind of difference
+        found = observe(expected, obs.value, case.tolerance, check.output_names)
+        return found is not None and found.id == mistake_id
+    return holds
+
+
+for _id in ("observed_constant_factor", "observed_constant_offset", "observed_permutation", "observed_right_until"):
+    EVIDENCE[_id] = _observation(_id)
 
 
 def audit(check: Check, fn) -> list[str]:

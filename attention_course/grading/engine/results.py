@@ -49,6 +49,8 @@ class CaseResult:
     """True for inputs that only the batch grader tries, not the notebook's check."""
     matches: tuple[str, ...] = ()
     """Every recognised mistake whose prediction equals what came back (the check names the one most inputs share)."""
+    unpredicted: tuple[str | None, str] = (None, "")
+    """(mistake id, hint) of the diagnosis without predictions, used if every matching prediction is contradicted."""
 
     @property
     def passed(self) -> bool:
