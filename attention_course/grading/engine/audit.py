@@ -26,7 +26,7 @@ from . import results
 from .calls import RAISED, RETURNED, Observation, error_line, observe_call
 from .cases import Case
 from .check import Check, run_check
-from .mistakes import dtype_changed, modified_arguments, observe, same_values
+from .mistakes import dtype_changed, modified_arguments, observe, precision_lost, same_values
 
 Evidence = Callable[[Check, Case, object, Observation, list[tuple[Case, results.CaseResult]]], bool]
 """(check, case, expected, observation, every (case, result) of the run) -> does the hint's claim hold?"""
@@ -71,6 +71,7 @@ def _spread(test: Callable[[float, int], bool]) -> Evidence:
 EVIDENCE: dict[str, Evidence] = {
     "modifies_input": lambda check, case, e, obs, run: bool(modified_arguments(case, obs.args_after, check.params)),
     "dtype_changed": lambda check, case, e, obs, run: dtype_changed(e, obs.value) is not None,
+    "precision_lost": lambda check, case, e, obs, run: precision_lost(e, obs.value) is not None,
     "float32_not_kept": lambda check, case, e, obs, run: (
         isinstance(obs.value, np.ndarray) and case.float32 and obs.value.dtype != np.float32),
     "not_finite": lambda check, case, e, obs, run: _non_finite(obs.value) and not _non_finite(e),

@@ -22,7 +22,7 @@ import numpy as np
 from . import calls, results
 from .calls import Observation, observe_call
 from .cases import Case, format_value
-from .mistakes import DTYPE_CHANGED, MODIFIES_INPUT, Mistake, as_plain, diagnose, dtype_changed, modified_arguments, predict_all, same_values
+from .mistakes import DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, precision_lost, as_plain, diagnose, dtype_changed, modified_arguments, predict_all, same_values
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -296,6 +296,9 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
         if extra is not None:
             message, mistake = extra
             return result(results.FAILED, got_text, message, mistake=mistake)
+    narrowed = precision_lost(expected, obs.value)
+    if narrowed:
+        return result(results.FAILED, got_text, narrowed, mistake=PRECISION_LOST)
     widened = dtype_changed(expected, obs.value)  # float32 in, float32 out: every chapter's promise
     if widened and check.float32_kept:
         return result(results.FAILED, got_text, widened, mistake=DTYPE_CHANGED)

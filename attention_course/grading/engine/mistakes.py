@@ -65,6 +65,26 @@ DTYPE_CHANGED = Mistake(
 )
 
 
+PRECISION_LOST = Mistake(
+    "precision_lost",
+    "The inputs are float64 and the result came back in a narrower type, so most of its digits were "
+    "thrown away. If your function casts (astype(np.float32)) or creates its arrays with a smaller dtype, "
+    "keep the input's dtype instead.",
+)
+
+
+def precision_lost(expected, got) -> str | None:
+    """A sentence if a float64 result came back as float32 or narrower, else None."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return None
+        return next((m for m in (precision_lost(e, g) for e, g in zip(expected, got)) if m), None)
+    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype == np.float64
+            and got.dtype.kind == "f" and got.dtype.itemsize < 8):
+        return f"the float64 inputs gave a result of dtype {got.dtype} (expected float64): digits were lost"
+    return None
+
+
 def dtype_changed(expected, got) -> str | None:
     """A sentence if a float32 result came back as float64 (or another float type), else None."""
     if isinstance(expected, tuple):

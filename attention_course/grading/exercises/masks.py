@@ -146,6 +146,9 @@ def _masked_cases() -> list[Case]:
         Case("a mask with holes, three queries, five keys", (*random_qkv(rng, 3, 5, 4, 2), _random_mask(rng, 3, 5))),
         Case("one mask row shared by every query", (*random_qkv(rng, 3, 5, 4, 3), np.array([[True, True, False, True, False]]))),
         Case("causal, large scores", (*random_qkv(rng, 4, 4, 4, 2, scale=30.0), causal_mask(4))),
+        Case("a query of zeros: every score it may see is exactly 0",
+             (np.array([[0.0, 0.0], [1.0, -1.0]]), np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]]),
+              np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[True, True, False], [True, False, True]]))),
         Case("a query that can see no key (its mask row is all False)",
              (*random_qkv(rng, 3, 4, 4, 2), np.array([[True, False, True, False], [False] * 4, [True, True, False, True]]))),
         Case("float32, causal, six tokens", (*random_qkv(rng, 6, 6, 8, 2, dtype=np.float32), causal_mask(6)), hidden=True),
@@ -335,6 +338,7 @@ def _padded_cases() -> list[Case]:
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
         Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),
         Case("the first sequence shorter than the others: lengths 2, 5, 3", batch(3, 5, 4, 2, [2, 5, 3]), hidden=True),
+        Case("no sequence of full length: lengths 2 and 3 padded to 5", batch(2, 5, 4, 2, [2, 3]), hidden=True),
     ]
 
 

@@ -134,21 +134,32 @@ MISTAKES = (
 )
 
 
-def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_heads: int, dtype: str = "") -> str:
-    """The code that draws one input: x, the three projections and w_o, in that order."""
+def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_heads: int, dtype: str = "",
+                  value_width: int | None = None) -> str:
+    """The code that draws one input: x, the three projections and w_o, in that order.
+
+    `width` is n_heads * d_k (queries and keys), `value_width` n_heads * d_v (default: the same).
+    """
     cast = f".astype(np.{dtype})" if dtype else ""
+    if value_width is None or value_width == width:
+        projections = f"w_q, w_k, w_v = ((rng.standard_normal(({d_model}, {width})) / np.sqrt({d_model})){cast} for _ in range(3))\n"
+        value_width = width
+    else:
+        projections = (
+            f"w_q, w_k = ((rng.standard_normal(({d_model}, {width})) / np.sqrt({d_model})){cast} for _ in range(2))\n"
+            f"w_v = (rng.standard_normal(({d_model}, {value_width})) / np.sqrt({d_model})){cast}\n")
     return (
         f"rng = np.random.default_rng({seed})\n"
         f"x = rng.standard_normal(({n}, {d_model})){cast}\n"
-        f"w_q, w_k, w_v = ((rng.standard_normal(({d_model}, {width})) / np.sqrt({d_model})){cast} for _ in range(3))\n"
-        f"w_o = (rng.standard_normal(({width}, {d_out})) / np.sqrt({width})){cast}\n"
+        + projections +
+        f"w_o = (rng.standard_normal(({value_width}, {d_out})) / np.sqrt({value_width})){cast}\n"
         f"n_heads = {n_heads}"
     )
 
 
 def _cases() -> list[Case]:
-    def case(label, seed, *sizes, dtype="", hidden=False):
-        return generated(label, _weights_code(seed, *sizes, dtype=dtype), PARAMS, hidden=hidden)
+    def case(label, seed, *sizes, dtype="", hidden=False, value_width=None):
+        return generated(label, _weights_code(seed, *sizes, dtype=dtype, value_width=value_width), PARAMS, hidden=hidden)
 
     return [
         case("4 tokens, d_model = 8, 2 heads", 71, 4, 8, 8, 8, 2),
@@ -157,6 +168,7 @@ def _cases() -> list[Case]:
         case("6 tokens, d_model = 16, 4 heads", 74, 6, 16, 16, 16, 4, hidden=True),
         case("float32, 5 tokens, 2 heads of width 3", 75, 5, 6, 6, 4, 2, dtype="float32", hidden=True),
         case("one token, 2 heads", 76, 1, 4, 4, 4, 2, hidden=True),
+        case("d_model = 6, 2 heads with d_k = 4 and d_v = 3, d_out = 5", 77, 5, 6, 8, 5, 2, value_width=6, hidden=True),
     ]
 
 

@@ -96,7 +96,18 @@ def diagnose_weights(weights, axis: int, expected_shape: tuple) -> Mistake | Non
     ndim = weights.ndim
     if any(sums_to_one(weights, a) for a in range(ndim) if a != axis % ndim):
         return WRONG_AXIS
-    return DOES_NOT_SUM_TO_1
+    sums = weights.astype(np.float64).sum(axis=axis)
+    first = tuple(int(i) for i in np.argwhere(~np.isclose(sums, 1.0, atol=1e-4))[0])
+    total = float(sums[first])
+    where = f"slice {first[0] if len(first) == 1 else first}" if first else "the slice"
+    if total == 0:
+        maybe = ("Every weight of that slice is 0: if all its scores were hidden (-inf), that is why. A slice "
+                 "may be all 0 only when nothing in it may be attended to; check what your mask or a test such "
+                 "as `scores == 0` hides.")
+    else:
+        maybe = "If the exponentials were not divided by their own slice's sum, that is the difference."
+    return Mistake(DOES_NOT_SUM_TO_1.id, f"The weights do not sum to 1 along the softmax axis: {where} sums to "
+                   f"{total:.4g}. {maybe}")
 
 
 def _cases() -> list[Case]:
@@ -106,6 +117,7 @@ def _cases() -> list[Case]:
         Case("three rows of five scores", (rng.standard_normal((3, 5)) * 2,)),
         Case("along axis 0 (each column sums to 1)", (rng.standard_normal((4, 3)) * 2,), {"axis": 0}),
         Case("large scores", (np.array([1000.0, 1001.0, 1002.0]),)),
+        Case("scores 2000 apart", (np.array([-1000.0, 0.0, 1000.0]),)),
         Case("very negative scores", (np.array([[-1000.0, -1001.0, -1002.0], [-5.0, 0.0, 5.0]]),)),
         Case("masked entries (-inf)", (np.array([1.0, -np.inf, 2.0, -np.inf]),)),
         Case("a row with nothing to attend to (all -inf)", (np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]),)),
@@ -166,6 +178,11 @@ SOFTMAX = Check(
                 "These are the exponentials (shifted by the max), not yet weights: divide each slice by its "
                 "sum so that it sums to 1.",
                 unnormalised),
+        Mistake("subtracted_min",
+                "The smallest score of each slice was subtracted, not the largest: every exponent is then >= 0, "
+                "and exp overflows as soon as the scores of a slice lie more than about 709 apart. Subtract the "
+                "largest, so that every exponent is <= 0.",
+                lambda x, axis=-1: (lambda e: e / e.sum(axis=axis, keepdims=True))(np.exp(x - np.min(x, axis=axis, keepdims=True)))),
         Mistake("sign_flipped",
                 "The largest score got the smallest weight: these are the weights of -x. The max trick "
                 "computes exp(x - max), not exp(max - x).",

@@ -1,7 +1,7 @@
 """masked_attention that fills hidden scores with -1e9: a query that sees no key attends uniformly."""
 CHECK = "masked_attention"
 MISTAKE = "mask_filled_with_large_negative"
-MARKS = "7/8"
+MARKS = "8/9"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention that splits with reshape(h, n, d_k) but merges with the right inverse transpose."""
 CHECK = "multi_head_attention"
 MISTAKE = "heads_split_without_transpose"
-MARKS = "2/6"
+MARKS = "2/7"
 
 import numpy as np
 

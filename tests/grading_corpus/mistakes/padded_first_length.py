@@ -1,7 +1,7 @@
 """padded_attention that cuts every sequence at the first one's length."""
 CHECK = "padded_attention"
 MISTAKE = "one_length_for_all"
-MARKS = "1/6"
+MARKS = "1/7"
 
 import numpy as np
 

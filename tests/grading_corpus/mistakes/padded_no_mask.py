@@ -1,7 +1,7 @@
 """padded_attention that forgets the padding: plain attention over every key."""
 CHECK = "padded_attention"
 MISTAKE = "padding_keys_not_hidden"
-MARKS = "1/6"
+MARKS = "1/7"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that subtracts the max of the whole array: a row far below it underflows to 0/0."""
 CHECK = "softmax"
 MISTAKE = "global_max"
-MARKS = "9/11"
+MARKS = "10/12"
 
 import numpy as np
 

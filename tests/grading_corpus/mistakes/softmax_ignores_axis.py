@@ -1,7 +1,7 @@
 """softmax with the axis hard-coded to -1: the axis argument is ignored."""
 CHECK = "softmax"
 MISTAKE = "ignores_axis"
-MARKS = "7/11"
+MARKS = "8/12"
 
 import numpy as np
 

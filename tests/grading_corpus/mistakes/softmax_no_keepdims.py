@@ -1,7 +1,7 @@
 """softmax that takes the max without keepdims: x - max no longer lines up with x."""
 CHECK = "softmax"
 MISTAKE = None
-MARKS = "5/11"
+MARKS = "6/12"
 HINT = "without keepdims=True"
 
 import numpy as np

@@ -1,7 +1,7 @@
 """softmax that computes exp(max - x): the largest score gets the smallest weight."""
 CHECK = "softmax"
 MISTAKE = "sign_flipped"
-MARKS = "1/11"
+MARKS = "1/12"
 
 import numpy as np
 
