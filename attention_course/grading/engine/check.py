@@ -22,7 +22,10 @@ import numpy as np
 from . import calls, results
 from .calls import Observation, observe_call
 from .cases import Case, format_value
-from .mistakes import DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, precision_lost, as_plain, diagnose, dtype_changed, modified_arguments, predict_all, same_values
+from .mistakes import (
+    DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, as_plain, diagnose, dtype_changed, modified_arguments,
+    precision_lost, predict_all, same_values,
+)
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -169,9 +172,9 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
         if obs.status != calls.RETURNED:
             continue
         predictions, tolerance = check.predictions(i), check.cases[i].tolerance
-        outcome: dict[str, bool] = {}  # id -> does some prediction equal what came back?
         if not _finite(obs.value):
             continue
+        outcome: dict[str, bool] = {}  # id -> does some prediction equal what came back?
         for position, mistake in enumerate(check.mistakes):
             predicted = predictions.get(position)
             if predicted is not None and _finite(predicted):

@@ -6,7 +6,8 @@ two halves of each vector, as Hugging Face's Llama), and
 recognised mistake is the package's `apply_rope` or that attention called with
 one thing done wrong: the neighbouring pairs, frequencies with the wrong
 exponent or an exponent rounded to 0, angles not multiplied by the positions, positions off by one,
-ignored or matched with the wrong axis, the values rotated too.
+ignored or matched with the wrong axis, cos and sin swapped, the position in the exponent, the
+values rotated too, the base ignored, a causal mask added.
 """
 
 from __future__ import annotations
