@@ -205,6 +205,11 @@ MISTAKES = (
     Mistake("missing_scale",
             "The scores were not scaled: divide q . k by sqrt(d), the size of one head, before the softmax.",
             lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0)),
+    Mistake("scaled_by_cache_length",
+            "The scores were divided by the square root of the number of keys (t + 1); the scale is 1/sqrt(d), "
+            "d the size of one head's vectors, whatever the length of the cache.",
+            lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0 / np.sqrt(kc.shape[-2] + 1))
+            if kc.shape[-2] + 1 != q.shape[-1] else None),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT,
             lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0 / q.shape[-1])),
 )

@@ -81,6 +81,10 @@ DOT_SCORES = Check(
                 "These are the distances between the query and each key, |q - k|. The score is the dot product "
                 "q·k: large when the vectors point the same way, not when they are close.",
                 lambda q, K: np.linalg.norm(K - q[None, :], axis=-1)),
+        Mistake("mean_not_sum",
+                "Each score is d_k times too small: the products were averaged (a mean), not added up. q·k is the "
+                "sum of the d_k products.",
+                lambda q, K: (q[None, :] * K).mean(axis=-1) if q.shape[-1] > 1 else None),
         Mistake("last_score_only",
                 "One number came back, the score of the LAST key only: a loop that overwrites one variable "
                 "keeps only its last value. Collect one score per key (n_k of them) and return them all.",
