@@ -117,7 +117,9 @@ def specific(case: Case, expected, got) -> Mistake | None:
         return not_finite_softmax(scores, weights) if weights.shape == scores.shape else None
     found = diagnose_weights(weights, -1, expected[1].shape)
     if found is not None and found.id == "softmax_wrong_axis":
-        return Mistake(found.id, WRONG_AXIS_HINT)
+        return Mistake(found.id, "Each column of the weights sums to 1 instead of each row. If the softmax ran "
+                       "over the first axis, that is why: every query (row) spreads its weight over the keys, so "
+                       "normalise along the last axis.")
     return found
 
 

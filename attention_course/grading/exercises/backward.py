@@ -55,11 +55,18 @@ NAN_FOR_EMPTY_ROWS = Mistake(
     "exp(-inf - (-inf)) is exp(nan). Such a query has weights 0 (its output is 0 whatever Q, K and V are), "
     "so it must contribute nothing: shift its scores by 0 instead of by lse.",
 )
+NAN_WITH_EMPTY_ROWS = Mistake(
+    "nan_for_empty_rows",
+    "The gradients have nan, and this input has a query that can attend to nothing (its mask row is all "
+    "False, so its lse is -inf). If exp(score - lse) was taken for it, exp(-inf - (-inf)) is exp(nan): such "
+    "a query has weights 0 and must contribute nothing, so shift its scores by 0 instead of by lse.",
+)
 BUILDS_FULL_ROW = Mistake(
     "builds_full_matrix",
-    "The gradients are right, but the function's memory grows like the whole (n_q, n_k) matrix of this "
-    "tile's scores. Visit the keys one tile of block_size at a time: rebuild the scores and weights of that "
-    "tile only, and add its share to dQ, dK and dV.",
+    "The gradients are right, but the call's peak memory was a large part of the whole (n_q, n_k) matrix of "
+    "this tile's scores: if the function builds that matrix (or something as large), that is why. Visit the "
+    "keys one tile of block_size at a time: rebuild the scores and weights of that tile only, and add its "
+    "share to dQ, dK and dV.",
 )
 
 
@@ -245,7 +252,7 @@ def _specific(case: Case, expected, got) -> Mistake | None:
     lse = case.args[5]
     if isinstance(got, tuple) and np.any(lse == -np.inf):
         if any(isinstance(g, np.ndarray) and g.dtype.kind == "f" and np.isnan(g).any() for g in got):
-            return NAN_FOR_EMPTY_ROWS
+            return NAN_WITH_EMPTY_ROWS
     return None
 
 

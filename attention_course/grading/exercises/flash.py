@@ -24,9 +24,9 @@ n_q x n_k float64 score matrix (a tiled loop needs a few tiles of it)."""
 
 BUILDS_FULL_MATRIX = Mistake(
     "builds_full_matrix",
-    "The numbers are right, but the function's memory grows like n x n: it builds the whole score matrix "
-    "(or something as large). Visit the keys one tile at a time and keep, for each query, only a running "
-    "max, a running sum and a running weighted sum of values.",
+    "The numbers are right, but the call's peak memory was a large part of the n x n score matrix: if the "
+    "function builds the whole score matrix (or something as large), that is why. Visit the keys one tile "
+    "at a time and keep, for each query, only a running max, a running sum and a running weighted sum of values.",
 )
 NO_RESCALE_HINT = (
     "When a new tile raises a query's running max from m to m', what was accumulated so far (the running sum "

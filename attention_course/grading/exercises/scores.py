@@ -192,8 +192,8 @@ _SPREAD_MISTAKES = {
                 "That is exactly sqrt(d_k), the formula. The question asks you to measure it: draw random query "
                 "and key vectors, compute their dot products and take the standard deviation."),
         Mistake("variance_not_spread",
-                "This is close to d_k: the variance of q·k. The spread asked for is its standard deviation, "
-                "the square root of the variance."),
+                "This is close to d_k, which is the variance of q·k. The spread asked for is its standard "
+                "deviation, the square root of the variance."),
         Mistake("spread_about_one",
                 "The measured spread is about 1, where about sqrt(d_k) was expected. Two ways to measure 1: if "
                 "the dot products were divided by sqrt(d_k), that is the spread of the scaled scores; if the "
@@ -202,8 +202,9 @@ _SPREAD_MISTAKES = {
         Mistake("mean_not_spread",
                 "This is close to 0, like the mean of q·k. The spread is the standard deviation."),
         Mistake("entries_not_unit_variance",
-                "Draw the entries of q and k with mean 0 and variance 1 (a standard normal): "
-                "the sqrt(d_k) law assumes entries of variance about 1."),
+                "The measured spread is far from sqrt(d_k), and not near d_k, 1 or 0 either. The sqrt(d_k) law "
+                "holds for entries of mean 0 and variance 1: if q and k were drawn otherwise (uniform numbers, "
+                "say), draw them from a standard normal."),
         Mistake("not_a_number",
                 "Return one number: the standard deviation of the measured dot products (a float)."),
     )
