@@ -119,7 +119,10 @@ def test_student_table_names_checks_and_details():
                                                           incidents=["not one of the exercises"])])
     assert "03_softmax.ipynb — 03_softmax: 8/" in text
     assert "✗ softmax" in text and "What went wrong" in text and "subtract the max" in text
-    assert "y.ipynb — (not an exercise): 0/0, unknown exercise" in text and "! not one of the exercises" in text
+    assert "y.ipynb — (not an exercise): 0/0 inputs passed; the notebook: unknown exercise" in text
+    full = BY_ID["03_softmax"].max_score
+    assert f"03_softmax: 8/{full} inputs passed; the notebook ran: ok" in text and f"✗ softmax failed; 8/{full} inputs passed" in text
+    assert "! not one of the exercises" in text
     assert "Total: 8/" in text
 
 

@@ -331,11 +331,10 @@ def format_report(grades: list[NotebookGrade]) -> str:
     total = maximum = 0
     for nb in grades:
         title = f"{nb.exercise}" if nb.exercise else "(not an exercise)"
-        lines.append(f"{Path(nb.path).name} — {title}: {nb.score}/{nb.max_score}, {nb.status}")
-        width = max((len(c.function) for c in nb.checks), default=0)
+        ran = "the notebook ran: ok" if nb.status == "ok" else f"the notebook: {nb.status}"
+        lines.append(f"{Path(nb.path).name} — {title}: {nb.score}/{nb.max_score} inputs passed; {ran}")
         for c in nb.checks:
-            mark = {"passed": "✓", "not attempted": "…"}.get(c.status, "✗")
-            lines.append(f"  {mark} {c.function:<{width}}  {c.score:>2}/{c.max_score:<2}  {c.status}")
+            lines.append(f"  {c.headline()}")
         for incident in nb.incidents:
             lines.append(f"  ! {incident}")
         total += nb.score

@@ -5,5 +5,6 @@
 - `check`: a `Check` (a function's inputs, reference and mistakes) and the
   engine that runs and judges it;
 - `mistakes`: naming a wrong answer's likely mistake from what it returned;
-- `results`: what a check returns (`CheckResult`, one `CaseResult` per input).
+- `results`: what a check returns (`CheckResult`, one `CaseResult` per input);
+- `audit`: verifying, on a submission, every claim its feedback makes.
 """

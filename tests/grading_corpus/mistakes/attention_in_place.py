@@ -1,6 +1,7 @@
 """attention that scales the caller's queries in place."""
 CHECK = "attention"
 MISTAKE = "modifies_input"
+MARKS = "0/7"
 
 import numpy as np
 

@@ -1,0 +1,11 @@
+"""softmax that subtracts each slice's minimum: exp overflows when the scores lie far apart."""
+CHECK = "softmax"
+MISTAKE = "subtracted_min"
+MARKS = "8/12"
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.min(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
