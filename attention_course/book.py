@@ -5,11 +5,16 @@ cannot link to the book with a relative path. Its first code cell calls
 `chapter_page("masks")` instead: the package knows the chapter's title and
 finds the rendered page (`_build/html/book/masks.html`, written by
 `make book`) beside its own checkout, so the link works from any folder in
-the course's environment. `open_chapter("masks")` opens it in a browser.
+the course's environment. Where the package was installed from a wheel (no
+checkout), an instructor points it at the course's book with the environment
+variable ATTENTION_COURSE_BOOK: the address of the hosted book
+(`https://.../`) or the folder of a built copy (`.../_build/html`).
+`open_chapter("masks")` opens the page in a browser.
 """
 
 from __future__ import annotations
 
+import os
 import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +35,9 @@ CHAPTER_TITLES = {
 RENDERED = Path(__file__).resolve().parents[1] / "_build" / "html" / "book"
 """Where `make book` writes the chapters' pages, in the checkout the package is installed from."""
 
+BOOK_VARIABLE = "ATTENTION_COURSE_BOOK"
+"""The environment variable that says where the book is: a hosted book's address or a built book's folder."""
+
 
 @dataclass(frozen=True)
 class ChapterPage:
@@ -40,13 +48,21 @@ class ChapterPage:
     title: str
     """Its title, e.g. "Masks: who may attend to whom"."""
     path: Path | None
-    """The rendered page, or None if the book has not been built here."""
+    """The rendered page on this machine, or None if the book has not been built here."""
+    address: str | None = None
+    """The page's address in a hosted book (from ATTENTION_COURSE_BOOK), if that is where it is."""
+
+    @property
+    def url(self) -> str | None:
+        """What to open: the hosted page, the rendered file, or None if neither is known."""
+        return self.address or (self.path.as_uri() if self.path is not None else None)
 
     def __str__(self) -> str:
-        if self.path is None:
-            return (f"Read first: the chapter \"{self.title}\" (book/{self.chapter}.html of the rendered book; "
-                    f"build it with `make book` in the course's folder)")
-        return f"Read first: the chapter \"{self.title}\": {self.path.as_uri()}"
+        if self.url is None:
+            return (f"Read first: the chapter \"{self.title}\" (book/{self.chapter}.html of the rendered book: "
+                    f"build it with `make book` in the course's folder, or set {BOOK_VARIABLE} to the book's "
+                    "address your instructor gives)")
+        return f"Read first: the chapter \"{self.title}\": {self.url}"
 
     def __repr__(self) -> str:
         return str(self)
@@ -55,10 +71,11 @@ class ChapterPage:
         import html
 
         title = html.escape(self.title)
-        if self.path is None:
+        if self.url is None:
             return (f"<p>Read first: the chapter <em>{title}</em> (<code>book/{self.chapter}.html</code> of the "
-                    "rendered book; build it with <code>make book</code> in the course's folder).</p>")
-        return (f'<p>Read first: the chapter <a href="{html.escape(self.path.as_uri())}" target="_blank">{title}</a> '
+                    "rendered book: build it with <code>make book</code> in the course's folder, or set "
+                    f"<code>{BOOK_VARIABLE}</code> to the book's address your instructor gives).</p>")
+        return (f'<p>Read first: the chapter <a href="{html.escape(self.url)}" target="_blank">{title}</a> '
                 f"(or run <code>open_chapter(\"{self.chapter}\")</code> to open it in your browser).</p>")
 
 
@@ -66,13 +83,23 @@ def chapter_page(chapter: str) -> ChapterPage:
     """The chapter `chapter` ("masks", ...): its title and rendered page. ValueError for an unknown chapter."""
     if chapter not in CHAPTER_TITLES:
         raise ValueError(f"unknown chapter {chapter!r}; the chapters are {', '.join(CHAPTER_TITLES)}")
+    title = CHAPTER_TITLES[chapter]
+    where = os.environ.get(BOOK_VARIABLE, "").strip()
+    if where.startswith(("http://", "https://")):
+        return ChapterPage(chapter, title, None, f"{where.rstrip('/')}/book/{chapter}.html")
+    if where:
+        folder = Path(where).expanduser()
+        if not folder.is_dir():
+            raise ValueError(f"{BOOK_VARIABLE} is {where!r}: neither an http(s) address nor a folder")
+        page = folder / "book" / f"{chapter}.html"
+        return ChapterPage(chapter, title, page if page.is_file() else None)
     page = RENDERED / f"{chapter}.html"
-    return ChapterPage(chapter, CHAPTER_TITLES[chapter], page if page.is_file() else None)
+    return ChapterPage(chapter, title, page if page.is_file() else None)
 
 
 def open_chapter(chapter: str) -> ChapterPage:
     """Open the chapter's rendered page in the default browser (if the book is built); returns the page."""
     page = chapter_page(chapter)
-    if page.path is not None:
-        webbrowser.open(page.path.as_uri())
+    if page.url is not None:
+        webbrowser.open(page.url)
     return page

@@ -25,6 +25,7 @@ def test_every_exercise_chapter_has_its_books_title():
 
 
 def test_the_page_is_found_beside_the_checkout_or_the_student_is_told_how_to_build_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(book.BOOK_VARIABLE, raising=False)
     monkeypatch.setattr(book, "RENDERED", tmp_path)
     missing = book.chapter_page("masks")
     assert missing.path is None and "make book" in str(missing) and "book/masks.html" in missing._repr_html_()
@@ -35,6 +36,23 @@ def test_the_page_is_found_beside_the_checkout_or_the_student_is_told_how_to_bui
     opened = []
     monkeypatch.setattr(book.webbrowser, "open", opened.append)
     assert book.open_chapter("masks") == page and opened == [page.path.as_uri()]
+
+
+def test_an_installed_package_is_pointed_at_a_hosted_book_or_a_built_copy(tmp_path, monkeypatch):
+    monkeypatch.setattr(book, "RENDERED", tmp_path / "no-checkout")  # installed from a wheel: nothing beside it
+    monkeypatch.setenv(book.BOOK_VARIABLE, "https://course.example.org/attention/")
+    page = book.chapter_page("masks")
+    assert page.path is None and page.url == "https://course.example.org/attention/book/masks.html"
+    assert page.url in str(page) and f'href="{page.url}"' in page._repr_html_()
+    copy = tmp_path / "html"
+    (copy / "book").mkdir(parents=True)
+    (copy / "book" / "masks.html").write_text("<html></html>")
+    monkeypatch.setenv(book.BOOK_VARIABLE, str(copy))
+    assert book.chapter_page("masks").url == (copy / "book" / "masks.html").as_uri()
+    assert book.chapter_page("cost").url is None and book.BOOK_VARIABLE in str(book.chapter_page("cost"))
+    monkeypatch.setenv(book.BOOK_VARIABLE, str(tmp_path / "nowhere"))
+    with pytest.raises(ValueError, match="ATTENTION_COURSE_BOOK is .*nowhere.*neither"):
+        book.chapter_page("masks")
 
 
 def test_an_unknown_chapter_is_named_with_the_known_ones():
