@@ -11,21 +11,22 @@ BIN := $(VENV)/bin
 PIP_INSTALL := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 PYTEST_ARGS ?=
 
-.PHONY: help env model book test check clean
+.PHONY: help env model book test check dist clean
 
 help:
 	@echo "make book   build the book into _build/html (sets up .venv and node_modules first)"
 	@echo "make test   run every test (sets up and builds the book first)"
 	@echo "make check  run the unit tests only: no book build, no notebooks, no browser (about a minute)"
+	@echo "make dist   build the wheel students install with pip: the package and the exercise notebooks, no solutions"
 	@echo "make clean  remove the build output (keeps .venv and node_modules)"
 
 # The Python environment, rebuilt when the dependencies change, with the extras the book and the
 # tests need: fast (the compiled tiled path, so the cost chapter and the benchmarks reach n = 16384
-# at full speed), book and test. The torch cross-checks need the torch extra too (see README.md).
+# at full speed), book, test and cluster (Dask: grade --dask and its test on a local cluster). The torch cross-checks need the torch extra too (see README.md).
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attention-course needs Python 3.10 or newer; found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
-	$(PIP_INSTALL) -c requirements/constraints.txt -e ".[fast,book,test]"
+	$(PIP_INSTALL) -c requirements/constraints.txt -e ".[fast,book,test,cluster]"
 	@touch $@
 
 # Browser assets that the pages serve themselves (MathJax), pinned by package-lock.json.
@@ -62,6 +63,18 @@ test: book
 # is collected there: the notebooks under tests/ are test data).
 check: $(VENV)/.installed
 	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py $(PYTEST_ARGS)
+
+# The wheel for students (dist/attention_course-<version>-py3-none-any.whl): the package with the
+# exercise notebooks as package data (setup.py copies exercises/ into it), never solutions/. It is
+# built from a fresh copy of exactly those sources, so nothing stale or private can slip in.
+# `pip install <wheel>` then `attention-course exercises DIR` needs neither Node nor a clone.
+DIST_SOURCES := pyproject.toml setup.py README.md LICENSE attention_course exercises
+dist: $(VENV)/.installed
+	rm -rf dist
+	@tmp=$$(mktemp -d) && cp -r $(DIST_SOURCES) $$tmp/ && find $$tmp -name __pycache__ -prune -exec rm -rf {} + && \
+	  $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $(CURDIR)/dist $$tmp; \
+	  status=$$?; rm -rf $$tmp; exit $$status
+	@echo "dist/: $$(ls dist)"
 
 clean:
 	rm -rf _build

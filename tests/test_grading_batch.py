@@ -4,6 +4,7 @@ Every solution scores full marks, every untouched exercise scores zero without
 crashing, and the hostile corpus is graded correctly in one batch.
 """
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -114,8 +115,8 @@ def test_a_student_folder_is_one_submission(tmp_path):
 
 def test_a_notebook_that_calls_the_package_answer_is_flagged(tmp_path):
     nb = (ROOT / "solutions" / "03_softmax.ipynb").read_text()
-    borrowed = nb.replace('"from attention_course.grading import check_softmax"',
-                          '"from attention_course.grading import check_softmax\\n", "from attention_course import softmax as reference"')
+    borrowed = nb.replace('"from attention_course.grading import check_softmax\\n",',
+                          '"from attention_course.grading import check_softmax\\n", "from attention_course import softmax as reference\\n",')
     assert borrowed != nb
     (tmp_path / "03_softmax.ipynb").write_text(borrowed)
     (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False, sandbox=SANDBOX)
@@ -136,3 +137,48 @@ def test_a_function_that_calls_the_course_answer_at_run_time_is_flagged(tmp_path
     assert grade.status == "used the course's code", nb_grade.incidents
     assert any("softmax(), called by the grader," in i and "attention_course.core.softmax.softmax" in i
                for i in nb_grade.incidents), nb_grade.incidents
+
+
+AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_negative", "padded_own_mask_broadcast",
+            "mha_split_only", "flash_max_starts_at_zero")
+"""Corpus mistakes graded both ways: recognised by prediction, by an error's own line, by the tiled loop."""
+
+
+def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(tmp_path):
+    from attention_course.grading.engine.check import run_check
+
+    corpus = ROOT / "tests" / "grading_corpus" / "mistakes"
+    checks = {c.name: (e, c) for e in EXERCISES for c in e.checks}
+    expected = {}
+    for name in AGREEING:
+        source = (corpus / f"{name}.py").read_text()
+        namespace: dict = {}
+        exec(compile(source, str(corpus / f"{name}.py"), "exec"), namespace)
+        exercise, check = checks[namespace["CHECK"]]
+        nb = nbformat.read(ROOT / "solutions" / f"{exercise.id}.ipynb", as_version=4)
+        cell = next(c for c in nb.cells if c.cell_type == "code" and f"def {check.function}(" in c.source)
+        cell.source = source  # the student's notebook: the solution with this one function done wrong
+        nbformat.write(nb, tmp_path / f"{exercise.id}-{name}.ipynb")
+        expected[name] = (check.name, run_check(check, namespace[check.function], hidden=True))
+    grades = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)
+    for grade in grades:
+        name = grade.submission.name.split("-", 1)[1]
+        check_name, in_notebook = expected[name]
+        in_batch = next(c for c in grade.notebooks[0].checks if c.check == check_name)
+        if in_notebook.smallest is not None:  # the notebook's check shows a smaller failing input first, the batch the input
+            shown = in_notebook.first_failure
+            in_notebook = dataclasses.replace(in_notebook, message=shown.message, hint=shown.hint, mistake=shown.mistake)
+        fields = ("score", "max_score", "status", "mistake", "message", "hint")
+        assert [getattr(in_batch, f) for f in fields] == [getattr(in_notebook, f) for f in fields], name
+        assert [c.hint for c in in_batch.cases] == [c.hint for c in in_notebook.cases], name
+        assert in_notebook.mistake == load_mistake(corpus / f"{name}.py"), name
+        assert in_batch.score < in_batch.max_score and in_batch.hint, name
+    assert len(grades) == len(AGREEING)
+    line = "scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)"
+    assert any(line in c.hint for g in grades for c in g.notebooks[0].checks)  # the student's line, seen in the batch too
+
+
+def load_mistake(path: Path):
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["MISTAKE"]

@@ -13,7 +13,7 @@ import numpy as np
 from attention_course.grading import check_softmax
 from attention_course.grading.batch import _ORDER, FLOOD_BYTES
 from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.gradebook import FIXED_COLUMNS, TAIL_COLUMNS
+from attention_course.grading.gradebook import FIXED_COLUMNS, ROW_STATUSES, TAIL_COLUMNS
 from attention_course.grading.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,12 +55,29 @@ def test_instructors_read_the_real_defaults_columns_and_statuses():
     assert f"(`--check-timeout`, {d.call_seconds:g} s)" in INSTRUCTORS
     assert f"(`--memory-limit`, {d.memory_bytes >> 30}G)" in INSTRUCTORS
     assert FLOOD_BYTES == 1_000_000 and "more than a megabyte" in INSTRUCTORS
-    columns = ", ".join(f"`{c}`" for c in FIXED_COLUMNS) + ", one column per exercise (inputs passed), " + ", ".join(
+    columns = ", ".join(f"`{c}`" for c in FIXED_COLUMNS) + ", one column per exercise (points), " + ", ".join(
         f"`{c}`" for c in TAIL_COLUMNS)
     assert columns in INSTRUCTORS
     documented = set(re.findall(r"^\| `([^`]+)` \|", INSTRUCTORS, flags=re.MULTILINE))
-    assert documented == set(_ORDER) - {"grader error"} | {"ok", "not attempted"}
+    assert documented == set(_ORDER) - {"grader error"} | {"ok", "not attempted", "not in the assignment"} | set(ROW_STATUSES)
 
 
 def test_instructors_read_the_real_process_limit():
     assert f"more processes than the limit ({Limits().processes}) at once" in INSTRUCTORS
+
+
+def test_instructors_read_the_real_zip_limits_and_lms_columns():
+    from attention_course.grading.intake import ROSTER_COLUMNS, ZipLimits
+    from attention_course.grading.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
+
+    z = ZipLimits()
+    entries = f"{z.entries:,}".replace(",", " ")
+    assert f"{entries} entries, {z.file_bytes >> 20} MiB for one\nfile or {z.total_bytes >> 30} GiB" in INSTRUCTORS
+    assert ",".join(ROSTER_COLUMNS) in INSTRUCTORS
+    assert ", ".join(f"`{c}`" for c in CANVAS_ID_COLUMNS) in INSTRUCTORS
+    assert ", ".join(f"`{c}`" for c in MOODLE_COLUMNS) in INSTRUCTORS
+
+
+def test_both_pages_give_the_wheel_route_first():
+    assert STUDENTS.index("attention-course exercises") < STUDENTS.index("## Open an exercise")
+    assert INSTRUCTORS.index("make dist") < INSTRUCTORS.index("## What is where")

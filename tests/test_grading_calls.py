@@ -57,7 +57,8 @@ def test_stub_is_not_implemented():
 
 def test_exceptions_are_results():
     obs = observe_call(lambda: 1 / 0, ())
-    assert obs.status == calls.RAISED and obs.error == "ZeroDivisionError: division by zero"
+    assert obs.status == calls.RAISED and obs.error.splitlines()[0] == "ZeroDivisionError: division by zero"
+    assert calls.error_line(obs.error) == "obs = observe_call(lambda: 1 / 0, ())"  # the caller's own line
 
 
 def test_sys_exit_and_memory_error_are_named():

@@ -3,7 +3,7 @@
 import numpy as np
 
 from attention_course.grading.engine.calls import Opaque
-from attention_course.grading.engine.cases import Case, format_value, shape_of
+from attention_course.grading.engine.cases import Case, format_value, generated, shape_of
 
 
 def test_small_arrays_are_printed_with_their_shape():
@@ -35,7 +35,29 @@ def test_tuples_name_their_items():
 
 def test_describe_names_every_argument():
     c = Case("x", (np.array([1.0, 2.0]), 4), {"axis": 0}, note="made up")
-    assert c.describe(("scores", "d_k")) == "scores = [1., 2.]\nd_k = 4\naxis = 0\n(made up)"
+    assert c.describe(("scores", "d_k")) == "scores = np.array([1.0, 2.0])\nd_k = 4\naxis = 0\n(made up)"
+
+
+def test_small_inputs_are_copyable_code_that_rebuilds_them_exactly():
+    arrays = (np.array([[0.1, -np.inf], [1 / 3, 2.0]]), np.array([True, False]),
+              np.random.default_rng(0).standard_normal(5).astype(np.float32), np.arange(3))
+    text = Case("c", arrays).describe(("a", "b", "c", "d"))
+    namespace = {"np": np}
+    exec(text, namespace)
+    for name, arr in zip("abcd", arrays):
+        assert namespace[name].dtype == arr.dtype and np.array_equal(namespace[name], arr), name
+
+
+def test_generated_inputs_show_the_code_that_made_them():
+    c = generated("big", "rng = np.random.default_rng(5)\nx = rng.standard_normal((10, 10))", ("x",))
+    assert c.describe(("x",)).startswith("rng = np.random.default_rng(5)")
+    assert np.array_equal(c.args[0], np.random.default_rng(5).standard_normal((10, 10)))
+
+
+def test_hidden_inputs_are_described_never_shown():
+    c = Case("a secret", (np.array([123.456, 7.0]),), hidden=True)
+    text = c.describe(("x",))
+    assert "a secret" in text and "shape (2,)" in text and "123" not in text
 
 
 def test_float32_inputs_are_compared_more_loosely():

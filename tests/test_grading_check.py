@@ -12,8 +12,10 @@ from attention_course.grading.exercises.softmax import SOFTMAX
 
 
 def good_softmax(x, axis=-1):
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - np.where(np.isfinite(m), m, 0.0))  # a slice of -inf only: shifted by 0
+    total = e.sum(axis=axis, keepdims=True)
+    return e / np.where(total > 0, total, 1.0)
 
 
 def test_visible_and_hidden_inputs():
@@ -70,7 +72,10 @@ def test_judge_reads_every_kind_of_observation():
     for obs, status in kinds.items():
         assert judge(SOFTMAX, 1, obs).status == status, obs
     broadcast = judge(SOFTMAX, 1, Observation(calls.RAISED, error="ValueError: operands could not be broadcast"))
-    assert "keepdims" in broadcast.hint
+    assert "keepdims" not in broadcast.hint  # the line that failed is not known: no operation is named
+    seen = judge(SOFTMAX, 1, Observation(calls.RAISED, error="ValueError: operands could not be broadcast"
+                                          + calls.AT_LINE + "e = np.exp(x - np.max(x, axis=axis))"))
+    assert "keepdims" in seen.hint
 
 
 def test_judge_of_a_returned_value_matches_the_in_process_check():

@@ -94,3 +94,21 @@ def test_package_answers_used_by_a_notebook_are_named():
              "def attention(Q, K, V):\n    return ac.scaled_dot_product_attention(Q, K, V), None"]
     assert package_names_used(cells, attention) == ["attention_weights", "scaled_dot_product_attention"]
     assert package_names_used(["from attention_course import softmax"], BY_ID["03_softmax"]) == ["softmax"]
+
+
+@pytest.mark.parametrize("check", [c for e in EXERCISES for c in e.checks], ids=lambda c: c.name)
+def test_every_visible_input_can_be_rebuilt_from_what_the_student_is_shown(check):
+    from attention_course.grading.engine.cases import SHOW_MAX_ELEMENTS
+
+    for case in check.cases:
+        if case.hidden:
+            continue
+        namespace = {"np": np}
+        exec(case.describe(check.params).split("\n(")[0], namespace)  # the shown code, less any note
+        for name, value in zip(check.params, case.args):
+            if isinstance(value, np.ndarray):
+                rebuilt = namespace[name]
+                assert rebuilt.dtype == value.dtype and np.array_equal(rebuilt, value), (case.label, name)
+                assert case.code or value.size <= SHOW_MAX_ELEMENTS, (case.label, name)
+            else:
+                assert namespace[name] == value, (case.label, name)

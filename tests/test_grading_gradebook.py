@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/gradebook.py: the CSV, the JSON report, the student's table."""
+"""Tests for attention_course/grading/gradebook.py: the CSV, the JSON report, merging, the student's table."""
 
 import csv
 import json
@@ -8,9 +8,11 @@ import pytest
 
 from attention_course.grading.engine import results
 from attention_course.grading.batch import NotebookGrade, Submission, SubmissionGrade
-from attention_course.grading.exercises import BY_ID
+from attention_course.grading.assignment import from_dict
+from attention_course.grading.exercises import BY_ID, EXERCISES
 from attention_course.grading.gradebook import (
-    GradebookExists, ensure_writable, format_report, free_path, report_path, write_gradebook,
+    FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, build_report, csv_text, ensure_writable, format_report,
+    free_path, merge_reports, report_path, write_gradebook,
 )
 
 
@@ -39,23 +41,35 @@ def grades():
     return [alice, bob, broken, carol]
 
 
-def test_csv_has_a_row_per_submission_and_a_column_per_exercise(tmp_path):
+def test_csv_has_a_row_per_submission_and_a_column_per_exercise_of_the_assignment(tmp_path):
     csv_path, json_path = write_gradebook(grades(), tmp_path / "gradebook.csv")
     assert json_path == tmp_path / "gradebook.json"
     rows = list(csv.DictReader(csv_path.open()))
-    assert list(rows[0]) == ["name", "path", "status", "01_dot_scores", "03_softmax", "total", "max_total", "feedback"]
+    assert list(rows[0]) == [*FIXED_COLUMNS, *(e.id for e in EXERCISES), *TAIL_COLUMNS]
     by_name = {r["name"]: r for r in rows}
     softmax_max = BY_ID["03_softmax"].max_score
-    assert by_name["alice"]["03_softmax"] == "8" and by_name["alice"]["01_dot_scores"] == ""
-    assert by_name["alice"]["max_total"] == str(softmax_max)
+    assert by_name["alice"]["03_softmax"] == "8" and by_name["alice"]["01_dot_scores"] == "0"
+    # the maximum is the assignment's (by default every exercise), whatever the submission or the batch holds
+    full = str(sum(e.max_score for e in EXERCISES))
+    assert {r["max_total"] for r in rows} == {full}
     assert "softmax 8/" in by_name["alice"]["feedback"] and "subtract the max" in by_name["alice"]["feedback"]
-    assert by_name["bob"]["feedback"] == "all checks passed"
+    assert "01_dot_scores: no notebook" in by_name["alice"]["feedback"]
     assert by_name["eve"]["status"] == "invalid notebook" and by_name["eve"]["total"] == "0"
     assert "not a valid notebook" in by_name["eve"]["feedback"]
-    # a student's folder is graded on every exercise of the batch: the missing one counts 0
-    assert by_name["carol"]["03_softmax"] == "0" and by_name["carol"]["total"] == "6"
-    assert by_name["carol"]["max_total"] == str(BY_ID["01_dot_scores"].max_score + softmax_max)
-    assert "03_softmax: no notebook" in by_name["carol"]["feedback"]
+    dot_max = str(BY_ID["01_dot_scores"].max_score)  # carol's 6/6 is worth the exercise's full points
+    assert by_name["carol"]["01_dot_scores"] == dot_max and by_name["carol"]["total"] == dot_max
+    assert by_name["bob"]["total"] == str(softmax_max)
+
+
+def test_points_come_from_the_assignment(tmp_path):
+    assignment = from_dict({"exercises": ["03_softmax"], "points": 20})
+    csv_path, _ = write_gradebook(grades(), tmp_path / "gradebook.csv", assignment=assignment)
+    rows = {r["name"]: r for r in csv.DictReader(csv_path.open())}
+    maximum = BY_ID["03_softmax"].max_score
+    assert list(next(iter(rows.values()))) == [*FIXED_COLUMNS, "03_softmax", *TAIL_COLUMNS]
+    assert float(rows["alice"]["03_softmax"]) == pytest.approx(20 * 8 / maximum, abs=0.005) and rows["alice"]["max_total"] == "20"
+    assert rows["bob"]["total"] == "20" and rows["carol"]["total"] == "0"  # carol's 01_dot_scores is not in it
+    assert "not in the assignment" not in rows["carol"]["status"]  # graded before: the batch decides nothing here
 
 
 def test_json_report_keeps_every_case(tmp_path):
@@ -64,6 +78,26 @@ def test_json_report_keeps_every_case(tmp_path):
     assert report["settings"] == {"jobs": 2} and report["exercises"]["03_softmax"]["max_score"] > 0
     alice = report["submissions"][0]
     assert alice["name"] == "alice" and alice["notebooks"][0]["checks"][0]["cases"][0]["inputs"] == "x = 1"
+
+
+def test_merge_replaces_rows_by_student_and_keeps_the_class_order():
+    everyone = build_report(grades())
+    regraded = grades()[0]
+    regraded.notebooks[0] = softmax_grade(BY_ID["03_softmax"].max_score)
+    merged = merge_reports([everyone, build_report([regraded])])
+    assert [r["name"] for r in merged["submissions"]] == ["alice", "bob", "eve", "carol"]
+    assert merged["submissions"][0]["03_softmax"] == BY_ID["03_softmax"].max_score
+    bob_again = grades()[1]
+    bob_again.notebooks[0] = softmax_grade(0)
+    bob_again.submission.order = 0  # graded on its own, without the class: its place comes from the gradebook
+    everyone_orders = [dict(r, order=i) for i, r in enumerate(everyone["submissions"])]
+    merged = merge_reports([{**everyone, "submissions": everyone_orders}, build_report([bob_again])])
+    assert [r["name"] for r in merged["submissions"]] == ["alice", "bob", "eve", "carol"]
+    assert merged["submissions"][1]["03_softmax"] == 0
+    assert csv_text(merge_reports([everyone])) == csv_text(everyone)
+    other = build_report(grades(), from_dict({"exercises": ["03_softmax"]}))
+    with pytest.raises(MergeError, match="different assignments"):
+        merge_reports([everyone, other])
 
 
 def test_an_existing_gradebook_is_never_overwritten_silently(tmp_path):
@@ -77,7 +111,7 @@ def test_an_existing_gradebook_is_never_overwritten_silently(tmp_path):
     with pytest.raises(GradebookExists):
         ensure_writable(report_only)
     write_gradebook(grades(), out, force=True)
-    assert out.read_text().startswith("name,path,status")
+    assert out.read_text().startswith(",".join(FIXED_COLUMNS))
     assert free_path(out) == tmp_path / "gradebook-2.csv"
 
 
@@ -86,5 +120,19 @@ def test_student_table_names_checks_and_details():
                                                           incidents=["not one of the exercises"])])
     assert "03_softmax.ipynb — 03_softmax: 8/" in text
     assert "✗ softmax" in text and "What went wrong" in text and "subtract the max" in text
-    assert "y.ipynb — (not an exercise): 0/0, unknown exercise" in text and "! not one of the exercises" in text
+    assert "y.ipynb — (not an exercise): 0/0 inputs passed; the notebook: unknown exercise" in text
+    full = BY_ID["03_softmax"].max_score
+    assert f"03_softmax: 8/{full} inputs passed; the notebook ran: ok" in text and f"✗ softmax failed; 8/{full} inputs passed" in text
+    assert "! not one of the exercises" in text
     assert "Total: 8/" in text
+
+
+def test_the_feedback_cell_never_quotes_a_hidden_input(tmp_path):
+    hidden = results.CaseResult("float32 scores", "x = [0.5, 0.25]", "[0.56, 0.44]", "[nan, nan]", results.FAILED,
+                                "got nan at index 0 where 0.5622 was expected", "subtract the max", hidden=True)
+    check = results.CheckResult.from_cases("softmax", "softmax", [hidden])
+    grade = SubmissionGrade(Submission("dan", "sub/dan.ipynb", [Path("sub/dan.ipynb")]),
+                            [NotebookGrade("sub/dan/03_softmax.ipynb", "03_softmax", [check], "ok")])
+    csv_path, _ = write_gradebook([grade], tmp_path / "gradebook.csv")
+    cell = next(csv.DictReader(csv_path.open()))["feedback"]
+    assert "only the grader tries: float32 scores" in cell and "0.5622" not in cell and "subtract the max" in cell

@@ -1,10 +1,14 @@
 """Tests for attention_course/grading/engine/mistakes.py: every mistake of the corpus is recognised.
 
 tests/grading_corpus/mistakes/ holds one wrong implementation per common
-mistake; each names its check (CHECK) and the mistake it must be diagnosed as
-(MISTAKE). The check must fail it and give that mistake's hint.
+mistake; each names its check (CHECK), the mistake it must be diagnosed as
+(MISTAKE, or None for a wrong answer caught but not named, when HINT says what
+the hint must contain) and the marks it must get (MARKS, e.g. "3/10", with the
+hidden inputs). The check must fail it, give that mistake's hint, and never
+claim anything about it that `audit` finds untrue.
 """
 
+import dataclasses
 import importlib.util
 from pathlib import Path
 
@@ -14,7 +18,11 @@ import pytest
 from attention_course.grading.engine.cases import Case
 from attention_course.grading.engine.check import run_check
 from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.engine.mistakes import difference, diagnose, same_values
+from attention_course.core.softmax import softmax
+from attention_course.grading.engine.audit import _unsupported_error_hint, audit
+from attention_course.grading.engine.calls import AT_LINE
+from attention_course.grading.engine.mistakes import difference, diagnose, observe, same_values
+from attention_course.grading.exercises.softmax import NO_MAX_SUBTRACTION
 
 CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
 CHECKS = {check.name: check for exercise in EXERCISES for check in exercise.checks}
@@ -37,19 +45,23 @@ ENTRIES = sorted(CORPUS.glob("*.py"))
 
 
 @pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
-def test_each_wrong_implementation_gets_its_hint(path):
+def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
     result = run_check(check, getattr(wrong, check.function), hidden=True)
     assert not result.passed
     assert result.mistake == wrong.MISTAKE, str(result)
+    assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
+    words = " ".join(str(result).split())  # the text form wraps long hints
+    assert " ".join(result.hint.split()) in words
+    if wrong.MISTAKE is None:
+        assert wrong.HINT in " ".join(result.hint.split()), str(result)
+        return
     hints = {m.hint for m in check.mistakes if m.id == wrong.MISTAKE}
     failing = [c for c in result.cases if c.mistake == wrong.MISTAKE]
     assert failing and all(c.hint for c in failing)
     if hints:  # mistakes recognised by prediction carry the prediction's own hint
         assert {c.hint for c in failing} <= hints
-    words = " ".join(str(result).split())  # the text form wraps long hints
-    assert " ".join(result.hint.split()) in words
 
 
 def test_the_corpus_covers_every_mistake_the_book_warns_against():
@@ -84,3 +96,63 @@ def test_unexplained_wrong_values_get_a_generic_diagnosis():
     message, mistake = diagnose(case, np.zeros(2), np.array([np.inf, 0.0]), {}, ())
     assert mistake.id == "not_finite"
     assert diagnose(case, np.zeros(2), np.zeros(2), {}, ()) is None
+
+
+@pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
+def test_no_hint_in_the_corpus_contradicts_its_submission(path):
+    wrong = load(path)
+    check = CHECKS[wrong.CHECK]
+    assert audit(check, getattr(wrong, check.function)) == []
+
+
+def test_the_audit_reports_a_claim_the_submission_does_not_bear_out():
+    def flipped(x, axis=-1):
+        return softmax(-np.asarray(x), axis=axis)
+
+    honest = CHECKS["softmax"]
+    assert audit(honest, flipped) == []
+    blames_overflow = dataclasses.replace(  # every prediction gone: the same answer blamed on overflow
+        honest, mistakes=(), specific=lambda case, expected, got: dataclasses.replace(NO_MAX_SUBTRACTION, predict=None))
+    assert any("could not be verified" in p for p in audit(blames_overflow, flipped))
+    overflow = dataclasses.replace(NO_MAX_SUBTRACTION, predict=lambda x, axis=-1: -x)  # predicts something else
+    wrong_prediction = dataclasses.replace(honest, mistakes=(overflow,), specific=lambda case, expected, got: overflow)
+    assert any("no prediction" in p for p in audit(wrong_prediction, flipped))
+
+
+def test_the_audit_checks_what_an_error_hint_says_of_the_failing_line():
+    error = "ValueError: operands could not be broadcast" + AT_LINE + "scores = np.where(mask, s, -np.inf)"
+    assert "`.T`" in _unsupported_error_hint("Your `.T` reverses all the axes.", error)
+    assert "quotes" in _unsupported_error_hint("The line that failed, `s = q @ k.T`, ...", error)
+    assert _unsupported_error_hint("The line that failed, `scores = np.where(mask, s, -np.inf)`, ...", error) is None
+
+
+def test_an_unexplained_difference_is_described_by_what_was_observed():
+    tol = (1e-6, 1e-9)
+    expected = np.arange(1.0, 7.0).reshape(2, 3)
+    assert observe(expected, 2 * expected, tol).id == "observed_constant_factor"
+    assert "exactly 2 times" in observe(expected, 2 * expected, tol).hint
+    assert "√8" in observe(expected, expected * np.sqrt(8), tol).hint
+    assert observe(expected, expected + 0.5, tol).id == "observed_constant_offset"
+    square = np.arange(9.0).reshape(3, 3)
+    assert "transposed" in observe(square, square.T, tol).hint
+    assert "reversed along axis 0" in observe(expected, expected[::-1].copy(), tol).hint
+    rows = np.arange(12.0).reshape(3, 4)
+    assert "in the order [2, 0, 1]" in observe(rows, rows[[2, 0, 1]], tol).hint
+    later = expected.copy()
+    later[1, 2] = 0.0
+    assert observe(expected, later, tol).id == "observed_right_until" and "row 1 is the first wrong" in observe(expected, later, tol).hint
+    with_nan = expected.copy()
+    with_nan[1, 0] = np.nan
+    assert "(1, 0) (row 1)" in observe(expected, with_nan, tol).hint
+    assert observe(expected, np.ones((2, 3)) * 7.5, tol) is None  # nothing simple to say: nothing is said
+    named = observe((expected, expected), (expected, 3 * expected), tol, ("output", "weights"))
+    assert named.hint.startswith("In `weights`: Every value is exactly 3 times")
+
+
+def test_a_prediction_contradicted_by_another_input_is_not_named():
+    def halved(scores, d_k):  # equals dividing by d_k only when d_k = 4
+        return scores / (2 * np.sqrt(d_k))
+
+    result = run_check(CHECKS["scale_scores"], halved, hidden=True)
+    assert result.mistake == "observed_constant_factor"
+    assert all(c.mistake != "divided_by_d_k" for c in result.cases)

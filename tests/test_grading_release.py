@@ -6,7 +6,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from attention_course.grading.exercises import EXERCISES
+from attention_course.book import CHAPTER_TITLES
+from attention_course.grading.exercises import BY_ID, EXERCISES
 from attention_course.grading.release import ReleaseError, exercise_notebook, release, strip_solutions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +86,10 @@ def test_committed_notebooks_have_no_outputs_and_a_python3_kernel():
                     assert cell.outputs == [] and cell.execution_count is None, path
             text = "".join(c.source for c in nb.cells)
             assert ("### BEGIN SOLUTION" in text) == (folder == "solutions"), path
-            assert f"../book/" in text, f"{path} links to no book chapter"
+            assert "](../" not in text, f"{path} has a relative link, which breaks in a copied folder"
+            chapter = BY_ID[path.stem].chapter
+            assert f'chapter_page("{chapter}")' in nb.cells[1].source, f"{path} shows no link to its chapter"
+            assert f"*{CHAPTER_TITLES[chapter]}*" in nb.cells[0].source, f"{path} does not name its chapter"
 
 
 def _one_solution(solutions, body="return 1"):

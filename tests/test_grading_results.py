@@ -25,10 +25,26 @@ def test_first_failure_gives_message_hint_and_mistake():
     assert (r.message, r.hint, r.mistake) == ("got nan", "subtract the max", "no_max_subtraction")
 
 
-def test_unrecognised_first_failure_borrows_a_later_hint():
-    r = CheckResult.from_cases("f", "f", [case(results.FAILED, message="differs"),
-                                          case(results.FAILED, hint="later hint", mistake="m")])
-    assert r.hint == "later hint" and r.mistake == "m" and r.message == "differs"
+def test_message_hint_and_shown_input_come_from_the_same_failure():
+    unrecognised = case(results.FAILED, "first", message="differs")
+    recognised = case(results.FAILED, "second", message="nan at index 2", hint="later hint", mistake="m")
+    r = CheckResult.from_cases("f", "f", [unrecognised, recognised])
+    assert (r.message, r.hint, r.mistake) == ("nan at index 2", "later hint", "m")
+    assert r.first_failure is recognised and "first failing input: second" in str(r)
+    alone = CheckResult.from_cases("f", "f", [unrecognised, case(results.FAILED, "third", message="also")])
+    assert (alone.message, alone.hint, alone.mistake) == ("differs", "", None)
+
+
+def test_headline_says_passed_failed_or_not_attempted_per_function():
+    assert CheckResult.from_cases("f", "softmax", [case(results.PASSED), case(results.FAILED)]).headline() == (
+        "✗ softmax failed; 1/2 inputs passed")
+    assert "softmax passed; 1/1" in CheckResult.from_cases("f", "softmax", [case(results.PASSED)]).headline()
+    assert "softmax not attempted; 0/1" in CheckResult.from_cases("f", "softmax", [case(results.NOT_ATTEMPTED)]).headline()
+
+
+def test_a_note_on_a_right_answer_is_said_without_losing_the_mark():
+    r = CheckResult.from_cases("f", "f", [case(results.PASSED, message="note: dtype float64"), case(results.PASSED)])
+    assert r.passed and r.score == 2 and "(note: dtype float64)" in r.message
 
 
 def test_stub_is_not_attempted_and_says_so():
@@ -52,7 +68,7 @@ def test_text_shows_input_expected_got_and_hint():
     r = CheckResult.from_cases("softmax", "softmax",
                                [case(results.FAILED, "large scores", "got nan", "subtract the max", got="[nan, nan]", hidden=True)])
     text = str(r)
-    for needed in ("✗ softmax: 0/1", "large scores", "x = [1.0, 2.0]", "expected: [0.5, 0.5]", "got: [nan, nan]",
+    for needed in ("✗ softmax failed; 0/1 inputs passed", "large scores", "x = [1.0, 2.0]", "expected: [0.5, 0.5]", "got: [nan, nan]",
                    "hint: subtract the max", "only the batch grader"):
         assert needed in text, needed
     assert repr(r).startswith("CheckResult(")

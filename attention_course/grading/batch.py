@@ -20,7 +20,7 @@ from pathlib import Path
 from .._cpus import available_cores
 from .engine import calls, results
 from .engine.check import judge_all
-from .exercises import EXERCISES, Exercise, identify, package_names_used
+from .exercises import EXERCISES, identify, package_names_used
 from .sandbox import bubblewrap
 from .sandbox.runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
 
@@ -76,13 +76,28 @@ class Submission:
     """One row of the gradebook: a notebook, or a student's folder of notebooks."""
 
     name: str
-    """Shown in the gradebook: the notebook's or the folder's name."""
+    """Shown in the gradebook: the student's name from the roster, else the notebook's or the folder's name."""
     path: str
-    """The file or folder graded."""
+    """The file or folder graded (several, separated by "; ", when a student's work came in more than one)."""
     notebooks: list[Path]
     """The notebooks it holds."""
     is_folder: bool = False
-    """A folder is graded against every exercise of the batch; a notebook against its own."""
+    """A student's folder (or LMS submission) rather than a single notebook."""
+    student: dict[str, str] = field(default_factory=dict)
+    """The roster's entry (student_id, name, email, LMS ids), empty when there is no roster or no match."""
+    submitted: str | None = None
+    """When it was submitted (ISO 8601), if known: the latest modification time of its files."""
+    marked_late: bool = False
+    """The LMS marked it late (Canvas's `late` in the file name)."""
+    issues: list[str] = field(default_factory=list)
+    """What intake found and did not resolve by itself: duplicates, ignored files, no match on the roster."""
+    order: int = 0
+    """Its place in the whole class's gradebook (shards and regrades keep it)."""
+
+    @property
+    def key(self) -> str:
+        """What identifies the row when gradebooks are merged: the student id, else the name."""
+        return self.student.get("student_id") or self.name
 
 
 @dataclass
@@ -109,8 +124,8 @@ class SubmissionGrade:
             return "no notebooks"
         if len(self.notebooks) == 1:
             return self.notebooks[0].status
-        if all(nb.status == "ok" for nb in self.notebooks):
-            return "ok"
+        if len({nb.status for nb in self.notebooks}) == 1:
+            return self.notebooks[0].status
         return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.status != "ok")
 
 
@@ -136,9 +151,11 @@ def collect(paths: list[str | Path]) -> list[Submission]:
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
-                   sandbox: bool = True) -> NotebookGrade:
+                   sandbox: bool = True, assignment=None) -> NotebookGrade:
     """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
 
+    `assignment` (an `assignment.Assignment`): its checks, time limits and
+    hidden inputs are used, and its `hidden` replaces the argument.
     SandboxUnavailable if `sandbox` and bubblewrap cannot be used on this machine.
     """
     path = Path(path)
@@ -154,16 +171,27 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     if exercise is None:
         return NotebookGrade(str(path), None, status="unknown exercise", incidents=[
             "not one of the exercises: no exercise metadata, file name or function names matched"])
-    requested, where = _calls(exercise, limits, hidden)
+    checks, seconds = exercise.checks, None
+    if assignment is not None:
+        if assignment.rule(exercise.id) is None:
+            return NotebookGrade(str(path), exercise.id, status="not in the assignment", incidents=[
+                f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded"])
+        checks, hidden = assignment.checks(exercise.id), assignment.hidden
+        seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
+    requested, where = _calls(checks, limits, hidden, seconds)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
     grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    for index, cell in sorted(run.cells.items()):
+        if cell.status == "error":  # the student should know which cell, and what it raised
+            raised = cell.error.strip().splitlines()[-1] if cell.error.strip() else "an exception"
+            grade.incidents.append(f"code cell {index + 1} raised {raised}; the other cells still ran")
     borrowed = package_names_used(cells, exercise)
     if borrowed:
         names = ", ".join(f"attention_course.{n}" for n in borrowed)
         grade.incidents.append(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a look")
         if any(_is_course_code(n) for n in borrowed):
             run.flags.append("used the course's code")
-    for check in exercise.checks:
+    for check in checks:
         observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
         try:
             grade.checks.append(judge_all(check, observations))
@@ -175,15 +203,21 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     return grade
 
 
-def _calls(exercise: Exercise, limits: Limits, hidden: bool) -> tuple[list[Call], dict[int, tuple[str, int]]]:
-    """The calls that grade an exercise, and call id -> (check name, case index)."""
+def _calls(checks, limits: Limits, hidden: bool,
+           seconds: dict[str, float] | None = None) -> tuple[list[Call], dict[int, tuple[str, int]]]:
+    """The calls that grade an exercise's checks, and call id -> (check name, case index).
+
+    `seconds`: check name -> time limit per call (an assignment's per-check
+    limits); the other checks get the grader's `limits.call_seconds`.
+    """
     requested, where = [], {}
-    for check in exercise.checks:
+    for check in checks:
+        call_seconds = (seconds or {}).get(check.name, limits.call_seconds)
         for i in check.indices(hidden):
             case = check.cases[i]
             call_id = len(requested)
             requested.append(Call(call_id, check.name, check.function, case.args, dict(case.kwargs),
-                                  limits.call_seconds, case.measure_memory))
+                                  call_seconds, case.measure_memory))
             where[call_id] = (check.name, i)
     return requested, where
 
@@ -237,34 +271,47 @@ def _kill_status(reason: str) -> str:
 
 
 def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
-                      progress: bool = True, hidden: bool = True, sandbox: bool = True) -> list[SubmissionGrade]:
+                      progress: bool = True, hidden: bool = True, sandbox: bool = True, assignment=None,
+                      cluster=None) -> list[SubmissionGrade]:
     """Grade every notebook of every submission, `jobs` at a time (default: one per core).
 
     Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
     SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
+    `assignment`: grade with its checks, limits and hidden inputs (see `grade_notebook`).
+    `cluster`: a `dask.distributed.Client`; each submission is then one task on
+    its workers (see `cluster.py`), graded there by this same code.
     """
-    if sandbox:
+    if sandbox and cluster is None:
         bubblewrap.find()
-    for exercise in EXERCISES:  # expected results are computed once, before the threads start
-        for check in exercise.checks:
-            check.prepare()
-    jobs = jobs or default_jobs()
+    if cluster is None:  # expected results are computed once, before the threads start
+        for exercise in EXERCISES:
+            for check in (assignment.checks(exercise.id) if assignment and assignment.rule(exercise.id) else exercise.checks):
+                check.prepare()
     notebooks = [(s, nb) for s in submissions for nb in s.notebooks]
     grades: dict[tuple[int, int], NotebookGrade] = {}
     bar = _progress(len(notebooks), progress)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {
-            pool.submit(grade_notebook, nb, limits, hidden=hidden, sandbox=sandbox): (si, ni)
-            for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)
-        }
-        for future in as_completed(futures):
-            si, ni = futures[future]
-            try:
-                grades[(si, ni)] = future.result()
-            except Exception as err:  # never lose a row, even to a bug of ours
-                path = submissions[si].notebooks[ni]
-                grades[(si, ni)] = NotebookGrade(str(path), None, status="grader error", incidents=[repr(err)])
-            bar.update(1)
+    if cluster is not None:
+        from .cluster import grade_on_cluster
+
+        for si, notebook_grades in grade_on_cluster(cluster, submissions, limits, hidden=hidden, sandbox=sandbox,
+                                                    assignment=assignment):
+            for ni, grade in enumerate(notebook_grades):
+                grades[(si, ni)] = grade
+            bar.update(len(notebook_grades))
+    else:
+        with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
+            futures = {
+                pool.submit(grade_notebook, nb, limits, hidden=hidden, sandbox=sandbox, assignment=assignment): (si, ni)
+                for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)
+            }
+            for future in as_completed(futures):
+                si, ni = futures[future]
+                try:
+                    grades[(si, ni)] = future.result()
+                except Exception as err:  # never lose a row, even to a bug of ours
+                    path = submissions[si].notebooks[ni]
+                    grades[(si, ni)] = NotebookGrade(str(path), None, status="grader error", incidents=[repr(err)])
+                bar.update(1)
     bar.close()
     return [
         SubmissionGrade(s, [grades[(si, ni)] for ni in range(len(s.notebooks))])

@@ -191,3 +191,47 @@ def _was_generated(path: Path) -> bool:
     except Exception:  # not a notebook we know: leave it alone
         return False
     return METADATA_KEY in nb.metadata
+
+
+PACKAGED = "exercise_notebooks"
+"""Folder of `attention_course.grading` holding the exercise notebooks in a built wheel (see setup.py)."""
+
+
+def packaged_exercises() -> list[Path]:
+    """The exercise notebooks of the installed package; in a clone of the course, those of its exercises/ folder."""
+    import importlib.resources
+
+    inside = importlib.resources.files("attention_course.grading") / PACKAGED
+    if inside.is_dir():
+        found = sorted(Path(str(p)) for p in inside.iterdir() if p.name.endswith(".ipynb"))
+        if found:
+            return found
+    clone = Path(__file__).resolve().parents[2] / "exercises"
+    found = sorted(clone.glob("*.ipynb")) if (clone.parent / "pyproject.toml").exists() else []
+    if not found:
+        raise FileNotFoundError("this installation of attention-course holds no exercise notebooks; "
+                                "reinstall it from the course's wheel")
+    return found
+
+
+def write_exercises(folder: Path | str, *, force: bool = False) -> ReleaseReport:
+    """Copy the packaged exercise notebooks into `folder`; a notebook edited there is kept unless `force` (backed up)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    report = ReleaseReport()
+    for source in packaged_exercises():
+        text = source.read_text(encoding="utf-8")
+        target = folder / source.name
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current == text:
+            report.unchanged.append(target)
+            continue
+        edited = current is not None and edited_since_release(target, nbformat.reads(text, as_version=4))
+        if edited and not force:
+            report.kept.append(target)
+            continue
+        if edited:
+            report.backups.append(_backup(target))
+        target.write_text(text, encoding="utf-8")
+        report.written.append(target)
+    return report

@@ -8,5 +8,6 @@
 - `observe`: the kind of difference a wrong answer shows, said as observed
   (a factor, another order, the first wrong row), and a helper at fault;
 - `shrink`: the smallest input that still fails, shown first;
-- `results`: what a check returns (`CheckResult`, one `CaseResult` per input).
+- `results`: what a check returns (`CheckResult`, one `CaseResult` per input);
+- `audit`: verifying, on a submission, every claim its feedback makes.
 """

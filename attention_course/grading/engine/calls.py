@@ -191,11 +191,51 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
     return Observation(RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak)
 
 
+AT_LINE = "\n  at: "
+"""Separates an error's message from the line of the student's code that raised it."""
+
+
 def format_exception(exc: BaseException, limit: int = 400) -> str:
-    """"TypeError: message", shortened to `limit` characters."""
+    """"TypeError: message", shortened to `limit` characters, then the student's line that raised it.
+
+    The line (after `AT_LINE`) is the last one of the traceback outside NumPy,
+    the standard library and this package: the code the student wrote. Hints
+    may name an operation only if this line shows it.
+    """
     try:
         text = str(exc)
     except Exception:  # a hostile __str__
         text = "(the message could not be shown)"
     text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    line = _own_line(exc)
+    return text + AT_LINE + line if line else text
+
+
+def error_line(error: str) -> str:
+    """The student's line that raised `error` (as format_exception wrote it), or ""."""
+    return error.split(AT_LINE, 1)[1] if AT_LINE in error else ""
+
+
+def _own_line(exc: BaseException) -> str:
+    import linecache
+    import os
+
+    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (np, os, _package()))
+    line = ""
+    try:
+        tb = exc.__traceback__
+        while tb is not None:
+            filename = tb.tb_frame.f_code.co_filename
+            if not filename.startswith(skip):
+                line = linecache.getline(filename, tb.tb_lineno).strip() or line
+            tb = tb.tb_next
+    except Exception:  # a traceback we cannot read gives no line, never an error
+        return ""
+    return line[:200]
+
+
+def _package():
+    import attention_course
+
+    return attention_course

@@ -27,7 +27,10 @@ class Case:
     measure_memory: bool = False
     """Measure the peak memory of the call (for the tiled attention)."""
     note: str = ""
-    """Extra context printed under the inputs (how a large input was made)."""
+    """Extra context printed under the inputs."""
+    code: str = ""
+    """Python that rebuilds the arguments (`rng = np.random.default_rng(SEED)` and the calls that made
+    them), shown instead of large arrays; `generated` makes a case from it, so the code is what ran."""
 
     @property
     def float32(self) -> bool:
@@ -40,15 +43,67 @@ class Case:
         return (2e-4, 1e-5) if self.float32 else (1e-6, 1e-9)
 
     def describe(self, params: tuple[str, ...]) -> str:
-        """The arguments as `name = value` lines, large arrays summarised."""
-        lines = []
-        for name, value in zip(params, self.args):
-            lines.append(_assign(name, value))
-        for name, value in self.kwargs.items():
-            lines.append(_assign(name, value))
+        """The arguments as code a student can copy to rebuild this input.
+
+        Small arrays are printed in full as `np.array([...])`; a case made by
+        `generated` shows its code instead; a hidden case is described by its
+        label and its arguments' shapes, never their values.
+        """
+        named = list(zip(params, self.args)) + list(self.kwargs.items())
+        if self.hidden:
+            lines = [f"({self.label}: an input only the batch grader tries, its values are not shown)"]
+            lines += [f"{name}: {_shape_text(value)}" for name, value in named]
+        elif self.code:
+            lines = [self.code.strip()]
+        else:
+            lines = [_assign(name, value, code=True) for name, value in named]
         if self.note:
             lines.append(f"({self.note})")
         return "\n".join(lines)
+
+
+def generated(label: str, code: str, params: tuple[str, ...], **options) -> Case:
+    """A case whose arguments (named `params`) are made by running `code`, which the student is shown.
+
+    `code` may use `np`; it should start with `rng = np.random.default_rng(SEED)`.
+    """
+    namespace = {"np": np}
+    exec(code, namespace)  # the course's own code, written in this package
+    return Case(label, tuple(namespace[p] for p in params), code=code, **options)
+
+
+def array_code(arr: np.ndarray) -> str:
+    """`np.array([...])` that rebuilds `arr` exactly (shortest round-trip digits)."""
+    dtype = {np.dtype(np.float64): "", np.dtype(np.bool_): ""}.get(arr.dtype, f", dtype=np.{arr.dtype}")
+    if arr.ndim == 0:
+        return f"np.array({_item_code(arr[()])}{dtype})"
+    return f"np.array({_nested_code(arr, 10)}{dtype})"
+
+
+def _nested_code(arr: np.ndarray, indent: int) -> str:
+    if arr.ndim == 1:
+        return "[" + ", ".join(_item_code(x) for x in arr) + "]"
+    inner = [_nested_code(a, indent + 1) for a in arr]
+    return "[" + (",\n" + " " * indent).join(inner) + "]"
+
+
+def _item_code(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return str(bool(x))
+    if isinstance(x, (np.integer, int)):
+        return str(int(x))
+    if np.isnan(x):
+        return "np.nan"
+    if np.isinf(x):
+        return "np.inf" if x > 0 else "-np.inf"
+    return repr(float(x)) if np.asarray(x).dtype == np.float64 else str(x)  # float32: its own shortest form
+
+
+def _shape_text(value) -> str:
+    if isinstance(value, np.ndarray):
+        kind = "booleans" if value.dtype == bool else str(value.dtype)
+        return f"an array of shape {value.shape} ({kind})"
+    return type(value).__name__
 
 
 def random_qkv(rng: np.random.Generator, n_q: int, n_k: int, d_k: int, d_v: int, *, scale: float = 1.0,
@@ -63,8 +118,8 @@ def random_qkv(rng: np.random.Generator, n_q: int, n_k: int, d_k: int, d_v: int,
     return q, k, v
 
 
-def _assign(name: str, value) -> str:
-    text = format_value(value)
+def _assign(name: str, value, code: bool = False) -> str:
+    text = array_code(value) if code and isinstance(value, np.ndarray) and value.size <= SHOW_MAX_ELEMENTS else format_value(value)
     pad = " " * (len(name) + 3)
     first, *rest = text.splitlines() or [""]
     return "\n".join([f"{name} = {first}", *(pad + line for line in rest)])

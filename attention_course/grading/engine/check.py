@@ -10,6 +10,7 @@ the observations to the same `judge`, so both give the same verdict.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +23,10 @@ from . import calls, results
 from .calls import Observation, observe_call
 from .cases import Case, format_value
 from .shrink import Sizes, follow_up
-from .mistakes import MODIFIES_INPUT, Mistake, as_plain, diagnose, modified_arguments, predict_all
+from .mistakes import (
+    DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, as_plain, diagnose, dtype_changed, modified_arguments,
+    precision_lost, predict_all, same_values,
+)
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -80,6 +84,8 @@ class Check:
     """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
     seconds: float = DEFAULT_SECONDS
     """Time limit for one call."""
+    float32_kept: bool = True
+    """A float32 input must give a float32 result (else the right values only earn a note, not the mark's loss)."""
 
     @cached_property
     def cases(self) -> tuple[Case, ...]:
@@ -145,10 +151,86 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
 
 def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:
     """Judge the observed calls (case index -> observation) and summarise them."""
-    case_results = [judge(check, i, obs) for i, obs in sorted(observations.items())]
+    indices = sorted(observations)
+    case_results = [judge(check, i, observations[i]) for i in indices]
+    case_results = _consistent(case_results, check, _contradicted(check, observations))
     if check.refine is not None:
-        case_results = check.refine(tuple(check.cases[i] for i in sorted(observations)), case_results)
+        case_results = check.refine(tuple(check.cases[i] for i in indices), case_results)
     return results.CheckResult.from_cases(check.name, check.function, case_results)
+
+
+def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str]:
+    """Mistakes whose predictions, on some input, differ from what the function returned there.
+
+    A mistake that predicts one failing input but not another (nor a passing
+    one) is not the student's: dividing by 2 sqrt(d_k) equals dividing by d_k
+    when d_k = 4, and nowhere else. Only finite numbers on both sides count:
+    where nan or inf appear, two codes with the same mistake may differ (a
+    guard for rows of -inf), except on an input of finite numbers where the
+    function is right and the mistake gives nan or inf: a softmax right on
+    large scores does not overflow. A check with its own comparison (only some
+    rows graded) is left as it is.
+    """
+    if check.compare is not None:
+        return set()
+    contradicted = set()
+    for i, obs in observations.items():
+        if obs.status != calls.RETURNED:
+            continue
+        predictions, tolerance = check.predictions(i), check.cases[i].tolerance
+        if not _finite(obs.value):
+            continue
+        floats = [a for a in check.cases[i].args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+        expected = check.expected(i)
+        right = (all(np.isfinite(a).all() for a in floats) and same_values(obs.value, expected, tolerance)
+                 and _dtypes(obs.value) == _dtypes(expected))  # widened to float64, a code may not overflow
+        outcome: dict[str, bool] = {}  # id -> does some prediction equal what came back?
+        for position, mistake in enumerate(check.mistakes):
+            predicted = predictions.get(position)
+            if predicted is not None and (_finite(predicted) or right):
+                outcome[mistake.id] = outcome.get(mistake.id, False) or same_values(obs.value, predicted, tolerance)
+        contradicted |= {m for m, matched in outcome.items() if not matched}
+    return contradicted
+
+
+def _dtypes(value) -> tuple:
+    """The dtype of each array of a result (a tuple of them too)."""
+    return tuple(getattr(v, "dtype", None) for v in (value if isinstance(value, tuple) else (value,)))
+
+
+def _finite(value) -> bool:
+    """True for numbers that are all finite (a tuple of them too)."""
+    if isinstance(value, tuple):
+        return all(_finite(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype.kind in "biuf" and bool(np.isfinite(value).all())
+
+
+def _consistent(case_results: list[results.CaseResult], check: Check, contradicted: set[str]) -> list[results.CaseResult]:
+    """Name, on each input, the mistake that explains the most inputs and that no input contradicts.
+
+    A nan row may be what three different softmax mistakes return; the one
+    that also predicts the other failing inputs is the student's. A mistake
+    contradicted elsewhere is dropped, leaving only what was observed.
+    """
+    counts: dict[str, int] = {}
+    for r in case_results:
+        for mistake_id in set(r.matches):
+            counts[mistake_id] = counts.get(mistake_id, 0) + 1
+    hints = {}
+    for m in check.mistakes:
+        hints.setdefault(m.id, m.hint)
+    fixed = []
+    for r in case_results:
+        if r.matches:
+            candidates = [m for m in r.matches if m not in contradicted]
+            if candidates:
+                best = max(candidates, key=lambda m: (counts[m], -r.matches.index(m)))
+                r = dataclasses.replace(r, mistake=best, hint=hints.get(best, r.hint))
+            else:
+                mistake, hint, message = r.unpredicted
+                r = dataclasses.replace(r, mistake=mistake, hint=hint, message=message or r.message, matches=())
+        fixed.append(r)
+    return fixed
 
 
 def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
@@ -160,12 +242,13 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
     else:
         expected_text = format_value(expected, check.output_names)
 
-    def result(status, got, message, hint="", mistake: Mistake | None = None):
+    def result(status, got, message, hint="", mistake: Mistake | None = None, matches=(), unpredicted=(None, "", "")):
         return results.CaseResult(
             label=case.label, inputs=case.describe(check.params),
             expected=expected_text, got=got, status=status,
             message=message, hint=hint or (mistake.hint if mistake else ""),
-            mistake=mistake.id if mistake else None, hidden=case.hidden,
+            mistake=mistake.id if mistake else None, hidden=case.hidden, matches=tuple(matches),
+            unpredicted=unpredicted,
         )
 
     status = obs.status
@@ -215,10 +298,29 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
         return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
     if verdict is not None:
         message, mistake = verdict
-        return result(results.FAILED, got_text, message, mistake=mistake)
+        matches = ()
+        if mistake is not None and any(mistake is m for m in check.mistakes):
+            predictions = check.predictions(i)
+            matches = tuple(dict.fromkeys(
+                m.id for p, m in enumerate(check.mistakes) if same_values(obs.value, predictions.get(p), case.tolerance)))
+            matches = matches if mistake.id in matches else ()
+        unpredicted = (None, "", "")
+        if matches:  # what is said if every matching prediction is contradicted elsewhere
+            fallback = diagnose(case, expected, obs.value, {}, (), check.output_names, check.specific)
+            if fallback is not None:
+                unpredicted = (fallback[1].id, fallback[1].hint, fallback[0]) if fallback[1] else (None, "", fallback[0])
+        return result(results.FAILED, got_text, message, mistake=mistake, matches=matches, unpredicted=unpredicted)
     if check.after_pass is not None:
         extra = check.after_pass(case, obs)
         if extra is not None:
             message, mistake = extra
             return result(results.FAILED, got_text, message, mistake=mistake)
+    narrowed = precision_lost(expected, obs.value)
+    if narrowed:
+        return result(results.FAILED, got_text, narrowed, mistake=PRECISION_LOST)
+    widened = dtype_changed(expected, obs.value)  # float32 in, float32 out: every chapter's promise
+    if widened and check.float32_kept:
+        return result(results.FAILED, got_text, widened, mistake=DTYPE_CHANGED)
+    if widened:  # said, not marked down: this chapter does not ask for float32 yet
+        return result(results.PASSED, got_text, f"note: {widened}")
     return result(results.PASSED, got_text, "")

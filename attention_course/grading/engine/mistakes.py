@@ -58,6 +58,47 @@ NOT_FINITE = Mistake(
 )
 
 
+DTYPE_CHANGED = Mistake(
+    "dtype_changed",
+    "The inputs are float32, and a float32 input must give a float32 result: the values are right, but "
+    "somewhere the numbers became float64. If your function creates an array (np.zeros, np.full, np.empty "
+    "default to float64) or mixes in a float64 array, give it the input's dtype (for example "
+    "dtype=Q.dtype), then nothing is widened.",
+)
+
+
+PRECISION_LOST = Mistake(
+    "precision_lost",
+    "The inputs are float64 and the result came back in a narrower type, so most of its digits were "
+    "thrown away. If your function casts (astype(np.float32)) or creates its arrays with a smaller dtype, "
+    "keep the input's dtype instead.",
+)
+
+
+def precision_lost(expected, got) -> str | None:
+    """A sentence if a float64 result came back as float32 or narrower, else None."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return None
+        return next((m for m in (precision_lost(e, g) for e, g in zip(expected, got)) if m), None)
+    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype == np.float64
+            and got.dtype.kind == "f" and got.dtype.itemsize < 8):
+        return f"the float64 inputs gave a result of dtype {got.dtype} (expected float64): digits were lost"
+    return None
+
+
+def dtype_changed(expected, got) -> str | None:
+    """A sentence if a float32 result came back as float64 (or another float type), else None."""
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return None
+        return next((m for m in (dtype_changed(e, g) for e, g in zip(expected, got)) if m), None)
+    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype == np.float32
+            and got.dtype.kind == "f" and got.dtype != np.float32):
+        return f"right values, but the float32 inputs gave a result of dtype {got.dtype} (expected float32)"
+    return None
+
+
 def modified_arguments(case: Case, args_after: tuple, params: tuple[str, ...]) -> list[str]:
     """Names of the array arguments whose contents the call changed."""
     changed = []
@@ -68,8 +109,13 @@ def modified_arguments(case: Case, args_after: tuple, params: tuple[str, ...]) -
     return changed
 
 
-def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None) -> str | None:
-    """None if `got` matches `expected`, else one sentence saying how it differs."""
+def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
+               seen: bool = False) -> str | None:
+    """None if `got` matches `expected`, else one sentence saying how it differs.
+
+    With `seen`, the sentence also names the kind of difference observed (a factor, another order, the first
+    wrong row, a few digits only): for a failure whose hint does not already describe it.
+    """
     if isinstance(expected, tuple):
         names = names or tuple(f"item {i}" for i in range(len(expected)))
         if not isinstance(got, tuple):
@@ -77,7 +123,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
         if len(got) != len(expected):
             return f"expected a tuple of {len(expected)} ({', '.join(names)}), got a tuple of {len(got)}"
         for name, e, g in zip(names, expected, got):
-            msg = difference(e, g, tolerance)
+            msg = difference(e, g, tolerance, seen=seen)
             if msg:
                 return f"{name}: {msg}"
         return None
@@ -105,10 +151,10 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
     i = tuple(int(j) for j in bad[0]) if val.ndim else ()
     n_nan = int(np.isnan(val).sum() - np.isnan(exp).sum())
     others = f" ({len(bad)} of {val.size} entries differ)" if val.size > 1 else ""
-    seen = describe(expected, got, tolerance)  # what kind of difference: a factor, an order, the first wrong row
+    kind = describe(expected, got, tolerance) if seen else ""  # a factor, an order, the first wrong row
     if n_nan > 0:
-        return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{seen}"
-    return f"at index {_index(i)} expected {exp[i]:.4g}, got {val[i]:.4g}{others}{seen}"
+        return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{kind}"
+    return f"at index {_index(i)} expected {exp[i]:.4g}, got {val[i]:.4g}{others}{kind}"
 
 
 def same_values(got, predicted, tolerance: tuple[float, float]) -> bool:
@@ -172,9 +218,95 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
         return message, NOT_A_TUPLE
     if shape_of(got) != shape_of(expected) and not isinstance(expected, tuple):
         return message, WRONG_SHAPE
-    if _has_non_finite(got) and not _has_non_finite(expected):
-        return message, NOT_FINITE
-    return message, None
+    found = observe(expected, got, case.tolerance, names)
+    if found is None:  # no hint describes the difference: the message says what kind of difference it is
+        message = difference(expected, got, case.tolerance, names, seen=True)
+    return message, found
+
+
+def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None) -> Mistake | None:
+    """What kind of difference a wrong result shows, when one is observed: a Mistake whose hint says only that.
+
+    nan or inf and where it first appears; every value the same constant times
+    (or plus) the expected one; the right values in another order (transposed,
+    reversed, rows swapped); right up to some row and wrong after it. Values
+    right to a few digits only get no hint: the message says how many digits.
+    Nothing is guessed: each is checked on the numbers, and `audit` checks it
+    again.
+    """
+    if isinstance(expected, tuple):
+        if not isinstance(got, tuple) or len(got) != len(expected):
+            return None
+        names = names or tuple(f"item {i}" for i in range(len(expected)))
+        for name, e, g in zip(names, expected, got):
+            if difference(e, g, tolerance) is not None:
+                found = observe(e, g, tolerance)
+                return None if found is None else Mistake(found.id, f"In `{name}`: {found.hint}")
+        return None
+    if not (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)) or got.shape != expected.shape:
+        return None
+    if expected.dtype.kind not in "fiu" or got.dtype.kind not in "fiu" or got.size == 0:
+        return None
+    exp, val = expected.astype(np.float64), got.astype(np.float64)
+    rtol, atol = tolerance
+    close = lambda a, b: bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))  # noqa: E731
+    bad = ~np.isfinite(val) & np.isfinite(exp)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"index {first[0]}" if len(first) == 1 else f"index {first} (row {first[0]})"
+        return Mistake("not_finite", f"nan or inf appears where every expected value is finite: the first at {where}, "
+                       f"{int(bad.sum())} of {val.size} entries in all. Print the intermediate results for that "
+                       "entry to see which step makes it.")
+    if not (np.isfinite(exp).all() and np.isfinite(val).all()):
+        return None
+    worst = float(np.max(np.abs(val - exp) / np.maximum(np.abs(exp), 1e-300)))
+    if worst < 1e-2:  # right to a few digits: rounding, not a factor or a row gone wrong (the message says how many)
+        return None
+    if val.size < 2:  # one number: any factor or offset would fit it
+        return None
+    scale = float(np.dot(val.ravel(), exp.ravel()) / np.dot(exp.ravel(), exp.ravel())) if np.any(exp) else 0.0
+    if np.any(exp) and abs(scale - 1) > 1e-6 and scale != 0 and close(val, scale * exp):
+        return Mistake("observed_constant_factor", f"Every value is {_constant(scale)} times the expected one. "
+                       "Look for a factor your code applies once too often, or not at all.")
+    shift = float(np.mean(val - exp))
+    if abs(shift) > atol and close(val, exp + shift):
+        return Mistake("observed_constant_offset", f"Every value is the expected one plus {shift:.6g}. Look for a "
+                       "term your code adds (or subtracts) to every entry.")
+    if close(np.sort(val.ravel()), np.sort(exp.ravel())):
+        how = _rearranged(exp, val, close)
+        return Mistake("observed_permutation", "The right numbers, in another order" + (f": {how}." if how else ".")
+                       + " Check which axis is which at each step.")
+    if val.ndim >= 2 and val.shape[0] > 1:
+        right = [close(val[i], exp[i]) for i in range(val.shape[0])]
+        if right[0] and not all(right):
+            k = right.index(False)
+            right_rows = "Row 0 is right" if k == 1 else f"Rows 0 to {k - 1} are right"
+            return Mistake("observed_right_until", f"{right_rows}; row {k} is the first wrong one. "
+                           "Look at what changes from one row (query, tile or head) to the next in your code.")
+    return None
+
+
+def _constant(c: float) -> str:
+    """c, and the simple number it is when it is one: 2, 1/2, √8, 1/√8."""
+    for k in range(2, 4097):
+        for value, text in ((k, f"exactly {k}"), (1 / k, f"exactly 1/{k}"), (np.sqrt(k), f"√{k}"), (1 / np.sqrt(k), f"1/√{k}")):
+            if abs(c - value) <= 1e-9 * max(1.0, abs(value)):
+                return f"{c:.6g} ({text})" if "√" in text else text
+    return f"{c:.6g}"
+
+
+def _rearranged(exp: np.ndarray, val: np.ndarray, close) -> str:
+    """How `val` rearranges `exp`, when it is one of the simple ways, else ""."""
+    if exp.ndim >= 2 and exp.shape[-1] == exp.shape[-2] and close(val, np.swapaxes(exp, -1, -2)):
+        return "the expected array transposed (its last two axes swapped)"
+    for axis in range(exp.ndim):
+        if close(val, np.flip(exp, axis=axis)):
+            return f"the expected array reversed along axis {axis}"
+    if exp.ndim >= 1:
+        order = [next((j for j in range(exp.shape[0]) if close(val[i], exp[j])), None) for i in range(exp.shape[0])]
+        if None not in order and sorted(order) == list(range(exp.shape[0])):
+            return f"the expected rows, in the order {order}"
+    return ""
 
 
 def _has_non_finite(value) -> bool:

@@ -67,6 +67,9 @@ def _kind_of_values(exp: np.ndarray, val: np.ndarray, tolerance) -> tuple[str, s
         return "values", ""
     if exp.size < 2:  # one number: any factor or offset would fit it
         return "values", ""
+    worst = float(np.max(np.abs(val - exp) / np.maximum(np.abs(exp), 1e-300)))
+    if worst < 1e-2:  # before factors and offsets: rounding can look like a tiny one
+        return "digits", f"the values agree to about {max(1, int(-np.log10(worst)))} significant digits only"
     big = np.abs(exp) > max(atol, 1e-12) * 10
     if big.sum() >= 2:
         factor = float(np.median(val[big] / exp[big]))
@@ -78,9 +81,6 @@ def _kind_of_values(exp: np.ndarray, val: np.ndarray, tolerance) -> tuple[str, s
     order = _order(exp, val, tolerance)
     if order:
         return "order", order
-    worst = float(np.max(np.abs(val - exp) / np.maximum(np.abs(exp), 1e-300)))
-    if worst < 1e-2:
-        return "digits", f"the values agree to about {max(1, int(-np.log10(worst)))} significant digits only"
     return "values", ""
 
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 import html
 import textwrap
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cases import Case
 
 # The status of one input (CaseResult.status) or of one check (CheckResult.status).
 PASSED = "passed"
@@ -47,6 +51,11 @@ class CaseResult:
     """Identifier of the recognised mistake (e.g. "no_max_subtraction"), if any."""
     hidden: bool = False
     """True for inputs that only the batch grader tries, not the notebook's check."""
+    matches: tuple[str, ...] = ()
+    """Every recognised mistake whose prediction equals what came back (the check names the one most inputs share)."""
+    unpredicted: tuple[str | None, str, str] = (None, "", "")
+    """(mistake id, hint, message) of the diagnosis without predictions, used if every matching prediction is
+    contradicted."""
 
     @property
     def passed(self) -> bool:
@@ -80,6 +89,8 @@ class CheckResult:
     """One result per input, in the order they were tried."""
     smallest: CaseResult | None = None
     """A smaller input that fails in the same way, found after the check and shown first (it earns no marks)."""
+    smallest_input: Case | None = None
+    """The arguments of `smallest`, so that what its feedback claims can be verified on them."""
 
     @classmethod
     def from_cases(cls, check: str, function: str, cases: list[CaseResult] | tuple[CaseResult, ...]) -> CheckResult:
@@ -87,6 +98,7 @@ class CheckResult:
         cases = tuple(cases)
         score = sum(c.passed for c in cases)
         failures = [c for c in cases if not c.passed and c.status != SKIPPED]
+        shown = _shown(failures)
         statuses = {c.status for c in cases}
         if cases and statuses == {NOT_ATTEMPTED}:
             status = NOT_ATTEMPTED
@@ -96,16 +108,16 @@ class CheckResult:
             message = cases[0].message
         elif not failures and score == len(cases):
             status = PASSED
-            message = f"all {len(cases)} inputs give the expected result."
+            notes = sorted({c.message for c in cases if c.message})  # e.g. a dtype widened on a right answer
+            message = f"all {len(cases)} inputs give the expected result." + "".join(f" ({n})" for n in notes)
         else:
             status = FAILED
-            message = failures[0].message if failures else "some inputs were not tried."
-        first = failures[0] if failures else None
-        mistake = next((c.mistake for c in failures if c.mistake), None)
-        hint = first.hint if first and first.hint else next((c.hint for c in failures if c.hint), "")
+            message = shown.message if shown else "some inputs were not tried."
+        # Message, hint and mistake all come from the one input shown: a hint is evidence about that input.
         return cls(
             check=check, function=function, passed=status == PASSED, score=score,
-            max_score=len(cases), status=status, message=message, hint=hint, mistake=mistake, cases=cases,
+            max_score=len(cases), status=status, message=message, hint=shown.hint if shown else "",
+            mistake=shown.mistake if shown else None, cases=cases,
         )
 
     @classmethod
@@ -115,13 +127,13 @@ class CheckResult:
 
     @property
     def first_failure(self) -> CaseResult | None:
-        """The first input that did not pass (skipped ones aside), if any."""
-        return next((c for c in self.cases if not c.passed and c.status != SKIPPED), None)
+        """The failing input shown (skipped ones aside): the first whose mistake was recognised, else the first."""
+        return _shown([c for c in self.cases if not c.passed and c.status != SKIPPED])
 
     def headline(self) -> str:
-        """One line: icon, function, score and status."""
+        """One line: icon, function, its status, then the score, e.g. "✗ softmax failed; 8/13 inputs passed"."""
         icon = _ICONS.get(self.status, "✗")
-        return f"{icon} {self.function}: {self.score}/{self.max_score} inputs passed ({self.status})"
+        return f"{icon} {self.function} {self.status}; {self.score}/{self.max_score} inputs passed"
 
     def __str__(self) -> str:
         lines = [self.headline(), f"  {self.message}"]
@@ -179,6 +191,11 @@ class CheckResult:
             parts.append(f"<details{opened}><summary>all {len(self.cases)} inputs</summary><ul>{items}</ul></details>")
         parts.append("</div>")
         return "".join(parts)
+
+
+def _shown(failures: list[CaseResult]) -> CaseResult | None:
+    """The failure to show: the first with a recognised mistake (its hint is evidence), else the first."""
+    return next((c for c in failures if c.mistake), failures[0] if failures else None)
 
 
 def _short(text: str) -> bool:

@@ -32,6 +32,11 @@ OBSERVED_ONLY = (None, "wrong_shape", "not_finite", "returns_none", "not_a_tuple
 """Results whose mistake, if any, only says what was observed: a smaller input is worth showing."""
 
 
+def observational(mistake: str | None) -> bool:
+    """True for a diagnosis that only says what was observed on its input (no mistake recognised by prediction)."""
+    return mistake in OBSERVED_ONLY or (mistake or "").startswith("observed_")
+
+
 @dataclass(frozen=True)
 class Sizes:
     """Which axis of which argument is which size, so that an input can be cut down consistently."""
@@ -109,7 +114,8 @@ def smallest_failing(check, fn, case: Case, kind: str, deadline: float) -> Case 
             if calls_left <= 0 or time.perf_counter() >= deadline:
                 break
             small = Case(f"{case.label}, cut down", tuple(args[p] for p in params), dict(case.kwargs), hidden=case.hidden)
-            one = dataclasses.replace(check, make_cases=lambda small=small: [small], refine=None)
+            # judged without predictions: a mistake that a tiny input happens to match is no evidence about fn
+            one = dataclasses.replace(check, make_cases=lambda small=small: [small], refine=None, mistakes=())
             try:
                 expected = one.expected(0)  # the course's code refuses inputs that are not valid
             except Exception:  # noqa: BLE001 -- an input the reference rejects is no candidate
@@ -117,7 +123,8 @@ def smallest_failing(check, fn, case: Case, kind: str, deadline: float) -> Case 
             calls_left -= 1
             obs = calls.observe_call(fn, small.args, small.kwargs, seconds=max(0.05, deadline - time.perf_counter()))
             verdict = judge(one, 0, obs)
-            if verdict.status == results.FAILED and failure_kind(expected, obs, small) == kind:
+            if (verdict.status == results.FAILED and observational(verdict.mistake)
+                    and failure_kind(expected, obs, small) == kind):
                 current, found, progress = args, (small, verdict), True
                 break
     return found
@@ -164,6 +171,6 @@ def follow_up(check, fn, result: results.CheckResult, observations: dict) -> res
     small, verdict = found
     label = f"{check.cases[first].label}, cut down to the smallest input that still fails this way"
     smallest = dataclasses.replace(verdict, label=label)
-    # The message only: a mistake that a tiny input happens to match is no evidence about the function.
-    smallest = dataclasses.replace(smallest, hint=result.hint, mistake=result.mistake)
-    return dataclasses.replace(result, smallest=smallest, message=smallest.message)
+    # Message, hint and input shown all come from the smaller input: its hint says only what was observed there.
+    return dataclasses.replace(result, smallest=smallest, smallest_input=dataclasses.replace(small, label=label),
+                               message=smallest.message, hint=smallest.hint, mistake=smallest.mistake)

@@ -131,6 +131,6 @@ def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
 
 
 def _course_module(name: str) -> bool:
-    """attention_course or one of its modules, except the grading package."""
+    """attention_course or one of its modules, except the grading package and the links to the book."""
     parts = name.split(".")
-    return parts[0] == "attention_course" and parts[1:2] != ["grading"]
+    return parts[0] == "attention_course" and parts[1:2] not in (["grading"], ["book"])

@@ -12,12 +12,13 @@ import numpy as np
 from ...core.attention import attention_weights, scaled_dot_product_attention
 from ...core.softmax import softmax
 from ...chapters.worked_example import BANK_BOT
+from ..engine.calls import error_line
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from .softmax import NO_MAX_SUBTRACTION, diagnose_weights, naive_softmax, unnormalised
+from .softmax import NO_MAX_SUBTRACTION, diagnose_weights, global_softmax, naive_softmax, not_finite_softmax, unnormalised
 
 OUTPUT_NAMES = ("output", "weights")
 
@@ -69,6 +70,12 @@ RETURNS_WEIGHTS_HINT = (
 )
 NOT_NORMALISED_HINT = "The weights do not sum to 1 over the keys: divide the exponentials by their sum along each row."
 
+SCALED_AFTER_SOFTMAX_HINT = (
+    "The weights were divided by sqrt(d_k) after the softmax, so they no longer sum to 1. The scale belongs "
+    "to the scores: divide Q K^T by sqrt(d_k), then take the softmax."
+)
+SCALED_BY_N_K_HINT = "The scores were divided by the square root of the number of keys; the scale is 1/sqrt(d_k), d_k the size of a query."
+
 MISTAKES = (
     Mistake("missing_scale", MISSING_SCALE_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1.0)), V)),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / Q.shape[-1])), V)),
@@ -80,28 +87,51 @@ MISTAKES = (
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: reference(Q, K, V)[::-1]),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: attention_weights(Q, K)),
     Mistake("does_not_sum_to_1", NOT_NORMALISED_HINT, lambda Q, K, V: pair(unnormalised(scores_of(Q, K)), V)),
+    Mistake("scaled_after_softmax", SCALED_AFTER_SOFTMAX_HINT,
+            lambda Q, K, V: pair(softmax(scores_of(Q, K, 1.0)) / np.sqrt(Q.shape[-1]), V)),
+    Mistake("scaled_by_n_k", SCALED_BY_N_K_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(K.shape[-2]))), V)),
+    Mistake("scaled_by_d_v",
+            "The scores were divided by the square root of d_v, the size of a value; the scale is 1/sqrt(d_k), "
+            "the size of the vectors whose dot product makes a score.",
+            lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(V.shape[-1]))), V) if V.shape[-1] != Q.shape[-1] else None),
+    Mistake("normalised_over_everything",
+            "All the weights together sum to 1, but no single row does: the softmax divided by the sum over "
+            "every query and key. Each query's row of weights must sum to 1 on its own.",
+            lambda Q, K, V: pair(global_softmax(scores_of(Q, K)), V)),
+    Mistake("output_from_scores",
+            "The weights are right, but the output mixes the values with the scores, not with the weights: "
+            "the output is weights times V.",
+            lambda Q, K, V: (scores_of(Q, K) @ V, attention_weights(Q, K))),
 )
 
 
 def specific(case: Case, expected, got) -> Mistake | None:
-    """Diagnose weights that overflowed or do not sum to 1 over the keys."""
+    """Describe weights that are not finite or do not sum to 1 over the keys."""
     if not isinstance(got, tuple) or len(got) != 2:
         return None
     weights = got[1]
     if isinstance(weights, np.ndarray) and weights.dtype.kind == "f" and not np.isfinite(weights).all():
-        return NO_MAX_SUBTRACTION
+        Q, K = case.args[0], case.args[1]
+        scores = scores_of(np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64))
+        if len(case.args) > 3:  # a mask: the hidden scores are -inf
+            scores = np.where(case.args[3], scores, -np.inf) if np.ndim(case.args[3]) <= scores.ndim else scores
+        return not_finite_softmax(scores, weights) if weights.shape == scores.shape else None
     found = diagnose_weights(weights, -1, expected[1].shape)
     if found is not None and found.id == "softmax_wrong_axis":
-        return Mistake(found.id, WRONG_AXIS_HINT)
+        return Mistake(found.id, "Each column of the weights sums to 1 instead of each row. If the softmax ran "
+                       "over the first axis, that is why: every query (row) spreads its weight over the keys, so "
+                       "normalise along the last axis.")
     return found
 
 
 def error_hint(case: Case, error: str) -> str:
-    """What a shape error in attention usually means."""
-    if "matmul" in error or "shapes" in error or "broadcast" in error:
+    """What a failed matrix product means, quoting the student's line."""
+    line = error_line(error)
+    if "matmul" in error and line:
         return (
-            "A matrix product got arrays whose inner sizes do not match. Q is (n_q, d_k) and K is (n_k, d_k), "
-            "so the scores are Q times K transposed, (n_q, n_k); the output is weights (n_q, n_k) times V (n_k, d_v)."
+            f"The line that failed, `{line}`, multiplies arrays whose inner sizes do not match. Q is (n_q, d_k) "
+            "and K is (n_k, d_k), so the scores are Q times K transposed, (n_q, n_k); the output is the weights "
+            "(n_q, n_k) times V (n_k, d_v)."
         )
     return ""
 
@@ -129,11 +159,11 @@ def _assumption_cases_attention() -> list[Case]:
     return [
         # d_k > 1: with one coordinate, each score is one product and the scale is 1.
         Case("d_k = 1, d_v = 1", random_qkv(rng, 3, 4, 1, 1), hidden=True),
-        # float64 kept: q . k is near 1000000 and the two differ by 1.03; float32 (steps of 0.0625 there, 1000.1
-        # itself not exact) moves the weights by about 1%.
+        # float64 kept: q . k is near 1000000 and the two differ by 1.03; float32 (steps of 0.0625 there, q and k
+        # themselves not exact) moves the weights by about 1%.
         Case("float64 precision: large scores that differ by little",
-             (np.array([[1000.1, 0.5]]), np.array([[999.9, 1.0], [999.9, -1.06]]), np.array([[1.0, 0.0], [0.0, 1.0]])),
-             hidden=True),
+             (np.array([[1000 + rng.uniform(), 0.5]]), np.array([[1.0, 1.0], [1.0, -1.06]]) * [1000 - rng.uniform(), 1],
+              np.array([[1.0, 0.0], [0.0, 1.0]])), hidden=True),
     ]
 
 
@@ -141,6 +171,7 @@ QKV_SIZES = Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")
 """A smaller failing input: fewer queries or keys, a smaller d_k or d_v, fewer heads."""
 
 ATTENTION = Check(
+    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="attention",
     function="attention",
     params=("Q", "K", "V"),

@@ -16,7 +16,8 @@ import numpy as np
 from ...core.attention import attention_weights
 from ...tiled.backward import backward_query_tile, flash_attention_forward, tile_weights
 from ...tiled.online_softmax import tile_scores, tiles
-from ..engine.cases import Case, random_qkv
+from ..engine.calls import error_line
+from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
@@ -55,11 +56,18 @@ NAN_FOR_EMPTY_ROWS = Mistake(
     "exp(-inf - (-inf)) is exp(nan). Such a query has weights 0 (its output is 0 whatever Q, K and V are), "
     "so it must contribute nothing: shift its scores by 0 instead of by lse.",
 )
+NAN_WITH_EMPTY_ROWS = Mistake(
+    "nan_for_empty_rows",
+    "The gradients have nan, and this input has a query that can attend to nothing (its mask row is all "
+    "False, so its lse is -inf). If exp(score - lse) was taken for it, exp(-inf - (-inf)) is exp(nan): such "
+    "a query has weights 0 and must contribute nothing, so shift its scores by 0 instead of by lse.",
+)
 BUILDS_FULL_ROW = Mistake(
     "builds_full_matrix",
-    "The gradients are right, but the function's memory grows like the whole (n_q, n_k) matrix of this "
-    "tile's scores. Visit the keys one tile of block_size at a time: rebuild the scores and weights of that "
-    "tile only, and add its share to dQ, dK and dV.",
+    "The gradients are right, but the call's peak memory was a large part of the whole (n_q, n_k) matrix of "
+    "this tile's scores: if the function builds that matrix (or something as large), that is why. Visit the "
+    "keys one tile of block_size at a time: rebuild the scores and weights of that tile only, and add its "
+    "share to dQ, dK and dV.",
 )
 
 
@@ -72,12 +80,12 @@ def _reference(Q, K, V, O, dO, lse, mask, block_size):
     return backward_query_tile(Q, K, V, O, dO, lse, block_size, scale=_scale(Q), mask=mask)
 
 
-def _from_weights(Q, K, V, O, dO, p, *, use_d=True, scale_dq=True, scale_dk=True):
+def _from_weights(Q, K, V, O, dO, p, *, use_d=True, scale_dq=True, scale_dk=True, d_sign=-1.0):
     """dQ, dK, dV from the full (n_q, n_k) weights p, with the chosen parts left out (what a mistake computes)."""
     scale = _scale(Q)
     d = np.sum(O * dO, axis=1, keepdims=True) if use_d else 0.0  # (n_q, 1)
     dv = p.T @ dO  # (n_k, n_q) x (n_q, d_v) -> (n_k, d_v)
-    ds = p * (dO @ V.T - d)  # (n_q, n_k)
+    ds = p * (dO @ V.T + d_sign * d)  # (n_q, n_k)
     dq = ds @ K * (scale if scale_dq else 1.0)  # (n_q, n_k) x (n_k, d_k) -> (n_q, d_k)
     dk = ds.T @ Q * (scale if scale_dk else 1.0)  # (n_k, n_q) x (n_q, d_k) -> (n_k, d_k)
     return dq, dk, dv
@@ -113,6 +121,42 @@ def _exp_minus_tile_max(Q, K, V, O, dO, lse, mask, b):
     return _from_weights(Q, K, V, O, dO, p)
 
 
+def _d_added(Q, K, V, O, dO, lse, mask, b):
+    return _from_weights(Q, K, V, O, dO, _weights(Q, K, mask), d_sign=1.0)
+
+
+def _mask_ignored(Q, K, V, O, dO, lse, mask, b):
+    """Weights rebuilt from every key's score, the mask forgotten (the lse is the masked one)."""
+    if mask.all() or np.any(lse == -np.inf):
+        return None
+    return _from_weights(Q, K, V, O, dO, np.exp(Q @ K.T * _scale(Q) - lse[:, None]))
+
+
+def _weights_without_scale(Q, K, V, O, dO, lse, mask, b):
+    """Weights rebuilt from Q K^T without the scale (the rest of the gradient scaled as it should be)."""
+    if np.any(lse == -np.inf):
+        return None
+    s = np.where(mask, Q @ K.T, -np.inf)  # (n_q, n_k)
+    return _from_weights(Q, K, V, O, dO, np.exp(s - lse[:, None]))
+
+
+def _dq_of_last_tile(Q, K, V, O, dO, lse, mask, b):
+    """dQ assigned, not added, in each key tile: only the last key tile's share is left."""
+    dq, dk, dv = _reference(Q, K, V, O, dO, lse, mask, b)
+    last = list(tiles(K.shape[0], b))[-1]
+    if last == slice(0, K.shape[0]):
+        return None  # one key tile: assigning is adding
+    dq_last, _, _ = _reference(Q, K[last], V[last], O, dO, lse, mask[:, last], b)
+    return dq_last, dk, dv
+
+
+def _dv_from_ds(Q, K, V, O, dO, lse, mask, b):
+    dq, dk, dv = _reference(Q, K, V, O, dO, lse, mask, b)
+    p = tile_weights(_scores(Q, K, mask), lse)
+    ds = p * (dO @ V.T - np.sum(O * dO, axis=1, keepdims=True))  # (n_q, n_k)
+    return dq, dk, ds.T @ dO  # (n_k, n_q) x (n_q, d_v) -> (n_k, d_v)
+
+
 def _no_scale(dq_scaled: bool, dk_scaled: bool):
     def predict(Q, K, V, O, dO, lse, mask, b):
         return _from_weights(Q, K, V, O, dO, _weights(Q, K, mask), scale_dq=dq_scaled, scale_dk=dk_scaled)
@@ -145,39 +189,49 @@ def _no_guard_for_empty_rows(Q, K, V, O, dO, lse, mask, b):
     return _from_weights(Q, K, V, O, dO, p)
 
 
-def _case(rng, label, n_q, n_k, d_k, d_v, b, *, mask=None, dtype=np.float64, scale=1.0, **kwargs) -> Case:
-    """Q, K, V from random_qkv; O and lse from the package's tiled forward; dO random."""
-    Q, K, V = random_qkv(rng, n_q, n_k, d_k, d_v, scale=scale, dtype=dtype)
-    mask = np.ones((n_q, n_k), dtype=bool) if mask is None else mask
-    O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size=b)
-    dO = rng.standard_normal((n_q, d_v)).astype(dtype)
-    return Case(label, (Q, K, V, O, dO, lse, mask, b), **kwargs)
+def _case(seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, **kwargs) -> Case:
+    """Q, K, V and dO drawn from `default_rng(seed)`; O and lse from the package's tiled forward pass.
+
+    `mask` is the code that makes the (n_q, n_k) mask (default: every key visible); the student is
+    shown all of this code, so the input can be rebuilt in a notebook.
+    """
+    cast = f".astype(np.{dtype})" if dtype else ""
+    times = f" * {scale:g}" if scale != 1.0 else ""
+    code = (
+        f"rng = np.random.default_rng({seed})\n"
+        f"Q = (rng.standard_normal(({n_q}, {d_k})){times}){cast}\n"
+        f"K = (rng.standard_normal(({n_k}, {d_k})){times}){cast}\n"
+        f"V = rng.standard_normal(({n_k}, {d_v})){cast}\n"
+        f"mask = {mask or f'np.ones(({n_q}, {n_k}), dtype=bool)'}\n"
+        "from attention_course.tiled.backward import flash_attention_forward\n"
+        f"O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size={b})\n"
+        f"dO = rng.standard_normal(({n_q}, {d_v})){cast}\n"
+        f"block_size = {b}"
+    )
+    return generated(label, code, PARAMS, **kwargs)
 
 
 def _cases() -> list[Case]:
-    rng = np.random.default_rng(11)
-    causal_like = np.arange(9)[None, :] <= np.arange(3, 9)[:, None]  # (6, 9): queries 3..8 of a causal mask
-    empty_row = rng.random((5, 7)) < 0.7
-    empty_row[2] = False  # query 2 can attend to nothing
     return [
-        _case(rng, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
-        _case(rng, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
-        _case(rng, "one key tile holds every key: 3 queries, 5 keys, blocks of 8", 3, 5, 4, 2, 8),
-        _case(rng, "a causal mask: queries 3..8 of 9, blocks of 3", 6, 9, 4, 3, 3, mask=causal_like),
-        _case(rng, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
-              note="random normal, every key visible; the peak memory of this call is measured"),
-        _case(rng, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
-              mask=empty_row, hidden=True),
-        _case(rng, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype=np.float32, hidden=True),
-        _case(rng, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
-        _case(rng, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
-        _case(rng, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
+        _case(111, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
+        _case(112, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
+        _case(113, "one key tile holds every key: 3 queries, 5 keys, blocks of 8", 3, 5, 4, 2, 8),
+        _case(114, "a causal mask: queries 3..8 of 9, blocks of 3", 6, 9, 4, 3, 3,
+              mask="np.arange(9)[None, :] <= np.arange(3, 9)[:, None]  # rows 3..8 of a causal mask"),
+        _case(115, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
+              note="every key visible; the peak memory of this call is measured"),
+        _case(116, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
+              mask="(rng.random((5, 7)) < 0.7) & (np.arange(5) != 2)[:, None]  # query 2 sees nothing", hidden=True),
+        _case(117, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype="float32", hidden=True),
+        _case(118, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
+        _case(119, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
+        _case(120, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
     ] + _assumption_cases_backward()
 
 
 def _assumption_cases_backward() -> list[Case]:
     """Inputs that break what a tiled backward could silently assume."""
-    rng = np.random.default_rng(111)
+    rng = np.random.default_rng(121)
     return [
         # float64 kept: scores near 1000 that differ by about 1, so float32 (steps of 6e-5) moves the weights.
         _large_offset_case(rng),
@@ -225,13 +279,16 @@ def _specific(case: Case, expected, got) -> Mistake | None:
     lse = case.args[5]
     if isinstance(got, tuple) and np.any(lse == -np.inf):
         if any(isinstance(g, np.ndarray) and g.dtype.kind == "f" and np.isnan(g).any() for g in got):
-            return NAN_FOR_EMPTY_ROWS
+            return NAN_WITH_EMPTY_ROWS
     return None
 
 
 def _error_hint(case: Case, error: str) -> str:
-    if "mismatch" in error or "shapes" in error or "broadcast" in error:
-        return WRONG_AXIS.hint + " A product that contracts the wrong axis fails as soon as a key tile and the query tile differ in size."
+    line = error_line(error)
+    if ("mismatch" in error or "shapes" in error or "broadcast" in error) and line:
+        return (f"The line that failed, `{line}`, combines arrays whose sizes do not match: here the query tile "
+                f"has {case.args[0].shape[0]} rows and a key tile up to {case.args[7]}. If it is a product for dK or "
+                "dV, it must contract the queries (the weights transposed); for dQ, the keys.")
     return ""
 
 
@@ -259,6 +316,26 @@ BACKWARD_QUERY_TILE = Check(
         _predicted(WRONG_AXIS, _wrong_axis(True, True)),
         _predicted(WRONG_AXIS, _wrong_axis(False, True)),
         _predicted(WRONG_AXIS, _wrong_axis(True, False)),
+        Mistake("dq_overwritten",
+                "dQ holds only the last key tile's share. Every key tile adds its part to each query's gradient: "
+                "accumulate dQ over the key tiles (+=) rather than assigning it in each one.",
+                _dq_of_last_tile),
+        Mistake("dv_from_ds",
+                "dV was computed from dS. V enters the output as O = P V, so dV = P^T dO: the weights themselves, "
+                "not the gradient of the scores.",
+                _dv_from_ds),
+        Mistake("d_added",
+                "dS = P * (dP - D): D, the weighted average of dP, is subtracted in every row, because moving "
+                "one score moves the other weights the opposite way. Here it was added.",
+                _d_added),
+        Mistake("mask_ignored",
+                "The weights were rebuilt from every key's score, the mask forgotten: a hidden key has weight 0 "
+                "in the forward pass, so put -inf at its score before subtracting lse, as the forward pass did.",
+                _mask_ignored),
+        Mistake("weights_rebuilt_without_scale",
+                "The weights were rebuilt from Q K^T without the scale. The forward pass's scores, and its lse, "
+                "are Q K^T * scale: rebuild the same scores, exp(Q K^T * scale - lse).",
+                _weights_without_scale),
     ),
     specific=_specific,
     error_hint=_error_hint,

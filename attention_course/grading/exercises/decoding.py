@@ -14,7 +14,9 @@ import numpy as np
 
 from ...core.attention import repeat_kv, scaled_dot_product_attention
 from ...core.positions import apply_rope
+from ...core.softmax import softmax
 from ...decoder.step import decode_step
+from ..engine.calls import error_line
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
@@ -131,8 +133,61 @@ CACHE_NOT_UPDATED = Mistake(
     _cache_not_updated,
 )
 
+def _cache_replaced(q, k, v, k_cache, v_cache):
+    """The caches replaced by the new token: it attends to itself alone, and the earlier tokens are lost."""
+    t = k_cache.shape[-2]
+    keys, values = _rotate(k, t), v  # (h_kv, 1, d)
+    return _attend(_rotate(q, t), keys, values), keys, values
+
+
+def _new_token_not_attended(q, k, v, k_cache, v_cache):
+    """Scored against the old cache only (the new key appended after attending)."""
+    if k_cache.shape[-2] == 0:
+        return None  # nothing to attend to: the student's code would give nan or raise
+    t = k_cache.shape[-2]
+    out = _attend(_rotate(q, t), k_cache, v_cache)
+    return out, np.concatenate([k_cache, _rotate(k, t)], axis=-2), np.concatenate([v_cache, v], axis=-2)
+
+
+def _appended_at_front(q, k, v, k_cache, v_cache):
+    """The new token put before the cached ones: the output is the same, the caches' order is not."""
+    t = k_cache.shape[-2]
+    keys = np.concatenate([_rotate(k, t), k_cache], axis=-2)  # (h_kv, 1 + t, d)
+    values = np.concatenate([v, v_cache], axis=-2)
+    return _attend(_rotate(q, t), keys, values), keys, values
+
+
+def _softmax_axis(axis):
+    def predict(q, k, v, k_cache, v_cache):
+        out, keys, values = decode_step(q, k, v, k_cache, v_cache)
+        g = q.shape[0] // keys.shape[0]
+        scores = _rotate(q, k_cache.shape[-2]) @ np.swapaxes(repeat_kv(keys, g), -1, -2) / np.sqrt(q.shape[-1])
+        return softmax(scores, axis=axis) @ repeat_kv(values, g), keys, values  # (h_q, 1, t + 1) x (h_q, t + 1, d)
+    return predict
+
+
+SOFTMAX_AXIS_HINT = (
+    "The softmax ran over the wrong axis of the scores (h_q, 1, t + 1): over the one query or over the heads. "
+    "Each head's query spreads its weight over the t + 1 keys: normalise along the last axis."
+)
+
 MISTAKES = (
     APPENDED_ON_WRONG_AXIS,
+    Mistake("appended_at_front",
+            "The output is right, but the new key and value were put in FRONT of the cache. The cache keeps the "
+            "tokens in order, position 0 first: the new token, at position t, goes at the end.",
+            _appended_at_front),
+    Mistake("softmax_wrong_axis", SOFTMAX_AXIS_HINT, _softmax_axis(-2)),
+    Mistake("softmax_wrong_axis", SOFTMAX_AXIS_HINT, _softmax_axis(0)),
+    Mistake("cache_replaced",
+            "The caches came back holding only the new token, and the new token attended to itself alone: the "
+            "t earlier tokens were replaced instead of kept. Append the new key and value to the cache along "
+            "the token axis, (h_kv, t, d) -> (h_kv, t + 1, d), and attend over all of them.",
+            _cache_replaced),
+    Mistake("new_token_not_attended",
+            "The caches are right, but the output was computed against the t earlier tokens only: the new token "
+            "must also attend to itself. Append first, then attend over all t + 1 keys.",
+            _new_token_not_attended),
     TOP_LEFT_MASK,
     HEADS_TILED,
     dataclasses.replace(KEYS_CACHED_BEFORE_ROPE, predict=lambda q, k, v, kc, vc: _step(
@@ -151,6 +206,11 @@ MISTAKES = (
     Mistake("missing_scale",
             "The scores were not scaled: divide q . k by sqrt(d), the size of one head, before the softmax.",
             lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0)),
+    Mistake("scaled_by_cache_length",
+            "The scores were divided by the square root of the number of keys (t + 1); the scale is 1/sqrt(d), "
+            "d the size of one head's vectors, whatever the length of the cache.",
+            lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0 / np.sqrt(kc.shape[-2] + 1))
+            if kc.shape[-2] + 1 != q.shape[-1] else None),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT,
             lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0 / q.shape[-1])),
 )
@@ -201,8 +261,8 @@ def _error_hint(case: Case, error: str) -> str:
     if "positions" in error:
         return ("apply_rope takes the positions of the tokens of x, one per token: for one new token at position t, "
                 "positions=[t] (or np.array([t])).")
-    if "matmul" in error or "broadcast" in error:
-        return ("A product got mismatched shapes. q is (h_q, 1, d) and the keys (h_kv, t + 1, d): give each query head "
+    if ("matmul" in error or "broadcast" in error) and error_line(error):
+        return (f"The line that failed, `{error_line(error)}`, combines arrays whose shapes do not match. q is (h_q, 1, d) and the keys (h_kv, t + 1, d): give each query head "
                 "its key/value head first (shape (h_q, t + 1, d)), then the scores are q times the keys transposed on "
                 "their last two axes, (h_q, 1, t + 1).")
     return ""
@@ -219,6 +279,7 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
 
 
 DECODE_STEP = Check(
+    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="decode_step",
     function="decode_step",
     params=PARAMS,

@@ -14,12 +14,13 @@ from ...core.softmax import softmax
 from .attention import (
     DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, WRONG_AXIS_HINT, error_hint, pair, scores_of, specific,
 )
-from ..engine.cases import Case, random_qkv
+from ..engine.calls import error_line
+from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake, diagnose
 from ..engine.results import CheckResult
-from .softmax import NO_MAX_SUBTRACTION, naive_softmax
+from .softmax import NO_MAX_SUBTRACTION, naive_softmax, shifted_softmax
 
 INVERTED_HINT = (
     "The mask is inverted. In this course, as in PyTorch, True means \"may attend\" and False means "
@@ -54,6 +55,14 @@ CAUSAL_MASK = Check(
                 "Return booleans (dtype bool), True where attention is allowed. A float mask of 0s and 1s "
                 "would be ADDED to the scores by attention functions, which is not what you want.",
                 lambda n: np.tri(n)),
+        Mistake("one_token_ahead",
+                "Row i is True up to column i + 1: each token may also see the NEXT token. The diagonal is the "
+                "last allowed column of each row (keys 0..i).",
+                lambda n: np.tri(n, k=1, dtype=bool)),
+        Mistake("additive_mask",
+                "This is an additive float mask (0 where allowed, -inf where hidden). The task asks for the "
+                "boolean convention: True where a query may attend, False where it may not.",
+                lambda n: np.where(np.tri(n, dtype=bool), 0.0, -np.inf)),
     ),
 )
 
@@ -93,6 +102,17 @@ FILLED_WITH_ZERO_HINT = (
     "after the softmax; only -inf gives exactly 0, because exp(-inf) = 0."
 )
 MASK_IGNORED_HINT = "The result is plain attention, as if the mask were not there: apply it to the scores."
+LARGE_NEGATIVE_HINT = (
+    "Right wherever a query can see at least one key, wrong for the query that can see none: its weights "
+    "came back uniform, as a finite fill such as -1e9 gives (every score equal, so every weight 1/n_k). "
+    "Fill hidden scores with -inf, never a large negative number: a query with nothing to attend to must "
+    "get weights 0 and output 0."
+)
+EMPTY_ROW_NAN_HINT = (
+    "The query that can see no key came back as nan: all its scores are -inf, its max is -inf, and "
+    "-inf - (-inf) is nan. Such a query gets weights 0 and output 0; the course's softmax already does "
+    "this (subtract 0 where a row's max is -inf, and divide by 1 where its sum is 0)."
+)
 
 MASKED_MISTAKES = (
     Mistake("mask_after_softmax", MASK_AFTER_SOFTMAX_HINT, _mask_after_softmax),
@@ -102,8 +122,16 @@ MASKED_MISTAKES = (
     Mistake("missing_scale", MISSING_SCALE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, scale=1.0)),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, scale=1 / Q.shape[-1])),
     Mistake("softmax_wrong_axis", WRONG_AXIS_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, axis=-2)),
+    Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e9)),
+    Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e4)),
+    Mistake("nan_for_empty_row", EMPTY_ROW_NAN_HINT,
+            lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=shifted_softmax)),
     Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint,
             lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=naive_softmax)),
+    Mistake("mask_added_to_scores",
+            "The mask was added to the scores (True counts as 1, False as 0), which only nudges them. A "
+            "boolean mask chooses: keep the score where it is True, put -inf where it is False.",
+            lambda Q, K, V, m: pair(softmax(scores_of(Q, K) + np.asarray(m)), V)),
 )
 
 
@@ -120,6 +148,11 @@ def _masked_cases() -> list[Case]:
         Case("a mask with holes, three queries, five keys", (*random_qkv(rng, 3, 5, 4, 2), _random_mask(rng, 3, 5))),
         Case("one mask row shared by every query", (*random_qkv(rng, 3, 5, 4, 3), np.array([[True, True, False, True, False]]))),
         Case("causal, large scores", (*random_qkv(rng, 4, 4, 4, 2, scale=30.0), causal_mask(4))),
+        Case("a query of zeros: every score it may see is exactly 0",
+             (np.array([[0.0, 0.0], [1.0, -1.0]]), np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]]),
+              np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[True, True, False], [True, False, True]]))),
+        Case("a query that can see no key (its mask row is all False)",
+             (*random_qkv(rng, 3, 4, 4, 2), np.array([[True, False, True, False], [False] * 4, [True, True, False, True]]))),
         Case("float32, causal, six tokens", (*random_qkv(rng, 6, 6, 8, 2, dtype=np.float32), causal_mask(6)), hidden=True),
         Case("two queries, six keys, causal", (*random_qkv(rng, 2, 6, 4, 2), causal_mask(2, 6)), hidden=True),
         Case("a mask of shape (n_k,)", (*random_qkv(rng, 3, 4, 4, 2), np.array([True, False, True, True])), hidden=True),
@@ -127,19 +160,16 @@ def _masked_cases() -> list[Case]:
 
 
 def _assumption_cases_masked() -> list[Case]:
-    """Inputs that break what a masked attention could silently assume."""
+    """Inputs that break what a masked attention could silently assume (an allowed score of exactly 0 is above)."""
     rng = np.random.default_rng(51)
     return [
-        # an allowed score of exactly 0: q0 . k0 = 0 and q1 . k2 = 0 are allowed, so "score == 0" does not mean hidden.
-        Case("allowed scores of exactly 0",
-             (np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 2.0], [1.0, 1.0], [3.0, 0.0]]),
-              np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[True, True, False], [True, False, True]]))),
         # n_q > n_k: more queries than keys, with a mask of shape (n_q, n_k).
         Case("five queries, two keys", (*random_qkv(rng, 5, 2, 3, 4), _random_mask(rng, 5, 2)), hidden=True),
     ]
 
 
 MASKED_ATTENTION = Check(
+    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="masked_attention",
     function="masked_attention",
     params=("Q", "K", "V", "mask"),
@@ -193,13 +223,23 @@ PADDING_MASK = Check(
         Mistake("mask_not_boolean",
                 "Return booleans (dtype bool), True for real tokens and False for padding.",
                 lambda lengths, n: padding_mask(lengths, n).astype(np.float64)),
+        Mistake("mask_repeated_over_queries",
+                "Right values, but repeated for every query: shape (B, n, n). The task asks for (B, 1, n); "
+                "broadcasting repeats the middle axis over the queries when the mask meets the scores.",
+                lambda lengths, n: np.broadcast_to(padding_mask(lengths, n), (len(lengths), n, n)).copy()),
+        Mistake("hides_queries_and_keys",
+                "The mask hides padding queries as well as padding keys, shape (B, n, n). Padding hides keys "
+                "only, shape (B, 1, n): what a padding query computes is discarded anyway.",
+                lambda lengths, n: padding_mask(lengths, n) & np.swapaxes(padding_mask(lengths, n), -1, -2)),
     ),
 )
 
 
 def _assumption_cases_padding() -> list[Case]:
     """lengths given as a tuple: the signature asks for lengths, not for an array (no full sequence is above)."""
-    return [Case("lengths given as a tuple (1, 3), padded to 3", ((1, 3), 3), hidden=True)]
+    rng = np.random.default_rng(62)
+    lengths = tuple(int(n) for n in rng.integers(1, 4, size=2))  # plain ints: the grader's channel carries tuples of them
+    return [Case("lengths given as a tuple of two, padded to 3", (lengths, 3), hidden=True)]
 
 
 def check_padding_mask(padding_mask, *, hidden: bool = False) -> CheckResult:
@@ -251,20 +291,51 @@ def _compare_padded(case: Case, expected, got, predictions):
     return diagnose(case, expected, got, predictions, PADDED_MISTAKES, OUTPUT_NAMES, specific)
 
 
+KEYS_NOT_HIDDEN = Mistake(
+    "padding_keys_not_hidden",
+    "The real queries' rows are what attention gives with no padding hidden at all: every real query "
+    "still attends to the padding keys. If no mask was applied, build one from `lengths`; if the mask "
+    "has shape (B, n, 1), it hides queries (rows) instead of keys (columns): padding hides KEYS, shape "
+    "(B, 1, n), so that it removes them for every query.",
+)
+
+
+def _length_off_by_one(Q, K, V, lengths):
+    mask = (np.arange(K.shape[-2])[None, :] <= np.asarray(lengths)[:, None])[:, None, :]  # keeps one padding key
+    return _with_bias(Q, K, V, mask, -np.inf)
+
+
+def _first_length_for_all(Q, K, V, lengths):
+    mask = padding_mask(np.full(len(lengths), lengths[0]), K.shape[-2])  # every sequence cut at lengths[0]
+    return _with_bias(Q, K, V, mask, -np.inf)
+
+
 PADDED_MISTAKES = (
-    Mistake("masks_queries",
-            "The padding hid queries (rows) instead of keys (columns): real tokens still attend to the padding. "
-            "The padding mask must have shape (B, 1, n) so it removes keys for every query.",
-            _masks_queries),
-    *(Mistake(m.id, m.hint, _padded_variant(m.predict)) for m in MASKED_MISTAKES),
+    Mistake(KEYS_NOT_HIDDEN.id, KEYS_NOT_HIDDEN.hint, _masks_queries),
+    Mistake(KEYS_NOT_HIDDEN.id, KEYS_NOT_HIDDEN.hint, lambda Q, K, V, lengths: pair(softmax(scores_of(Q, K)), V)),
+    Mistake("length_off_by_one",
+            "Each real query also attended to the first padding key: a sequence of length L has real tokens "
+            "at positions 0 .. L-1, so position L is already padding.",
+            _length_off_by_one),
+    Mistake("one_length_for_all",
+            "Every sequence was cut at the length of the first one. Each sequence b has its own length, "
+            "lengths[b]: the mask needs one row per sequence.",
+            _first_length_for_all),
+    *(Mistake(m.id, m.hint, _padded_variant(m.predict)) for m in MASKED_MISTAKES if m.id != "mask_ignored"),
 )
 
 
 def _padded_error_hint(case: Case, error: str) -> str:
-    if "matmul" in error or "shapes" in error or "broadcast" in error:
+    line = error_line(error)
+    if ("matmul" in error or "broadcast" in error) and ".T" in line:
         return (
-            "With a batch, Q and K have shape (B, n, d_k). `.T` reverses ALL the axes; swap only the last two "
-            "(np.swapaxes(K, -1, -2)) so that Q @ K^T gives (B, n, n)."
+            f"The line that failed, `{line}`, uses `.T`. With a batch, Q and K have shape (B, n, d_k); `.T` "
+            "reverses ALL the axes. Swap only the last two (np.swapaxes(K, -1, -2)) so that Q @ K^T gives (B, n, n)."
+        )
+    if "broadcast" in error and line:
+        return (
+            f"The line that failed, `{line}`, combines arrays whose shapes do not line up. The scores have shape "
+            "(B, n, n); a padding mask of shape (B, 1, n) lines up with them, one of shape (B, n) does not."
         )
     return ""
 
@@ -278,27 +349,21 @@ def _padded_cases() -> list[Case]:
 
     return [
         Case("two sequences of lengths 4 and 2, padded to 4", batch(2, 4, 3, 2, [4, 2])),
-        Case("three sequences of lengths 5, 3, 1", batch(3, 5, 4, 2, [5, 3, 1])),
+        generated("three sequences of lengths 5, 3, 1", (
+            "rng = np.random.default_rng(61)\n"
+            "Q, K = (rng.standard_normal((3, 5, 4)) for _ in range(2))\n"
+            "V = rng.standard_normal((3, 5, 2))\n"
+            "lengths = np.array([5, 3, 1])"), ("Q", "K", "V", "lengths")),
         Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
         Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),
-    ] + _assumption_cases_padded()
-
-
-def _assumption_cases_padded() -> list[Case]:
-    """Inputs that break what a padded attention could silently assume."""
-    rng = np.random.default_rng(61)
-
-    def batch(B, n, d_k, d_v, lengths):
-        return (*random_qkv(rng, n, n, d_k, d_v, batch=(B,)), np.array(lengths))
-
-    return [
-        # no sequence fills the padded length: a mask of max(lengths) = 3 columns does not fit 5 keys.
-        Case("no full-length sequence: lengths 2 and 3, padded to 5", batch(2, 5, 2, 2, [2, 3])),
+        Case("the first sequence shorter than the others: lengths 2, 5, 3", batch(3, 5, 4, 2, [2, 5, 3]), hidden=True),
+        Case("no sequence of full length: lengths 2 and 3 padded to 5", batch(2, 5, 4, 2, [2, 3]), hidden=True),
     ]
 
 
 PADDED_ATTENTION = Check(
+    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="padded_attention",
     function="padded_attention",
     params=("Q", "K", "V", "lengths"),

@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.attention import scaled_dot_product_attention
+from ...core.softmax import softmax
 from ...core.multi_head import merge_heads, multi_head_attention, split_heads
-from ..engine.cases import Case
+from ..engine.calls import error_line
+from ..engine.cases import Case, generated
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
@@ -40,10 +42,34 @@ def _split_without_transpose(y, n_heads):
     return y.reshape(n_heads, n, width // n_heads)  # the wrong reshape: no (n, h, d) step
 
 
-def _reshaped_heads(x, w_q, w_k, w_v, w_o, n_heads):
-    heads = _heads(x, w_q, w_k, w_v, n_heads, split=_split_without_transpose)  # (h, n, d_v)
+def _merge_without_transpose(heads):
+    """(h, n, d) reshaped straight to (n, h*d): the inverse of the wrong split, not of the right one."""
     h, n, d_v = heads.shape
-    return heads.reshape(n, h * d_v) @ w_o  # the matching wrong merge
+    return heads.reshape(n, h * d_v)
+
+
+def _heads_done(split, merge):
+    def predict(x, w_q, w_k, w_v, w_o, n_heads):
+        return merge(_heads(x, w_q, w_k, w_v, n_heads, split=split)) @ w_o  # (n, h*d_v) x (h*d_v, d_out)
+    return predict
+
+
+def _projections_transposed(x, w_q, w_k, w_v, w_o, n_heads):
+    if any(w.shape[0] != w.shape[1] for w in (w_q, w_k, w_v, w_o)):
+        return None  # x @ w.T fails for a non-square projection
+    return multi_head_attention(x, w_q.T, w_k.T, w_v.T, w_o.T, n_heads)
+
+
+def _keys_times_queries(x, w_q, w_k, w_v, w_o, n_heads):
+    q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))  # (h, n, d)
+    scores = k @ np.swapaxes(q, -1, -2) / np.sqrt(q.shape[-1])  # (h, n, n), the wrong way round
+    return merge_heads(softmax(scores) @ v) @ w_o
+
+
+def _softmax_over_queries(x, w_q, w_k, w_v, w_o, n_heads):
+    q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))  # (h, n, d)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])  # (h, n, d) x (h, d, n) -> (h, n, n)
+    return merge_heads(softmax(scores, axis=-2) @ v) @ w_o
 
 
 def _single_head(scale_by_head):
@@ -63,59 +89,95 @@ SINGLE_HEAD_HINT = (
     "and values into n_heads slices of d_k = width / n_heads columns; each head attends on its own."
 )
 
+RESHAPED_HINT = (
+    "The heads were cut out with a reshape straight to (n_heads, n, d_k) and put back with a reshape straight "
+    "to (n, n_heads * d_k). A reshape keeps the order of the numbers, so (n, n_heads * d_k) -> (n_heads, n, d_k) "
+    "puts numbers of different tokens into one row. Reshape to (n, n_heads, d_k) first, then move the head axis "
+    "to the front; undo both steps, in reverse order, to merge."
+)
+SPLIT_HINT = (
+    "The merge is right but the split is not: a reshape straight to (n_heads, n, d_k) puts numbers of different "
+    "tokens into one row, because a reshape keeps the order of the numbers. Reshape to (n, n_heads, d_k) first, "
+    "then move the head axis to the front."
+)
+MERGE_HINT = (
+    "The split is right but the merge is not: each head's output (n_heads, n, d_v) was reshaped straight to "
+    "(n, n_heads * d_v), which puts numbers of different tokens into one row. Move the head axis back next to "
+    "d_v first, (n, n_heads, d_v), then reshape."
+)
+
 MISTAKES = (
     Mistake("scaled_by_d_model",
             "Each head compares vectors of size d_k = (width of w_q) / n_heads, so each head scales its scores "
             "by 1/sqrt of that head size, not of the full width.",
             _scaled_by_d_model),
     Mistake("missing_scale", "The scores of each head were not divided by sqrt(d_k) of the head.", _missing_scale),
-    Mistake("heads_reshaped_wrongly",
-            "The heads were cut out with a reshape straight to (n_heads, n, d_k), which mixes different "
-            "tokens into one row. Reshape to (n, n_heads, d_k) first, then move the head axis to the front.",
-            _reshaped_heads),
+    Mistake("heads_reshaped_wrongly", RESHAPED_HINT, _heads_done(_split_without_transpose, _merge_without_transpose)),
+    Mistake("heads_split_without_transpose", SPLIT_HINT, _heads_done(_split_without_transpose, merge_heads)),
+    Mistake("heads_merged_without_transpose", MERGE_HINT, _heads_done(split_heads, _merge_without_transpose)),
     Mistake("single_head", SINGLE_HEAD_HINT, _single_head(scale_by_head=False)),
     Mistake("single_head", SINGLE_HEAD_HINT, _single_head(scale_by_head=True)),
+    Mistake("query_key_swapped",
+            "Each head's weights are transposed: its scores were K Q^T, so row i belongs to key i. Row i of a "
+            "head's weights belongs to query i and runs over the keys: Q K^T, in that order.",
+            _keys_times_queries),
+    Mistake("projections_transposed",
+            "Each projection was applied transposed (w.T @ x or x @ w.T). With row vectors, one token per row, a "
+            "projection is x @ w: (n, d_model) x (d_model, width).",
+            _projections_transposed),
+    Mistake("softmax_wrong_axis",
+            "Each head's softmax ran over the queries (axis -2), not over the keys: each query's weights over the "
+            "keys must sum to 1, along the last axis of the (n_heads, n, n) scores.",
+            _softmax_over_queries),
     Mistake("missing_output_projection",
             "The heads' outputs were concatenated but not mixed: multiply the concatenation by w_o.",
             _no_output_projection),
 )
 
 
-def _cases() -> list[Case]:
-    rng = np.random.default_rng(7)
+def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_heads: int, dtype: str = "",
+                  value_width: int | None = None) -> str:
+    """The code that draws one input: x, the three projections and w_o, in that order.
 
-    def weights(n, d_model, width, d_out, n_heads, dtype=np.float64):
-        x = rng.standard_normal((n, d_model))
-        ws = [rng.standard_normal((d_model, width)) / np.sqrt(d_model) for _ in range(3)]
-        w_o = rng.standard_normal((width, d_out)) / np.sqrt(width)
-        return tuple(a.astype(dtype) for a in (x, *ws, w_o)) + (n_heads,)
+    `width` is n_heads * d_k (queries and keys), `value_width` n_heads * d_v (default: the same).
+    """
+    cast = f".astype(np.{dtype})" if dtype else ""
+    if value_width is None or value_width == width:
+        projections = f"w_q, w_k, w_v = ((rng.standard_normal(({d_model}, {width})) / np.sqrt({d_model})){cast} for _ in range(3))\n"
+        value_width = width
+    else:
+        projections = (
+            f"w_q, w_k = ((rng.standard_normal(({d_model}, {width})) / np.sqrt({d_model})){cast} for _ in range(2))\n"
+            f"w_v = (rng.standard_normal(({d_model}, {value_width})) / np.sqrt({d_model})){cast}\n")
+    return (
+        f"rng = np.random.default_rng({seed})\n"
+        f"x = rng.standard_normal(({n}, {d_model})){cast}\n"
+        + projections +
+        f"w_o = (rng.standard_normal(({value_width}, {d_out})) / np.sqrt({value_width})){cast}\n"
+        f"n_heads = {n_heads}"
+    )
+
+
+def _cases() -> list[Case]:
+    def case(label, seed, *sizes, dtype="", hidden=False, value_width=None):
+        return generated(label, _weights_code(seed, *sizes, dtype=dtype, value_width=value_width), PARAMS, hidden=hidden)
 
     return [
-        Case("4 tokens, d_model = 8, 2 heads", weights(4, 8, 8, 8, 2)),
-        Case("5 tokens, d_model = 12, 3 heads, d_out = 6", weights(5, 12, 12, 6, 3)),
-        Case("3 tokens, one head", weights(3, 4, 4, 4, 1)),
-        Case("6 tokens, d_model = 16, 4 heads", weights(6, 16, 16, 16, 4), hidden=True),
-        Case("float32, 5 tokens, 2 heads of width 3", weights(5, 6, 6, 4, 2, dtype=np.float32), hidden=True),
-        Case("one token, 2 heads", weights(1, 4, 4, 4, 2), hidden=True),
+        case("4 tokens, d_model = 8, 2 heads", 71, 4, 8, 8, 8, 2),
+        case("5 tokens, d_model = 12, 3 heads, d_out = 6", 72, 5, 12, 12, 6, 3),
+        case("3 tokens, one head", 73, 3, 4, 4, 4, 1),
+        case("6 tokens, d_model = 16, 4 heads", 74, 6, 16, 16, 16, 4, hidden=True),
+        case("float32, 5 tokens, 2 heads of width 3", 75, 5, 6, 6, 4, 2, dtype="float32", hidden=True),
+        case("one token, 2 heads", 76, 1, 4, 4, 4, 2, hidden=True),
+        case("d_model = 6, 2 heads with d_k = 4 and d_v = 3, d_out = 5", 77, 5, 6, 8, 5, 2, value_width=6, hidden=True),
     ] + _assumption_cases_multi_head()
 
 
 def _assumption_cases_multi_head() -> list[Case]:
-    """Inputs whose widths differ where a function could assume them equal (d_out != d_model is above)."""
-    rng = np.random.default_rng(71)
-
-    def weights(n, d_model, d_k, d_v, d_out, n_heads):
-        x = rng.standard_normal((n, d_model))
-        w_q, w_k = (rng.standard_normal((d_model, n_heads * d_k)) / np.sqrt(d_model) for _ in range(2))
-        w_v = rng.standard_normal((d_model, n_heads * d_v)) / np.sqrt(d_model)
-        w_o = rng.standard_normal((n_heads * d_v, d_out)) / np.sqrt(n_heads * d_v)
-        return x, w_q, w_k, w_v, w_o, n_heads
-
+    """Inputs whose widths differ where a function could assume them equal (d_out != d_model and d_v != d_k are above)."""
     return [
         # d_model != n_heads * d_k: the projections narrow 6 features to 2 heads of 2.
-        Case("d_model = 6, 2 heads of d_k = 2 (width 4)", weights(3, 6, 2, 2, 6, 2)),
-        # d_v != d_k: w_v is wider than w_q, and w_o has n_heads * d_v rows.
-        Case("2 heads, d_k = 2, d_v = 3", weights(4, 4, 2, 3, 4, 2), hidden=True),
+        generated("d_model = 6, 2 heads of d_k = 2 (width 4)", _weights_code(78, 3, 6, 4, 6, 2), PARAMS),
     ]
 
 
@@ -137,10 +199,15 @@ def _fewer_heads(args: dict):
 
 
 def _error_hint(case: Case, error: str) -> str:
-    if "reshape" in error or "cannot reshape" in error:
-        return "A reshape failed: the width of each projection is n_heads times d_k; check the sizes you reshape to."
-    if "matmul" in error or "shapes" in error:
-        return "A matrix product got mismatched shapes: with row vectors, a projection is x @ w, (n, d_model) x (d_model, width)."
+    """What a failed reshape or product means, quoting the student's line."""
+    line = error_line(error)
+    if "reshape" in error and line:
+        return (f"The line that failed, `{line}`, reshapes to a size that does not hold the numbers: the width of "
+                "each projection is n_heads times d_k, and a reshape keeps the count of numbers.")
+    if "matmul" in error and line:
+        return (f"The line that failed, `{line}`, multiplies arrays whose inner sizes differ. With row vectors a "
+                "projection is x @ w, (n, d_model) x (d_model, width); the merged heads are (n, n_heads * d_v), "
+                "and w_o is (n_heads * d_v, d_out).")
     return ""
 
 

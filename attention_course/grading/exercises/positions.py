@@ -6,7 +6,8 @@ two halves of each vector, as Hugging Face's Llama), and
 recognised mistake is the package's `apply_rope` or that attention called with
 one thing done wrong: the neighbouring pairs, frequencies with the wrong
 exponent or an exponent rounded to 0, angles not multiplied by the positions, positions off by one,
-ignored or matched with the wrong axis, the values rotated too.
+ignored or matched with the wrong axis, cos and sin swapped, the position in the exponent, the
+values rotated too, the base ignored, a causal mask added.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import numpy as np
 from ...chapters.worked_example import BANK_BOT
 from ...core.attention import scaled_dot_product_attention
 from ...core.positions import apply_rope
-from ..engine.calls import Observation
-from ..engine.cases import Case, random_qkv
+from ..engine.calls import Observation, error_line
+from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from .attention import MISSING_SCALE_HINT
+from .attention import DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT
 
 DEFAULT_BASE = 10000.0
 """RoFormer's and Llama 2's base: what a function that ignores its `base` argument uses."""
@@ -92,7 +93,38 @@ ROPE_MISTAKES = (
             "(..., n, d), the second to last; the axes before it (heads, batch) share them. Build the angle "
             "table with shape (n, d/2) or (n, d) and let it broadcast over the leading axes.",
             _positions_on_the_head_axis),
+    Mistake("cos_and_sin_swapped",
+            "cos and sin changed places: x * sin + rotate_half(x) * cos. A pair (a, b) turned by the angle t "
+            "becomes (a cos t - b sin t, b cos t + a sin t): the vector itself goes with cos, so that angle 0 "
+            "leaves it unchanged.",
+            lambda x, positions, base: _cos_sin_swapped(x, positions, base)),
+    Mistake("position_times_exponent",
+            "The angle of pair i must be position * base^(-2i/d): the frequency base^(-2i/d) is computed first, "
+            "then multiplied by the position. Here the position went into the exponent instead.",
+            lambda x, positions, base: _position_in_exponent(x, positions, base)),
 )
+
+
+def _halves_rotated(x, angles):
+    """x (..., n, d) with pair (i, i + d/2) turned by angles (..., n, d/2), as apply_rope does."""
+    half = x.shape[-1] // 2
+    a, b = x[..., :half], x[..., half:]
+    cos, sin = np.cos(angles), np.sin(angles)
+    return np.concatenate([a * cos - b * sin, b * cos + a * sin], axis=-1)
+
+
+def _cos_sin_swapped(x, positions, base):
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions)[:, None] * base ** (-2 * np.arange(half) / x.shape[-1])  # (n, d/2)
+    a, b = x[..., :half], x[..., half:]
+    return np.concatenate([a * np.sin(angles) - b * np.cos(angles), b * np.sin(angles) + a * np.cos(angles)], axis=-1)
+
+
+def _position_in_exponent(x, positions, base):
+    half = x.shape[-1] // 2
+    pos = np.asarray(positions, dtype=np.float64)[:, None]  # (n, 1)
+    return _halves_rotated(x, base ** (-2 * np.arange(half) * pos / x.shape[-1]))
+
 
 FLOAT32_NOT_KEPT = Mistake(
     "float32_not_kept",
@@ -120,9 +152,16 @@ def _rope_cases() -> list[Case]:
 
     return [
         Case("the bank bot's four keys at positions 0..3", (BANK_BOT.keys.copy(), pos(0, 1, 2, 3), 10000.0)),
-        Case("two heads, five tokens from position 3, d = 8", (x(2, 5, 8), pos(3, 4, 5, 6, 7), 10000.0)),
-        Case("six tokens from position 10, d = 16, base 500000 (Llama 3)",
-             (x(6, 16), pos(*range(10, 16)), 500000.0)),
+        generated("two heads, five tokens from position 3, d = 8", (
+            "rng = np.random.default_rng(91)\n"
+            "x = rng.standard_normal((2, 5, 8))\n"
+            "positions = np.arange(3, 8)\n"
+            "base = 10000.0"), ("x", "positions", "base")),
+        generated("six tokens from position 10, d = 16, base 500000 (Llama 3)", (
+            "rng = np.random.default_rng(92)\n"
+            "x = rng.standard_normal((6, 16))\n"
+            "positions = np.arange(10, 16)\n"
+            "base = 500000.0"), ("x", "positions", "base")),
         Case("three heads, one new token at position 300", (x(3, 1, 8), pos(300), 10000.0), hidden=True),
         Case("a batch of 2 x 3 heads, four tokens from position 17, d = 6",
              (x(2, 3, 4, 6), pos(17, 18, 19, 20), 10000.0), hidden=True),
@@ -149,8 +188,10 @@ def _assumption_cases_rope() -> list[Case]:
 
 def _rope_error_hint(case: Case, error: str) -> str:
     if "broadcast" in error:
-        return ("Two arrays whose shapes do not fit met in one operation. The angle table belongs to the tokens "
-                "axis n of x (..., n, d), the second to last, whatever axes come before it.")
+        line = error_line(error)
+        where = f"The line that failed, `{line}`, combines" if line else "One operation combined"
+        return (f"{where} two arrays whose shapes do not fit. If one of them is the angle table, it belongs to "
+                "the token axis n of x (..., n, d), the second to last, whatever axes come before it.")
     if "index" in error or "shape" in error:
         return "Compare the shapes you slice and build with x's (..., n, d): print them for this input."
     return ""
@@ -209,6 +250,21 @@ ATTENTION_MISTAKES = (
             lambda q, k, v, positions, base: scaled_dot_product_attention(q, k, v)),
     Mistake("missing_scale", MISSING_SCALE_HINT,
             lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1.0)),
+    Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT,
+            lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1 / q.shape[-1])),
+    Mistake("positions_ignored",
+            "The queries and keys were turned as if they stood at 0, 1, 2, ..., whatever `positions` said. "
+            "Where the positions follow each other that changes nothing (a score depends only on the distance "
+            "between two tokens), but here they have gaps: pass the positions on to apply_rope.",
+            lambda q, k, v, positions, base: None if np.array_equal(positions, np.arange(len(positions)))
+            else _rope_attention(q, k, v, np.arange(len(positions)), base)),
+    Mistake("base_ignored",
+            "These are the angles of base 10000, but this input has another base: pass `base` on to apply_rope.",
+            lambda q, k, v, positions, base: None if base == DEFAULT_BASE else _rope_attention(q, k, v, positions, DEFAULT_BASE)),
+    Mistake("causal_mask_added",
+            "A causal mask was applied, but this function asks for attention over every key (no mask): each "
+            "query attends to all n tokens.",
+            lambda q, k, v, positions, base: scaled_dot_product_attention(*_rotated(q, k, positions, base), v, is_causal=True)),
 )
 
 
@@ -223,7 +279,16 @@ def _attention_cases() -> list[Case]:
 
     return [
         Case("four tokens at positions 0..3, d = 4", (*qkv((), 4, 4, 4), pos(0, 4), 10000.0)),
-        Case("two heads, six tokens from position 10, d = 8", (*qkv((2,), 6, 8, 8), pos(10, 6), 10000.0)),
+        generated("two heads, six tokens from position 10, d = 8", (
+            "rng = np.random.default_rng(101)\n"
+            "q, k, v = (rng.standard_normal((2, 6, 8)) for _ in range(3))\n"
+            "positions = np.arange(10, 16)\n"
+            "base = 10000.0"), ("q", "k", "v", "positions", "base")),
+        generated("four tokens at positions 0, 3, 4, 9 (with gaps), d = 4", (
+            "rng = np.random.default_rng(102)\n"
+            "q, k, v = (rng.standard_normal((4, 4)) for _ in range(3))\n"
+            "positions = np.array([0, 3, 4, 9])\n"
+            "base = 10000.0"), ("q", "k", "v", "positions", "base")),
         Case("three heads, one token at position 300", (*qkv((3,), 1, 8, 8), pos(300, 1), 10000.0), hidden=True),
         Case("float32, five tokens from position 7, d = 6", (*qkv((), 5, 6, 6, np.float32), pos(7, 5), 10000.0),
              hidden=True),

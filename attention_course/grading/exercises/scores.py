@@ -10,6 +10,7 @@ import numpy as np
 
 from ...core._checks import check_scale
 from ...chapters.worked_example import BANK_BOT, trace_attention
+from ..engine.calls import error_line
 from ..engine.cases import Case
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes
@@ -37,17 +38,28 @@ def _dot_scores_cases() -> list[Case]:
 
 def _assumption_cases_dot_scores() -> list[Case]:
     """Inputs that break what a function could silently assume (keys square, n_k = 1 and float32 are above)."""
+    rng = np.random.default_rng(12)
+    a = float(rng.integers(20_000_000, 40_000_000))  # above 2**24: float32 cannot hold both a and a + 1
     return [
         # d_k > 1: one coordinate per vector, so a score is one product.
         Case("d_k = 1: each score is one product", (np.array([2.0]), np.array([[3.0], [-1.0], [0.5]]))),
         # float64 kept: the products cancel, so float32 (7 digits) would return 0 or 2 for the first score.
-        Case("float64 precision: 30000001 - 30000000 = 1",
-             (np.array([30000001.0, -30000000.0]), np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])), hidden=True),
+        Case("float64 precision: (a + 1) - a = 1 for a near 30 000 000",
+             (np.array([a + 1, -a]), np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])), hidden=True),
     ]
 
 
 DOT_SCORES_SIZES = Sizes({"query": ("d_k",), "keys": ("n_k", "d_k")})
 """A smaller failing input: fewer keys, a smaller d_k."""
+
+def _dot_scores_error_hint(case: Case, error: str) -> str:
+    line = error_line(error)
+    if "matmul" in error and ("@" in line or "dot(" in line or "matmul(" in line):
+        return (f"The line that failed, `{line}`, multiplies arrays whose inner sizes differ: here the query has "
+                f"{case.args[0].shape[0]} entries and `keys` has shape {case.args[1].shape}, one key per row. "
+                "In a product A @ B, the last axis of A meets the first axis of B.")
+    return ""
+
 
 DOT_SCORES = Check(
     name="dot_scores",
@@ -55,7 +67,9 @@ DOT_SCORES = Check(
     params=("query", "keys"),
     reference=_reference_scores,
     sizes=DOT_SCORES_SIZES,
+    float32_kept=False,  # the worked example does not ask for float32 yet: a widened dtype is noted
     make_cases=_dot_scores_cases,
+    error_hint=_dot_scores_error_hint,
     mistakes=(
         Mistake("scaled_too_early",
                 "These are already divided by sqrt(d_k). This step asks for the raw dot products q·k; "
@@ -69,9 +83,30 @@ DOT_SCORES = Check(
                 "q·k is a sum of products: multiply entry by entry, then add the d_k products up into one number per key.",
                 lambda q, K: q[None, :] * K),  # (n_k, d_k)
         Mistake("keys_transposed",
-                "`keys` holds one key per row, shape (n_k, d_k). Multiplying with its transpose mixes "
-                "coordinates of different keys: look at which axis of `keys` matches the query.",
-                lambda q, K: K.T @ q),  # (d_k, n_k) x (d_k,) needs n_k == d_k -> (n_k,)
+                "These are the products of the query with the COLUMNS of `keys` (what `query @ keys` or "
+                "`keys.T @ query` computes), which only runs at all when n_k = d_k. `keys` holds one key per "
+                "row, shape (n_k, d_k): each score pairs the query with one row.",
+                lambda q, K: K.T @ q if K.shape[0] == K.shape[1] else None),  # (d_k, n_k) x (d_k,) -> (n_k,)
+        Mistake("one_total",
+                "One number came back: the sum of all the scores. There is one score per key, n_k numbers: "
+                "add up the d_k products of the query with each key separately.",
+                lambda q, K: (K @ q).sum()),  # (n_k,) -> ()
+        Mistake("cosine_similarity",
+                "These scores were divided by the lengths of the vectors (a cosine similarity, between -1 "
+                "and 1). The dot-product score is the plain sum of products, q·k, with no normalisation.",
+                lambda q, K: K @ q / (np.linalg.norm(K, axis=-1) * np.linalg.norm(q))),
+        Mistake("distance_not_dot",
+                "These are the distances between the query and each key, |q - k|. The score is the dot product "
+                "q·k: large when the vectors point the same way, not when they are close.",
+                lambda q, K: np.linalg.norm(K - q[None, :], axis=-1)),
+        Mistake("mean_not_sum",
+                "Each score is d_k times too small: the products were averaged (a mean), not added up. q·k is the "
+                "sum of the d_k products.",
+                lambda q, K: (q[None, :] * K).mean(axis=-1) if q.shape[-1] > 1 else None),
+        Mistake("last_score_only",
+                "One number came back, the score of the LAST key only: a loop that overwrites one variable "
+                "keeps only its last value. Collect one score per key (n_k of them) and return them all.",
+                lambda q, K: K[-1] @ q),  # (d_k,) x (d_k,) -> ()
     ),
 )
 
@@ -103,12 +138,13 @@ def _scale_cases() -> list[Case]:
 
 def _assumption_cases_scale() -> list[Case]:
     """Inputs that break what a scaling could silently assume (d_k a perfect square is broken above by 128)."""
+    rng = np.random.default_rng(22)
     return [
         # float64 kept: 1e39 is beyond float32's largest number (3.4e38), so a cast to float32 gives inf.
         Case("float64 scores beyond float32's range, d_k = 4", (np.array([1e39, -1e39, 2.0]), 4)),
         # floats returned: an array made with empty_like/zeros_like of integer scores would round the result
         # (towards 0: -3 / 2 becomes -1, where floor division would give -2).
-        Case("integer scores, d_k = 4", (np.array([[3, -3, 8]]), 4), hidden=True),
+        Case("integer scores, d_k = 4", (2 * rng.integers(-4, 5, size=(1, 3)) + 1, 4), hidden=True),  # odd: x / 2 is not whole
     ]
 
 
@@ -118,6 +154,7 @@ SCALE_SCORES = Check(
     params=("scores", "d_k"),
     reference=_reference_scaled,
     sizes=Sizes({"scores": "*"}),
+    float32_kept=False,  # the scaling chapter does not ask for float32 yet: a widened dtype is noted
     make_cases=_scale_cases,
     mistakes=(
         Mistake("missing_scale",
@@ -134,6 +171,16 @@ SCALE_SCORES = Check(
         Mistake("scaled_by_number_of_keys",
                 "You scaled by the number of scores (keys), not by d_k, the size of the query and key vectors.",
                 lambda s, d_k: s / np.sqrt(s.shape[-1])),
+        Mistake("scaled_by_scores_size",
+                "You scaled by the square root of the number of scores in the array, not of d_k, the size of "
+                "the query and key vectors (d_k is the second argument).",
+                lambda s, d_k: s / np.sqrt(np.size(s))),
+        Mistake("subtracted_sqrt_d_k",
+                "sqrt(d_k) was subtracted from the scores. Scaling divides: scores / sqrt(d_k).",
+                lambda s, d_k: s - np.sqrt(d_k)),
+        *(Mistake("rounded",
+                  "The scaled scores were rounded. Return them at full precision; round only when printing.",
+                  lambda s, d_k, digits=digits: np.round(s / np.sqrt(d_k), digits)) for digits in (1, 2, 3, 4)),
         Mistake("integer_division",
                 "Floor division `//` rounds the scaled scores down to whole numbers: use true division.",
                 lambda s, d_k: s // np.sqrt(d_k)),
@@ -176,15 +223,19 @@ _SPREAD_MISTAKES = {
                 "That is exactly sqrt(d_k), the formula. The question asks you to measure it: draw random query "
                 "and key vectors, compute their dot products and take the standard deviation."),
         Mistake("variance_not_spread",
-                "This is close to d_k: the variance of q·k. The spread asked for is its standard deviation, "
-                "the square root of the variance."),
-        Mistake("scaled_spread",
-                "This is about 1: the spread after dividing by sqrt(d_k). The question asks for the spread of the raw q·k."),
+                "This is close to d_k, which is the variance of q·k. The spread asked for is its standard "
+                "deviation, the square root of the variance."),
+        Mistake("spread_about_one",
+                "The measured spread is about 1, where about sqrt(d_k) was expected. Two ways to measure 1: if "
+                "the dot products were divided by sqrt(d_k), that is the spread of the scaled scores; if the "
+                "products q_i k_i were not added up over the d_k coordinates (np.std(q * k)), that is the "
+                "spread of one product. The question asks for the spread of the raw q·k, one sum per pair."),
         Mistake("mean_not_spread",
                 "This is close to 0, like the mean of q·k. The spread is the standard deviation."),
         Mistake("entries_not_unit_variance",
-                "Draw the entries of q and k with mean 0 and variance 1 (a standard normal): "
-                "the sqrt(d_k) law assumes entries of variance about 1."),
+                "The measured spread is far from sqrt(d_k), and not near d_k, 1 or 0 either. The sqrt(d_k) law "
+                "holds for entries of mean 0 and variance 1: if q and k were drawn otherwise (uniform numbers, "
+                "say), draw them from a standard normal."),
         Mistake("not_a_number",
                 "Return one number: the standard deviation of the measured dot products (a float)."),
     )
@@ -208,7 +259,7 @@ def _compare_spread(case: Case, expected, got, predictions):
     if d_k >= 4 and abs(value - d_k) <= SPREAD_TOLERANCE * d_k:
         return message, _SPREAD_MISTAKES["variance_not_spread"]
     if d_k >= 4 and abs(value - 1) <= SPREAD_TOLERANCE:
-        return message, _SPREAD_MISTAKES["scaled_spread"]
+        return message, _SPREAD_MISTAKES["spread_about_one"]
     if abs(value) < 0.05 * target:  # the mean of q·k is 0, give or take sqrt(d_k / n_samples)
         return message, _SPREAD_MISTAKES["mean_not_spread"]
     return message, _SPREAD_MISTAKES["entries_not_unit_variance"]

@@ -1,7 +1,7 @@
 """backward_query_tile that rebuilds the weights in float32: it assumes 7 digits are enough."""
 CHECK = "backward_query_tile"
 MESSAGE = 'significant digits only'
-MARKS = "3/11"
+MARKS = "2/11"
 
 import numpy as np
 

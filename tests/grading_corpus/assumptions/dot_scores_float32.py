@@ -1,6 +1,6 @@
 """dot_scores computed in float32: it assumes 7 digits are enough, which cancelling products break."""
 CHECK = "dot_scores"
-MESSAGE = 'at index 0 expected 1, got 0'
+MESSAGE = ('at index 0 expected 1, got 2', 'cut down to the smallest input')
 MARKS = "7/8"
 
 import numpy as np

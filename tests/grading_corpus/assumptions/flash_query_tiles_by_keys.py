@@ -1,6 +1,6 @@
 """flash_attention whose loop over query tiles runs to n_k: it assumes n_q <= n_k."""
 CHECK = "flash_attention"
-MESSAGE = ('is the first that differs', 'cut down to the smallest input')
+MESSAGE = 'Rows 0 to 7 are right; row 8 is the first wrong one'
 MARKS = "11/12"
 
 import numpy as np
@@ -9,7 +9,7 @@ import numpy as np
 def flash_attention(Q, K, V, block_size):
     n_q, d_k = Q.shape
     n_k = K.shape[0]
-    out = np.zeros((n_q, V.shape[1]))
+    out = np.zeros((n_q, V.shape[1]), dtype=np.result_type(Q, K, V))
     for i in range(0, n_k, block_size):  # should run over n_q
         q = Q[i:i + block_size]
         m = np.full(len(q), -np.inf)

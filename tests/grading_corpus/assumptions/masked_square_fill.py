@@ -1,7 +1,7 @@
 """masked_attention whose fill of -inf is cut from an (n_k, n_k) square: it assumes n_q <= n_k."""
 CHECK = "masked_attention"
 MESSAGE = ('raised ValueError: operands could not be broadcast together', 'cut down to the smallest input')
-MARKS = "8/9"
+MARKS = "9/10"
 
 import numpy as np
 

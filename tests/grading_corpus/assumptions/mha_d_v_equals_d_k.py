@@ -1,6 +1,6 @@
 """multi_head_attention that splits the values with the width of the queries: it assumes d_v = d_k."""
 CHECK = "multi_head_attention"
-MESSAGE = ('raised ValueError: the leading batch/head dimensions do not broadcast together', 'cut down to the smallest input')
+MESSAGE = ('raised ValueError: cannot reshape array', 'cut down to the smallest input')
 MARKS = "7/8"
 
 import numpy as np

@@ -1,7 +1,7 @@
 """padded_attention whose mask is sized by max(lengths): it fits only when one sequence is full length."""
 CHECK = "padded_attention"
 MESSAGE = ('raised ValueError: operands could not be broadcast together', 'cut down to the smallest input')
-MARKS = "5/6"
+MARKS = "6/7"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """padded_attention, right in itself, calling the notebook's own padding_mask, which counts one token too many."""
 CHECK = "padded_attention"
 MESSAGE = 'the difference comes from your `padding_mask`'
-MARKS = "2/6"
+MARKS = "1/7"
 
 import numpy as np
 

@@ -1,6 +1,6 @@
 """scale_scores that writes into an array shaped like the scores: integer scores give integer results."""
 CHECK = "scale_scores"
-MESSAGE = ('at index (0, 0) expected 1.5, got 1', 'cut down to the smallest input')
+MESSAGE = ('at index (0, 0) expected 2.5, got 2', 'cut down to the smallest input')
 MARKS = "6/7"
 
 import numpy as np

@@ -1,12 +1,14 @@
 """softmax computed in float32: it assumes the scores fit in float32."""
 CHECK = "softmax"
 MESSAGE = ('got nan at index 0 where 1 was expected', 'cut down to the smallest input')
-MARKS = "13/14"
+MARKS = "14/15"
 
 import numpy as np
 
 
 def softmax(x, axis=-1):
     x32 = np.asarray(x, dtype=np.float32)
-    e = np.exp(x32 - np.max(x32, axis=axis, keepdims=True))
-    return (e / np.sum(e, axis=axis, keepdims=True)).astype(np.result_type(x, np.float32))
+    m = np.max(x32, axis=axis, keepdims=True)
+    e = np.exp(x32 - np.where(np.isfinite(m), m, 0))  # a slice of only -inf: weights 0
+    s = np.sum(e, axis=axis, keepdims=True)
+    return (e / np.where(s == 0, 1, s)).astype(np.result_type(x, np.float32))

@@ -1,6 +1,7 @@
 """attention with a softmax that does not subtract the maximum: nan on large scores."""
 CHECK = "attention"
 MISTAKE = "no_max_subtraction"
+MARKS = "7/9"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """attention without the 1/sqrt(d_k) scale."""
 CHECK = "attention"
 MISTAKE = "missing_scale"
+MARKS = "2/9"
 
 from attention_course import softmax
 

@@ -1,6 +1,7 @@
 """backward_query_tile with the right numbers that builds the tile's whole (n_q, n_k) rows of scores."""
 CHECK = "backward_query_tile"
 MISTAKE = "builds_full_matrix"
+MARKS = "9/11"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """causal_mask that hides each token from itself."""
 CHECK = "causal_mask"
 MISTAKE = "excludes_diagonal"
+MARKS = "0/4"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """causal_mask that keeps the upper triangle: every token sees the future."""
 CHECK = "causal_mask"
 MISTAKE = "upper_triangle"
+MARKS = "1/4"
 
 import numpy as np
 

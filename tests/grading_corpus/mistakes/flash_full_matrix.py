@@ -1,6 +1,7 @@
 """flash_attention that builds the whole n x n score matrix: right numbers, n^2 memory."""
 CHECK = "flash_attention"
 MISTAKE = "builds_full_matrix"
+MARKS = "10/12"
 
 import numpy as np
 

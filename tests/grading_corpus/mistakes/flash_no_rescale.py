@@ -1,6 +1,7 @@
 """flash_attention that never rescales what was accumulated when the running max grows."""
 CHECK = "flash_attention"
 MISTAKE = "no_rescale"
+MARKS = "1/12"
 
 import numpy as np
 

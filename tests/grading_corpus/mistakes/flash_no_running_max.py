@@ -1,6 +1,7 @@
 """flash_attention that sums exp(score) without a running max: overflow on large scores."""
 CHECK = "flash_attention"
 MISTAKE = "no_running_max"
+MARKS = "9/12"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """masked_attention that treats True as "hidden"."""
 CHECK = "masked_attention"
 MISTAKE = "mask_inverted"
+MARKS = "0/10"
 
 import numpy as np
 

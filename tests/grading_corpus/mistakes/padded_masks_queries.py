@@ -1,6 +1,7 @@
 """padded_attention whose mask hides padding queries (rows) instead of padding keys."""
 CHECK = "padded_attention"
-MISTAKE = "masks_queries"
+MISTAKE = "padding_keys_not_hidden"
+MARKS = "1/7"
 
 import numpy as np
 

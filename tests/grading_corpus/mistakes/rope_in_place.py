@@ -1,6 +1,7 @@
 """apply_rope that writes the rotated pairs back into the caller's array."""
 CHECK = "apply_rope"
 MISTAKE = "modifies_input"
+MARKS = "0/10"
 
 import numpy as np
 

@@ -1,6 +1,7 @@
 """softmax that subtracts the maximum in place: it changes the caller's scores."""
 CHECK = "softmax"
 MISTAKE = "modifies_input"
+MARKS = "0/15"
 
 import numpy as np
 

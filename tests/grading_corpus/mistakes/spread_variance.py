@@ -1,6 +1,7 @@
 """dot_product_spread that returns the variance of q.k instead of its standard deviation."""
 CHECK = "dot_product_spread"
 MISTAKE = "variance_not_spread"
+MARKS = "1/5"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """masked_attention that multiplies the scores by the mask, then hides every score equal to 0."""
 CHECK = "masked_attention"
-MESSAGE = ('output: at index (0, 0) expected', ', got 0', 'allowed scores of exactly 0, cut down to the smallest input')
-MARKS = "8/9"
+MISTAKE = "does_not_sum_to_1"
+MARKS = "9/10"
 
 import numpy as np
 
@@ -10,6 +10,5 @@ from attention_course import softmax
 
 def masked_attention(Q, K, V, mask):
     scores = Q @ K.T / np.sqrt(Q.shape[-1]) * mask
-    scores = np.where(scores == 0, -np.inf, scores)
-    weights = softmax(scores, axis=-1)
+    weights = softmax(np.where(scores == 0, -np.inf, scores), axis=-1)
     return weights @ V, weights

@@ -1,7 +1,7 @@
-"""softmax that subtracts the minimum: safe only while the scores are close together."""
+"""softmax that subtracts each slice's minimum: exp overflows when the scores lie far apart."""
 CHECK = "softmax"
-MESSAGE = ('got nan at index 0', 'cut down to the smallest input')
-MARKS = "10/14"
+MISTAKE = "subtracted_min"
+MARKS = "10/15"
 
 import numpy as np
 

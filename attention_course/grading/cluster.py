@@ -1,0 +1,112 @@
+"""Grading on a Dask cluster: each submission one task, graded on a worker by the same code as a local run.
+
+`attention-course grade --dask ADDRESS` (the `[cluster]` extra: `pip install
+"attention-course[cluster]"`) connects to a running `dask.distributed`
+scheduler. Each submission's notebooks travel to a worker as bytes, are written
+to a temporary folder there and graded by `batch.grade_notebook`, in the
+worker's bubblewrap sandbox, with the same limits and the same assignment; the
+results come back as the same `NotebookGrade` objects. Every worker therefore
+needs this course package (the same version) and bubblewrap installed; the
+scheduler never runs a notebook itself.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+from .batch import NotebookGrade, Submission, grade_notebook
+from .sandbox.runner import Limits
+
+
+class ClusterUnavailable(RuntimeError):
+    """Dask is not installed, or the scheduler cannot be reached."""
+
+
+def connect(address: str, timeout: float = 30.0):
+    """A `dask.distributed.Client` for the scheduler at `address` (e.g. tcp://10.0.0.5:8786)."""
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise ClusterUnavailable("grading on a Dask cluster needs the cluster extra: "
+                                 'pip install "attention-course[cluster]"') from None
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as err:
+        raise ClusterUnavailable(f"could not reach the Dask scheduler at {address}: {err}") from None
+
+
+def grade_files(files: list[tuple[str, bytes]], limits: Limits, hidden: bool, sandbox: bool,
+                assignment) -> list[NotebookGrade]:
+    """The task a worker runs: grade one submission's notebooks, given as (path on the instructor's machine, bytes)."""
+    grades = []
+    with tempfile.TemporaryDirectory(prefix="attention-course-task-") as tmp:
+        for i, (path, data) in enumerate(files):
+            local = Path(tmp) / str(i) / Path(path).name  # the file name is kept: it may say which exercise it is
+            local.parent.mkdir()
+            local.write_bytes(data)
+            grade = grade_notebook(local, limits, hidden=hidden, sandbox=sandbox, assignment=assignment)
+            grade.path = path
+            grade.incidents = [incident.replace(str(local), path) for incident in grade.incidents]
+            grades.append(grade)
+    return grades
+
+
+def grade_on_cluster(client, submissions: list[Submission], limits: Limits, *, hidden: bool, sandbox: bool,
+                     assignment) -> Iterator[tuple[int, list[NotebookGrade]]]:
+    """Send each submission to the cluster as one task; yield (its index, its notebooks' grades) as they finish."""
+    from dask.distributed import as_completed
+
+    batch = uuid.uuid4().hex[:8]
+    futures = {}
+    for si, submission in enumerate(submissions):
+        if not submission.notebooks:
+            yield si, []
+            continue
+        files = [(str(p), Path(p).read_bytes()) for p in submission.notebooks]
+        future = client.submit(grade_files, files, limits, hidden, sandbox, assignment,
+                               key=f"attention-course-{batch}-{si}", pure=False)
+        futures[future] = si
+    for future in as_completed(list(futures)):
+        si = futures[future]
+        try:
+            yield si, future.result()
+        except Exception as err:  # a lost worker costs that submission a "grader error", never the batch
+            yield si, [NotebookGrade(str(p), None, status="grader error",
+                                     incidents=[f"the cluster could not grade it: {err!r}"])
+                       for p in submissions[si].notebooks]
+
+
+def _worker_ready(sandbox: bool) -> str:
+    """Run on each worker: "" if it can grade, else why not."""
+    from .. import __version__
+    from .sandbox import bubblewrap
+
+    if sandbox:
+        try:
+            bubblewrap.find()
+        except bubblewrap.SandboxUnavailable as err:
+            return f"{err} (attention-course {__version__})"
+    return ""
+
+
+def check_workers(client, *, sandbox: bool) -> list[str]:
+    """What keeps the cluster's workers from grading: none at all, no bubblewrap, another course version."""
+    from .. import __version__
+
+    answers = client.run(_worker_ready, sandbox)
+    if not answers:
+        return ["the scheduler has no workers"]
+    problems = [f"{worker}: {why}" for worker, why in answers.items() if why]
+    versions = client.run(_course_version)
+    problems += [f"{worker}: attention-course {v}, not {__version__} as here" for worker, v in versions.items()
+                 if v != __version__]
+    return problems
+
+
+def _course_version() -> str:
+    from .. import __version__
+
+    return __version__

@@ -1,0 +1,13 @@
+"""attention that divides the weights by sqrt(d_k) after the softmax."""
+CHECK = "attention"
+MISTAKE = "scaled_after_softmax"
+MARKS = "1/9"
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def attention(Q, K, V):
+    weights = softmax(Q @ K.T, axis=-1) / np.sqrt(Q.shape[-1])
+    return weights @ V, weights

@@ -1,0 +1,17 @@
+"""decode_step that rotates the key but not the query."""
+CHECK = "decode_step"
+MISTAKE = "query_not_rotated"
+MARKS = "1/9"
+
+import numpy as np
+
+from attention_course import apply_rope, softmax
+
+
+def decode_step(q, k, v, k_cache, v_cache):
+    t = k_cache.shape[1]
+    k_cache = np.concatenate([k_cache, apply_rope(k, [t])], axis=1)
+    v_cache = np.concatenate([v_cache, v], axis=1)
+    g = q.shape[0] // k_cache.shape[0]
+    keys, values = np.repeat(k_cache, g, axis=0), np.repeat(v_cache, g, axis=0)
+    return softmax(q @ keys.transpose(0, 2, 1) / np.sqrt(q.shape[-1])) @ values, k_cache, v_cache

@@ -1,0 +1,10 @@
+"""dot_scores that averages the products instead of adding them up."""
+CHECK = "dot_scores"
+MISTAKE = "mean_not_sum"
+MARKS = "1/8"
+
+import numpy as np
+
+
+def dot_scores(query, keys):
+    return np.mean(keys * query, axis=1)

@@ -1,0 +1,26 @@
+"""flash_attention whose running max starts at 0: nan when every score of a query is very negative."""
+CHECK = "flash_attention"
+MISTAKE = "running_max_starts_at_zero"
+MARKS = "10/12"
+
+import numpy as np
+
+
+def flash_attention(Q, K, V, block_size):
+    n_q, d_k = Q.shape
+    out = np.empty((n_q, V.shape[1]))
+    for i0 in range(0, n_q, block_size):
+        q = Q[i0:i0 + block_size] / np.sqrt(d_k)
+        m = np.full((len(q), 1), 0.0)
+        l = np.zeros((len(q), 1))
+        acc = np.zeros((len(q), V.shape[1]))
+        for j0 in range(0, K.shape[0], block_size):
+            s = q @ K[j0:j0 + block_size].T
+            m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+            p = np.exp(s - m_new)
+            alpha = np.exp(m - m_new)
+            l = alpha * l + p.sum(axis=1, keepdims=True)
+            acc = alpha * acc + p @ V[j0:j0 + block_size]
+            m = m_new
+        out[i0:i0 + block_size] = acc / l
+    return out

@@ -1,0 +1,10 @@
+"""scale_scores that rounds its result to three decimals, as for printing."""
+CHECK = "scale_scores"
+MISTAKE = "rounded"
+MARKS = "3/7"
+
+import numpy as np
+
+
+def scale_scores(scores, d_k):
+    return np.round(scores / np.sqrt(d_k), 3)

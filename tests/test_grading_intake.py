@@ -1,0 +1,175 @@
+"""Tests for attention_course/grading/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
+
+import csv
+import io
+import shutil
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from attention_course.cli import main
+from attention_course.grading.exercises import BY_ID
+from attention_course.grading.intake import IntakeError, ZipLimits, intake, read_roster, unpack
+
+import grading_class as gc
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = ["--cell-timeout", "5", "--check-timeout", "5", "--no-progress"]
+
+
+def test_unpacking_refuses_entries_outside_the_folder_and_links(tmp_path):
+    archive = tmp_path / "a.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("ok/01_dot_scores.ipynb", "{}")
+        z.writestr("../escape.txt", "x")
+        z.writestr("/etc/absolute.txt", "x")
+        z.writestr("C:/windows.txt", "x")
+        link = zipfile.ZipInfo("ok/link")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        z.writestr(link, "/etc/passwd")
+    files, notes = unpack(archive, tmp_path / "out")
+    assert files == [tmp_path / "out" / "ok" / "01_dot_scores.ipynb"]
+    assert len(notes) == 4 and all("refused" in n for n in notes) and any("is a link" in n for n in notes)
+    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out" / "ok" / "link").exists()
+
+
+def test_a_zip_bomb_stops_at_the_limit_on_the_bytes_written(tmp_path):
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("big.ipynb", b"0" * (3 << 20))  # compresses to a few kB
+    with pytest.raises(IntakeError, match="zip bomb"):
+        unpack(archive, tmp_path / "out", ZipLimits(file_bytes=1 << 20))
+    with pytest.raises(IntakeError, match="zip bomb"):
+        unpack(archive, tmp_path / "out2", ZipLimits(total_bytes=2 << 20))
+    (tmp_path / "not.zip").write_text("no")
+    with pytest.raises(IntakeError, match="not a zip file"):
+        unpack(tmp_path / "not.zip", tmp_path / "out3")
+
+
+def test_the_roster_is_checked(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("\ufeffstudent_id,name,email\nS1,Ada Lovelace,ada@x.org\n\nS2,Ben Okafor,\n")
+    assert [r["name"] for r in read_roster(path)] == ["Ada Lovelace", "Ben Okafor"]
+    for text, words in [("id,name\n1,A\n", "no column 'student_id'"), ("student_id,name,mail\n1,A,x\n", "unknown column 'mail'"),
+                        ("student_id,name\n1,A\n1,B\n", "already on line 2"), ("student_id,name\n,A\n", "must not be empty"),
+                        ("student_id,name\n", "lists no students")]:
+        path.write_text(text)
+        with pytest.raises(IntakeError, match=words):
+            read_roster(path)
+
+
+def test_canvas_and_moodle_downloads_are_matched_to_the_roster(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative paths, as typed on the command line
+    people = gc.students(6)
+    roster = gc.write_roster(Path("roster.csv"), people)
+    canvas = gc.canvas_zip(Path("canvas.zip"), people)
+    moodle = gc.moodle_zip(Path("moodle.zip"), people)
+    Path("out/work/mine").mkdir(parents=True)
+    with pytest.raises(IntakeError, match="not unpacked by the grader"):
+        intake([gc.canvas_zip(Path("mine.zip"), people)], Path("out/work"), roster)
+    for archive in (canvas, moodle, canvas):  # the second time, the first run's copy is replaced
+        taken = intake([archive], Path("out/work"), roster)
+        subs = {s.student["student_id"]: s for s in taken.submissions}
+        assert list(subs) == [p.student_id for p in people]  # roster order, nobody unmatched
+        for p in people:
+            assert len(subs[p.student_id].notebooks) == len(gc.files_of(p)), p
+            assert subs[p.student_id].marked_late == (p.late and archive is canvas)
+        none = next(p for p in people if p.kind == "none")
+        assert subs[none.student_id].path == ""
+
+
+def test_duplicates_unmatched_missing_and_ignored_files_are_reported_by_grade(tmp_path, capsys):
+    sub = tmp_path / "submitted"
+    for folder in ("H11_Dup", "h11_dup"):
+        (sub / folder).mkdir(parents=True)
+        shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", sub / folder / "01_dot_scores.ipynb")
+    shutil.copy(ROOT / "exercises" / "01_dot_scores.ipynb", sub / "h11_dup" / "01_dot_scores (1).ipynb")
+    (sub / "h11_dup" / "notes.docx").write_bytes(b"PK")
+    (sub / "README.txt").write_text("collected on Monday")
+    (sub / "Stranger").mkdir()
+    shutil.copy(ROOT / "solutions" / "01_dot_scores.ipynb", sub / "Stranger")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,submission\nH11,Hal Dup,H11_Dup\nA1,Absent Person,\n")
+    (tmp_path / "a.toml").write_text('exercises = ["01_dot_scores"]\n')
+    out = tmp_path / "gb.csv"
+    assert main(["grade", str(sub), "--roster", str(roster), "--assignment", str(tmp_path / "a.toml"),
+                 "--out", str(out), *FAST]) == 0
+    printed = capsys.readouterr().out
+    rows = {r["name"]: r for r in csv.DictReader(out.open())}
+    assert list(rows) == ["Hal Dup", "Absent Person", "Stranger"]
+    hal = rows["Hal Dup"]
+    assert hal["status"] == "ok; duplicates" or hal["status"].endswith("; duplicates"), hal["status"]
+    assert "duplicate submissions" in hal["feedback"] and "3 notebooks for 01_dot_scores" in hal["feedback"]
+    assert "ignored notes.docx: not a notebook" in hal["feedback"] and hal["01_dot_scores"] == str(BY_ID["01_dot_scores"].max_score)
+    assert rows["Absent Person"]["status"] == "no submission" and rows["Absent Person"]["total"] == "0"
+    assert rows["Stranger"]["status"].startswith("not on the roster") and rows["Stranger"]["student_id"] == ""
+    for words in ("in the download (1): submitted: ignored README.txt: it belongs to no student's submission",
+                  "no submission (1): Absent Person", "not on the roster (1)", "duplicates (2)", "ignored files (1)"):
+        assert words in printed, printed
+
+
+def test_one_student_s_folder_is_one_row(tmp_path, capsys):
+    folder = tmp_path / "dana"
+    folder.mkdir()
+    for name in ("01_dot_scores", "03_softmax"):
+        shutil.copy(ROOT / "solutions" / f"{name}.ipynb", folder)
+    out = tmp_path / "gb.csv"
+    assert main(["grade", str(folder), "--out", str(out), *FAST]) == 0
+    (row,) = csv.DictReader(out.open())
+    assert row["name"] == "dana" and row["01_dot_scores"] != "0" and row["03_softmax"] != "0"
+
+
+def test_moodle_s_flat_download_and_canvas_resubmissions(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,canvas_id,moodle_id\nS1,Ada Lovelace,50,900\n")
+    flat = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(flat, "w") as z:
+        z.writestr("Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb", "{}")
+        z.writestr("Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html", "<p>hi</p>")
+    (ada,) = intake([flat], tmp_path / "w1", roster).submissions
+    assert [p.name for p in ada.notebooks] == ["Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb"]
+    assert ada.issues == ["ignored Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html: not a notebook"]
+    canvas = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(canvas, "w") as z:
+        z.writestr("lovelaceada_late_50_7001_03_softmax.ipynb", "{}")
+        z.writestr("lovelaceada_late_50_7002_03_softmax-1.ipynb", "{}")
+    (ada,) = intake([canvas], tmp_path / "w2", roster).submissions
+    assert len(ada.notebooks) == 2 and ada.marked_late and ada.submitted is None
+
+
+def test_a_zipped_folder_of_student_folders(tmp_path):
+    archive = tmp_path / "week1.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for student in ("ana", "ben"):
+            z.writestr(f"submitted/{student}/03_softmax.ipynb", "{}")
+    subs = intake([archive], tmp_path / "work").submissions
+    assert [(s.name, len(s.notebooks)) for s in subs] == [("ana", 1), ("ben", 1)]
+    assert all(s.submitted is None for s in subs)  # unpacking time is no submission time
+
+
+def test_names_that_merely_look_like_an_lms_s_are_a_plain_folder(tmp_path):
+    for name in ("control_05_causal_mask", "bob_04_attention", "ana"):
+        (tmp_path / f"{name}.ipynb").write_text("{}")
+    subs = intake([tmp_path], tmp_path / "work").submissions
+    assert sorted(s.name for s in subs) == ["ana", "bob_04_attention", "control_05_causal_mask"]
+    assert all(not s.student and not s.marked_late for s in subs)
+
+
+def test_a_zip_a_student_handed_in_is_unpacked_too(tmp_path):
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as z:
+        z.writestr("work/01_dot_scores.ipynb", "{}")
+        z.writestr("work/03_softmax.ipynb", "{}")
+        z.writestr("../../escape.ipynb", "{}")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student_id,name,canvas_id\nS1,Ada Lovelace,50\n")
+    canvas = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(canvas, "w") as z:
+        z.writestr("lovelaceada_50_7001_mywork.zip", inner.getvalue())
+    taken = intake([canvas], tmp_path / "work", roster)
+    (ada,) = taken.submissions
+    assert sorted(p.name for p in ada.notebooks) == ["01_dot_scores.ipynb", "03_softmax.ipynb"]
+    assert ada.issues == ["unpacked lovelaceada_50_7001_mywork.zip, which they handed in"]
+    assert any("escape.ipynb" in n and "refused" in n for n in taken.notes)
