@@ -1,13 +1,13 @@
 """Tests for the inputs that break hidden assumptions, and for engine/observe.py and engine/shrink.py.
 
 tests/grading_corpus/assumptions/ holds one wrong function per assumption a
-function could silently make (d_model = h * d_k, a full-length sequence, no
-allowed score of exactly 0, float32 being enough, ...). Each names its check
-(CHECK), a piece of the observational message the check must print for it
-(MESSAGE, or a tuple of pieces; "cut down to the smallest input" when the
-failure is shown on a smaller input) and the marks it must get with the hidden inputs (MARKS). Every
-entry is then audited (engine/audit.py): no hint may name a cause the grader
-did not check on that submission.
+function could silently make (d_model = h * d_k, n_q <= n_k, a full-length
+sequence, float32 being enough, ...). Each names its check (CHECK), pieces of
+the feedback the check must print for it (MESSAGE, a string or a tuple; "cut
+down to the smallest input" when the failure is shown on a smaller input) and
+the marks it must get with the hidden inputs (MARKS). Every entry is then
+audited (engine/audit.py): no hint may name a cause the grader did not check
+on that submission.
 """
 
 import importlib.util
@@ -71,6 +71,22 @@ def test_a_helper_is_blamed_only_when_the_course_version_of_it_fixes_the_functio
     right = load(CORPUS / "assumptions" / "padded_own_wrong_mask.py").padded_attention
     assert run_check(check, right, hidden=True).mistake == "helper_at_fault"
     assert audit(check, right) == []
+
+
+def test_each_failure_describes_its_difference_once():
+    check = CHECKS["scale_scores"]
+    doubled = run_check(check, lambda scores, d_k: 2 * scores / np.sqrt(d_k))
+    assert doubled.mistake == "observed_constant_factor" and "exactly 2" in doubled.hint
+    assert "times 2" not in doubled.message  # the hint says it: the message does not say it again
+    close = run_check(check, lambda scores, d_k: scores / np.sqrt(d_k) * 1.0001)  # right to 4 digits: rounding-like
+    assert close.hint == "" and "agree to about 4 significant digits only" in close.message  # no hint: the message
+
+
+def test_a_mistake_is_not_named_where_the_function_is_right_on_what_the_mistake_gets_wrong():
+    # a float32 softmax that subtracts the max: nan only beyond float32's range, where exp without the max
+    # trick gives the same nan; right on large scores, where exp without the max trick overflows
+    result = run_check(CHECKS["softmax"], load(CORPUS / "assumptions" / "softmax_float32.py").softmax, hidden=True)
+    assert result.mistake != "no_max_subtraction" and "overflows" not in result.hint
 
 
 # ---- engine/observe.py ------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def _kind_of_values(exp: np.ndarray, val: np.ndarray, tolerance) -> tuple[str, s
         return "values", ""
     worst = float(np.max(np.abs(val - exp) / np.maximum(np.abs(exp), 1e-300)))
     if worst < 1e-2:  # before factors and offsets: rounding can look like a tiny one
-        return "digits", f"the values agree to about {max(1, int(-np.log10(worst)))} significant digits only"
+        return "digits", f"the values agree to about {max(1, int(-np.log10(worst) + 1e-6))} significant digits only"
     big = np.abs(exp) > max(atol, 1e-12) * 10
     if big.sum() >= 2:
         factor = float(np.median(val[big] / exp[big]))
