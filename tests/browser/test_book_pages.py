@@ -36,7 +36,8 @@ def axe_violations(page) -> list[dict]:
         pytest.fail(f"axe-core is missing ({AXE}): run `npm ci` (or `make env`)")
     page.add_script_tag(path=str(AXE))
     return page.evaluate("""async () => {
-        const result = await axe.run(document, { resultTypes: ["violations"] });
+        // preload: false: axe would fetch the stylesheets by XHR, which file:// pages refuse (a console error)
+        const result = await axe.run(document, { resultTypes: ["violations"], preload: false });
         return result.violations.map((v) => ({
             id: v.id, impact: v.impact, help: v.help,
             targets: v.nodes.map((node) => node.target.join(" ")),
@@ -105,8 +106,11 @@ def test_page_works_offline(offline, book_html, page_path, screenshots):
 
     bad_alt = {image["src"]: alt_problem(image) for image in figure_alt_texts(page) if alt_problem(image)}
     assert not bad_alt, f"{page_path}: figures without alt text that says what they show: {bad_alt}"
-    focusable_math = page.locator("mjx-container[tabindex='0']").count()
-    assert focusable_math == 0, f"{page_path}: {focusable_math} formulas are Tab stops"
+    # Formulas are no Tab stops, except one too wide for the column, which must be scrollable by keyboard.
+    focusable_math = page.evaluate("""() => Array.from(document.querySelectorAll("mjx-container"))
+        .filter((el) => el.getAttribute("tabindex") !== null && el.tabIndex >= 0)
+        .filter((el) => el.scrollWidth <= el.clientWidth + 1).length""")
+    assert focusable_math == 0, f"{page_path}: {focusable_math} formulas that fit their column are Tab stops"
 
     violations = axe_violations(page)
     ACCESSIBILITY.mkdir(parents=True, exist_ok=True)
@@ -150,7 +154,8 @@ def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_
     shrunk = page.evaluate("""() => Array.from(document.querySelectorAll("main img, article img"))
         .filter((img) => !img.closest(".ac-explorer") && img.naturalWidth > 0)
         .map((img) => {
-            const natural = img.getAttribute("width") ? Number(img.getAttribute("width")) : img.naturalWidth;
+            // a "retina" figure is drawn at twice its size and shown at its CSS width (style or attribute)
+            const natural = parseFloat(img.style.width) || Number(img.getAttribute("width")) || img.naturalWidth;
             return { src: img.getAttribute("src"), shown: img.getBoundingClientRect().width, natural };
         })
         .filter((f) => f.shown < 0.6 * f.natural)""")
