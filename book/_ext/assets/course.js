@@ -16,8 +16,11 @@
     // Font Awesome turns each icon's title ("Light", "Dark") into an SVG <title>: drop them, keep "Color mode".
     document.querySelectorAll(".theme-switch-button i").forEach((el) => el.removeAttribute("title"));
     document.querySelectorAll(".theme-switch-button svg").forEach((svg) => {
+      if (!svg.querySelector("title") && svg.getAttribute("aria-hidden") === "true" && !svg.hasAttribute("role")) return;
       svg.querySelectorAll("title").forEach((title) => title.remove());
       svg.removeAttribute("aria-labelledby");
+      svg.removeAttribute("role");
+      svg.setAttribute("aria-hidden", "true");
     });
   }
 
@@ -36,9 +39,35 @@
     });
   }
 
-  document.addEventListener("DOMContentLoaded", hideDecoration);
+  // 3. Explorers come after many links and code cells: a line of links at the top of the
+  //    article takes a keyboard reader to each one in a few presses.
+  function explorerLinks() {
+    const article = document.querySelector("article.bd-article");
+    const hosts = Array.from(document.querySelectorAll(".ac-explorer-host[id]"));
+    if (!article || !hosts.length || article.querySelector(".ac-jump")) return;
+    const nav = document.createElement("nav");
+    nav.className = "ac-jump";
+    nav.setAttribute("aria-label", "Explorers on this page");
+    nav.append(hosts.length === 1 ? "Interactive explorer on this page: " : "Interactive explorers on this page: ");
+    hosts.forEach((host, i) => {
+      const link = document.createElement("a");
+      link.href = `#${host.id}`;
+      link.textContent = host.querySelector(".ac-title")?.textContent.split(":")[0] || `explorer ${i + 1}`;
+      if (i) nav.append(", ");
+      nav.append(link);
+    });
+    article.prepend(nav);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    hideDecoration();
+    // Font Awesome may draw its icons after this script ran: fix them whenever the buttons change.
+    document.querySelectorAll(".theme-switch-button").forEach((button) =>
+      new MutationObserver(hideDecoration).observe(button, { childList: true, subtree: true }));
+  });
   window.addEventListener("load", () => {
     hideDecoration();
+    explorerLinks();
     const typeset = window.MathJax?.startup?.promise;
     if (typeset) typeset.then(wideFormulasFocusable);
   });
