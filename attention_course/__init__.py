@@ -18,9 +18,11 @@ array([[0.19, 0.91]])
 """
 
 from .chapters.cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
-from .chapters.scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
+from .chapters.scaling import (
+    jacobian_norm, max_weight, peakedness, projected_score_std, score_std, softmax_entropy, softmax_jacobian,
+)
 from .chapters.training import ToyTask, gradient_check, train
-from .chapters.worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
+from .chapters.worked_example import BANK_BOT, BANK_BOT_QUERIES, AttentionTrace, WorkedExample, trace_attention
 from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .core.backward import attention_backward
 from .core.masks import causal_mask, padding_mask, sliding_window_mask
@@ -46,6 +48,7 @@ def __getattr__(name: str):
 __all__ = [
     "AttentionTrace",
     "BANK_BOT",
+    "BANK_BOT_QUERIES",
     "KVCache",
     "ToyTask",
     "WorkedExample",
@@ -71,6 +74,7 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "peakedness",
+    "projected_score_std",
     "random_decoder",
     "repeat_kv",
     "rope_frequencies",

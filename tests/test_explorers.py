@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import traitlets
 
-from attention_course import BANK_BOT, alibi_bias, apply_rope, attention_weights, causal_mask, padding_mask, trace_attention
+from attention_course import BANK_BOT, BANK_BOT_QUERIES, alibi_bias, apply_rope, attention_weights, causal_mask, padding_mask, trace_attention
 from attention_course.chapters.cost import attention_flops, score_matrix_bytes
 from attention_course.decoder import kv_cache_bytes
 from attention_course.explorers import (
@@ -199,6 +199,13 @@ def test_mask_explorer_matches_the_package_and_zeroes_masked_keys():
     # "blocked", the last real token, sees what it saw in the worked example.
     blocked = widget.tokens.index("blocked")
     np.testing.assert_allclose(weights[blocked, :4], trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values).weights)
+    # Every row is the masks chapter's: its queries, its causal mask ("card" puts 0.182 and 0.818).
+    np.testing.assert_array_equal(widget.query_vectors[:4], BANK_BOT_QUERIES)
+    chapter = attention_weights(BANK_BOT_QUERIES, BANK_BOT.keys, is_causal=True)  # (4, 4)
+    np.testing.assert_allclose(weights[:4, :4], chapter, rtol=1e-14)
+    assert weights[widget.tokens.index("card"), :2].round(3).tolist() == [0.182, 0.818]
+    with pytest.raises(ValueError, match="queries"):
+        MaskExplorer(queries=np.zeros((3, 4)))
     widget.causal = widget.padding = False
     assert widget.mask() is None
     np.testing.assert_array_equal(widget.weights(), attention_weights(widget.query_vectors, widget.key_vectors))

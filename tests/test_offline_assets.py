@@ -55,6 +55,7 @@ def test_mathjax_is_copied_with_its_licence_and_served_locally(tmp_path):
     assert "cdn.jsdelivr.net" not in html
     assert "mathjax" not in (out / "plain.html").read_text(encoding="utf8")  # no math, no MathJax
     assert 'href="_static/course.css' in html
+    assert 'src="_static/course.js' in html
 
 
 @needs_mathjax

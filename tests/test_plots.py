@@ -189,3 +189,32 @@ def test_token_colours_are_stable_across_figures(trace):
     assert bars.patches[card].get_facecolor()[:3] == pytest.approx(plots.token_colour(card))
     piece = next(t for t in mix.texts if t.get_gid() == "piece:card")
     assert matplotlib.colors.to_rgb(piece.arrow_patch.get_edgecolor()) == pytest.approx(plots.token_colour(card))
+
+
+def test_figures_fit_a_phone_and_head_grid_can_put_heads_in_rows():
+    from attention_course.pretrained.figures import head_grid
+
+    many = np.full((12, 12), 1 / 12)
+    for ax in (plots.attention_heatmap(many), plots.mask_heatmap(causal_mask(12)), plots.weights_bar(np.full(12, 1 / 12))):
+        assert ax.figure.get_figwidth() <= plots.PHONE_WIDTH
+        plt.close(ax.figure)
+    values = np.arange(72.0).reshape(6, 12) / 72  # (L, h)
+    wide, tall = head_grid(values), head_grid(values, heads_as_rows=True)
+    np.testing.assert_array_equal(tall.images[0].get_array(), values.T)
+    assert tall.figure.get_figwidth() < wide.figure.get_figwidth() and tall.get_ylabel() == "head"
+    assert tall.figure.get_figwidth() <= plots.PHONE_WIDTH
+    plt.close("all")
+
+
+@pytest.mark.parametrize("n", [5, 13, 21])
+def test_heatmap_column_labels_do_not_overlap(n):
+    """Long piece labels ("14:ind", "20:[SEP]") at the legal chapter's size: no two column labels overlap."""
+    labels = [f"{i}:{'[SEP]' if i == n - 1 else '##nity'}" for i in range(n)]
+    fig, ax = plt.subplots(figsize=(5.2, 5.6), layout="constrained")
+    plots.attention_heatmap(np.full((n, n), 1 / n), labels, ax=ax, annotate=False)
+    ax.tick_params(labelsize=8)
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.get_xticklabels()]
+    for left, right in zip(boxes, boxes[1:]):
+        assert left.x1 <= right.x0 + 0.5 or not left.overlaps(right), (left, right)
+    plt.close(fig)

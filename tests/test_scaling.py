@@ -10,6 +10,7 @@ from attention_course.chapters.scaling import (
     jacobian_norm,
     max_weight,
     peakedness,
+    projected_score_std,
     random_scores,
     score_std,
     softmax_entropy,
@@ -212,3 +213,22 @@ def test_scaled_softmax_stays_the_same_for_every_dk(sweeps):
 def test_peakedness_rejects_bad_saturation():
     with pytest.raises(ValueError, match="saturation"):
         peakedness([4], 4, 4, np.random.default_rng(0), scaled=True, saturation=0)
+
+
+def test_projected_score_std_follows_the_init_variance():
+    """q = x W_q: Var(q_i) = d_model Var(w), so Var(q . k) = d_k (d_model Var(w))^2."""
+    from attention_course.chapters import PROJECTION_INITS
+
+    d_model, d_k = 768, 64
+    var_w = {"unit": 1 / d_model, "torch_linear": 1 / (3 * d_model), "gpt2": 0.02**2}
+    assert set(var_w) == set(PROJECTION_INITS)
+    for init, v in var_w.items():
+        expected = np.sqrt(d_k) * d_model * v
+        got = projected_score_std(d_model, d_k, 20_000, np.random.default_rng(0), init=init)
+        np.testing.assert_allclose(got, expected, rtol=0.08, err_msg=init)
+        scaled = projected_score_std(d_model, d_k, 20_000, np.random.default_rng(0), init=init, scaled=True)
+        np.testing.assert_allclose(scaled, got / np.sqrt(d_k), rtol=1e-12)
+    with pytest.raises(ValueError, match="init"):
+        projected_score_std(8, 4, 10, np.random.default_rng(0), init="xavier")
+    with pytest.raises(ValueError, match="d_model"):
+        projected_score_std(0, 4, 10, np.random.default_rng(0), init="unit")

@@ -7,6 +7,7 @@
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
 - `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
   without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
+- `frameworks`: what the installed torch and transformers do with a fully masked row (book/stable_softmax.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
@@ -15,12 +16,17 @@ from .decoding import (
     PUBLISHED_CONFIGS, ModelShape, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
 )
 from .positions import ROPE_MODELS, RopeModel, rope_decay, rope_wavelengths, slow_pairs
-from .scaling import jacobian_norm, max_weight, peakedness, score_std, softmax_entropy, softmax_jacobian
+from .scaling import (
+    PROJECTION_INITS, jacobian_norm, max_weight, peakedness, projected_score_std, score_std, softmax_entropy,
+    softmax_jacobian,
+)
 from .training import ToyTask, gradient_check, train
-from .worked_example import BANK_BOT, AttentionTrace, WorkedExample, trace_attention
+from .worked_example import BANK_BOT, BANK_BOT_QUERIES, AttentionTrace, WorkedExample, trace_attention
 
 __all__ = [
+    "PROJECTION_INITS",
     "BANK_BOT",
+    "BANK_BOT_QUERIES",
     "PUBLISHED_CONFIGS",
     "ROPE_MODELS",
     "AttentionTrace",
@@ -39,6 +45,7 @@ __all__ = [
     "max_weight",
     "measure",
     "peakedness",
+    "projected_score_std",
     "receptive_field",
     "rope_decay",
     "rope_wavelengths",

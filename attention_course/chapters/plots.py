@@ -20,6 +20,9 @@ from ..core._checks import as_float_array
 
 #: One colour per token position, shared by every figure so "card" looks the same everywhere.
 TOKEN_COLOURS = plt.get_cmap("tab10").colors
+#: The widest figure these functions draw on their own, in inches: at 100 dpi, 520 CSS px, which a
+#: phone's 360 px column shows at about 70 %, so 8 pt text stays about 8 px tall.
+PHONE_WIDTH = 5.2
 #: The additive bias of a mask, as the cells of `mask_heatmap` show it.
 ALLOWED_TEXT, MASKED_TEXT = "0", "\u2212\u221e"  # "0" and "−∞"
 
@@ -61,8 +64,17 @@ def _new_axes(ax: Axes | None, width: float, height: float) -> Axes:
 
 
 def _rotation(labels: list[str]) -> int:
-    """Tilt column labels that would overlap."""
-    return 45 if max(map(len, labels)) > 8 or sum(map(len, labels)) > 5 * len(labels) + 10 else 0
+    """Tilt column labels that would overlap: by 45 degrees, or upright (90) when there are many."""
+    if max(map(len, labels)) > 8 or sum(map(len, labels)) > 5 * len(labels) + 10:
+        return 90 if len(labels) > 12 else 45
+    return 0
+
+
+def _column_labels(ax: Axes, labels: list[str]) -> None:
+    """Label the columns; tilted labels end at their tick, so neighbours never overlap."""
+    angle = _rotation(labels)
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=angle,
+                  ha="right" if angle == 45 else "center", rotation_mode="anchor" if angle == 45 else "default")
 
 
 def _fmt(x: float, decimals: int) -> str:
@@ -93,7 +105,7 @@ def token_bars(values, tokens=None, *, ax=None, ylabel="", title=None, mask=None
         mask = np.asarray(mask)
         if mask.dtype != bool or mask.shape != v.shape:
             raise ValueError(f"mask must be a bool array of shape {v.shape}; got {mask.dtype} {mask.shape}")
-    ax = _new_axes(ax, max(3.0, 0.9 * len(labels) + 1.5), 2.8)
+    ax = _new_axes(ax, min(PHONE_WIDTH, max(3.0, 0.9 * len(labels) + 1.5)), 2.8)
     x = np.arange(len(labels))
     heights = np.where(np.isfinite(v), v, 0.0)  # -inf has no bar; its label says why
     colours = [token_colour(i) for i in x]
@@ -167,9 +179,9 @@ def attention_heatmap(weights, query_tokens=None, key_tokens=None, *, ax=None, t
             mask = np.broadcast_to(mask, w.shape)
         except ValueError:
             raise ValueError(f"mask must broadcast to the weights' shape {w.shape}; got shape {mask.shape}") from None
-    ax = _new_axes(ax, max(3.2, 0.75 * n_k + 2.2), max(2.6, 0.6 * n_q + 1.2))
+    ax = _new_axes(ax, min(PHONE_WIDTH, max(3.2, 0.75 * n_k + 2.2)), max(2.6, 0.6 * n_q + 1.2))
     image = ax.imshow(w, cmap=cmap, vmin=0.0, vmax=1.0)
-    ax.set_xticks(np.arange(n_k), cols, rotation=_rotation(cols))
+    _column_labels(ax, cols)
     ax.set_yticks(np.arange(n_q), rows)
     ax.set_xlabel("key")
     ax.set_ylabel("query")
@@ -210,13 +222,13 @@ def mask_heatmap(mask, query_tokens=None, key_tokens=None, *, ax=None, title=Non
     if key_tokens is None and query_tokens is not None and n_q == n_k:
         key_tokens = query_tokens
     cols = _labels(key_tokens, n_k, "key_tokens", "column (key)")
-    ax = _new_axes(ax, max(3.0, 0.7 * n_k + 1.6), max(2.6, 0.6 * n_q + 1.2))
+    ax = _new_axes(ax, min(PHONE_WIDTH, max(3.0, 0.7 * n_k + 1.6)), max(2.6, 0.6 * n_q + 1.2))
     ax.imshow(m.astype(float), cmap="Greens", vmin=-0.3, vmax=1.6)
     for i in range(n_q):
         for j in range(n_k):
             ax.text(j, i, ALLOWED_TEXT if m[i, j] else MASKED_TEXT, ha="center", va="center", fontsize=10,
                     color="black" if m[i, j] else "0.35")
-    ax.set_xticks(np.arange(n_k), cols, rotation=_rotation(cols))
+    _column_labels(ax, cols)
     ax.set_yticks(np.arange(n_q), rows)
     ax.set_xlabel("key")
     ax.set_ylabel("query")

@@ -220,3 +220,50 @@ __all__ = [
     "softmax_entropy",
     "softmax_jacobian",
 ]
+
+
+PROJECTION_INITS = ("unit", "torch_linear", "gpt2")
+"""How `projected_score_std` draws W_q and W_k.
+
+- "unit": N(0, 1/d_model), the variance that keeps q's entries at variance 1;
+- "torch_linear": PyTorch's `nn.Linear` default, U(-1/sqrt(d_model), 1/sqrt(d_model)),
+  of variance 1/(3 d_model);
+- "gpt2": N(0, 0.02^2), GPT-2's initialisation of every linear layer, whatever d_model.
+"""
+
+
+def _projection(rng: np.random.Generator, d_model: int, d_k: int, init: str) -> np.ndarray:
+    """(d_model, d_k) a freshly initialised projection."""
+    if init == "unit":
+        return rng.standard_normal((d_model, d_k)) / np.sqrt(d_model)
+    if init == "torch_linear":  # kaiming_uniform_(a=sqrt(5)) on (out, in) gives bound 1/sqrt(fan_in)
+        bound = 1 / np.sqrt(d_model)
+        return rng.uniform(-bound, bound, (d_model, d_k))
+    if init == "gpt2":
+        return 0.02 * rng.standard_normal((d_model, d_k))
+    raise ValueError(f"init must be one of {PROJECTION_INITS}; got {init!r}")
+
+
+def projected_score_std(d_model: int, d_k: int, n_samples: int, rng: np.random.Generator, *,
+                        init: str, scaled: bool = False) -> float:
+    """Spread of q . k when q = x W_q and k = x' W_k, at initialisation.
+
+    x and x' are token vectors of `d_model` independent unit-variance entries
+    (what layer normalisation hands to attention); W_q and W_k, both
+    (d_model, d_k), are drawn once with `init` (one of `PROJECTION_INITS`).
+
+    Returns:
+        the standard deviation of the n_samples dot products q . k (divided by
+        sqrt(d_k) if `scaled`).
+    """
+    d_model = positive_int(d_model, "d_model")
+    d_k = positive_int(d_k, "d_k")
+    n_samples = positive_int(n_samples, "n_samples")
+    w_q, w_k = _projection(rng, d_model, d_k, init), _projection(rng, d_model, d_k, init)
+    x = rng.standard_normal((2, n_samples, d_model))  # (2, n_samples, d_model): the queries' and keys' tokens
+    q = x[0] @ w_q  # (n_samples, d_model) x (d_model, d_k) -> (n_samples, d_k)
+    k = x[1] @ w_k  # (n_samples, d_model) x (d_model, d_k) -> (n_samples, d_k)
+    scores = np.einsum("sd,sd->s", q, k)  # (n_samples,): one q . k per pair
+    if scaled:
+        scores = scores / np.sqrt(d_k)
+    return float(scores.std())

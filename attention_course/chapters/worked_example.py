@@ -62,6 +62,14 @@ BANK_BOT = WorkedExample(
 )
 """The bank-bot example: "my card was blocked", following the query of "blocked"."""
 
+BANK_BOT_QUERIES = _frozen([[1, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], BANK_BOT.query])
+"""(n_k, d_k) a query for every token of the bank-bot sentence (book/masks.ipynb).
+
+The example gives only the query of "blocked" (the last row); the queries of
+"my", "card" and "was" are invented, chosen to be easy. The masks chapter and
+its explorer both use these rows.
+"""
+
 
 @dataclass(frozen=True)
 class AttentionTrace:

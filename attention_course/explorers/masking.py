@@ -11,18 +11,19 @@ import traitlets as t
 
 from ..core.attention import attention_weights
 from ..core.masks import causal_mask, padding_mask
-from ..chapters.worked_example import BANK_BOT, WorkedExample
+from ..chapters.worked_example import BANK_BOT, BANK_BOT_QUERIES, WorkedExample
 from .widget import Explorer
 
 PAD = "<pad>"
 """The padding token's label."""
 
 
-def padded_example(example: WorkedExample = BANK_BOT, n_pad: int = 2) -> tuple[list[str], np.ndarray, np.ndarray]:
+def padded_example(example: WorkedExample = BANK_BOT, n_pad: int = 2, queries=None) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The example's sentence plus `n_pad` padding tokens, with a query and a key per token.
 
-    The example has only one query (for `example.query_token`); every other
-    real token uses its key vector as its query, and padding tokens have zero
+    `queries` (n_k, d_k) gives every real token its query; by default, for the
+    bank-bot example, the masks chapter's `BANK_BOT_QUERIES` (the example's query
+    of "blocked", invented ones for the other tokens). Padding tokens have zero
     vectors (their scores are 0, so unmasked they would still take weight).
 
     Returns:
@@ -30,9 +31,16 @@ def padded_example(example: WorkedExample = BANK_BOT, n_pad: int = 2) -> tuple[l
     """
     if isinstance(n_pad, bool) or not isinstance(n_pad, int) or n_pad < 0:
         raise ValueError(f"n_pad must be a non-negative integer; got {n_pad!r}")
+    if queries is None:
+        if example is not BANK_BOT:
+            raise ValueError("queries must be given, one row per token, for an example other than BANK_BOT")
+        queries = BANK_BOT_QUERIES
+    queries = np.array(queries, dtype=np.float64)  # (n_k, d_k)
+    if queries.shape != example.keys.shape:
+        raise ValueError(f"queries must have shape {example.keys.shape} (n_k, d_k), one per token; got {queries.shape}")
+    if not np.array_equal(queries[example.position], example.query):
+        raise ValueError(f"queries' row {example.position} must be the example's query of {example.query_token!r}")
     pads = np.zeros((n_pad, example.d_k))  # (n_pad, d_k)
-    queries = np.array(example.keys)  # (n_k, d_k): each token's key stands in for its query...
-    queries[example.position] = example.query  # ...except the token the example gives a query for
     tokens = [*example.tokens, *([PAD] * n_pad)]
     return tokens, np.concatenate([queries, pads]), np.concatenate([example.keys, pads])  # (n, d_k) each
 
@@ -65,7 +73,8 @@ def compute_masks(state: dict) -> tuple[np.ndarray, np.ndarray]:
 class MaskExplorer(Explorer):
     """Causal and padding masks as switches, and the attention weights they leave.
 
-    State: `tokens` (n,), `n_real` (tokens after the first n_real are padding),
+    The queries are the masks chapter's (`BANK_BOT_QUERIES`), so the explorer's
+    rows are the chapter's rows. State: `tokens` (n,), `n_real` (tokens after the first n_real are padding),
     `query_vectors` and `key_vectors` (n, d_k), the switches `causal` and
     `padding`, and `selected`, the query whose row of weights is drawn as bars.
     Masked keys get weight exactly 0 (their score is -inf before the softmax).
@@ -81,9 +90,9 @@ class MaskExplorer(Explorer):
     padding = t.Bool(True).tag(sync=True)
     selected = t.Int(1).tag(sync=True)
 
-    def __init__(self, example: WorkedExample = BANK_BOT, *, n_pad: int = 2, causal: bool = True,
+    def __init__(self, example: WorkedExample = BANK_BOT, *, queries=None, n_pad: int = 2, causal: bool = True,
                  padding: bool = True, selected: str | int = "card", **kwargs) -> None:
-        tokens, queries, keys = padded_example(example, n_pad)
+        tokens, queries, keys = padded_example(example, n_pad, queries)
         if isinstance(selected, str):
             if selected not in tokens:
                 raise ValueError(f"selected must be one of the tokens {tokens} or an index; got {selected!r}")

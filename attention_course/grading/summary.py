@@ -13,7 +13,7 @@ import html
 from collections import Counter
 from pathlib import Path
 
-from .exercises import BY_ID
+from .exercises import BY_ID, sections
 
 BINS = 10
 """Bars per exercise's chart (fewer when the exercise has fewer points)."""
@@ -40,14 +40,16 @@ def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
 def _mistake_info(exercise: str, check: str, mistake: str) -> tuple[str, str]:
     """The hint of a mistake and the chapter (and section, where the mistake names one) it points to."""
     ex = BY_ID.get(exercise)
-    hint, section = "", ""
-    if ex is not None:
-        for c in ex.checks:
-            for m in c.mistakes if c.name == check else ():
-                if m.id == mistake:
-                    hint, section = m.hint, getattr(m, "section", "") or ""
-    chapter = f"book/{ex.chapter}.ipynb" if ex else ""
-    return hint, f"{chapter}, {section}" if section else chapter
+    hint = ""
+    if ex is None:
+        return hint, ""
+    for c in ex.checks:
+        for m in c.mistakes if c.name == check else ():
+            if m.id == mistake:
+                hint = m.hint
+    heading = sections.section(ex.chapter, check, mistake)
+    chapter = f"book/{ex.chapter}.ipynb"
+    return hint, f"{chapter}, section “{sections.plain(heading)}”" if heading else chapter
 
 
 def _histogram(values: list[float], maximum: float) -> str:

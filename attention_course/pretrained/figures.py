@@ -55,26 +55,30 @@ def head_view(weights, tokens, *, query=None, ax: Axes | None = None, title: str
 
 
 def head_grid(values, *, ax: Axes | None = None, title: str | None = None, decimals: int = 2,
-              cmap: str = "Blues", label: str = "weight") -> Axes:
+              cmap: str = "Blues", label: str = "weight", heads_as_rows: bool = False) -> Axes:
     """A (L, h) table of one number per head, as a heatmap with the numbers printed.
 
-    Returns the Axes; its image (`ax.images[0]`) holds `values`.
+    `heads_as_rows` draws one row per head and one column per layer instead, a
+    narrow figure that stays legible on a phone.
+
+    Returns the Axes; its image (`ax.images[0]`) holds `values` (transposed if `heads_as_rows`).
     """
     v = np.asarray(values, dtype=float)
     if v.ndim != 2:
         raise ValueError(f"values must have shape (L, h); got shape {v.shape}")
-    n_layers, n_heads = v.shape
+    grid = v.T if heads_as_rows else v  # (rows, columns) as drawn
+    n_rows, n_cols = grid.shape
     if ax is None:
-        _, ax = plt.subplots(figsize=(0.55 * n_heads + 1.6, 0.5 * n_layers + 1.0), layout="constrained")
-    image = ax.imshow(v, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(v.max())))
-    for l in range(n_layers):
-        for h in range(n_heads):
-            colour = "white" if v[l, h] > 0.6 * v.max() else "black"
-            ax.text(h, l, f"{v[l, h]:.{decimals}f}".lstrip("0") or "0", ha="center", va="center", fontsize=8, color=colour)
-    ax.set_xticks(range(n_heads))
-    ax.set_yticks(range(n_layers))
-    ax.set_xlabel("head")
-    ax.set_ylabel("layer")
+        _, ax = plt.subplots(figsize=(0.55 * n_cols + 1.6, 0.5 * n_rows + 1.0), layout="constrained")
+    image = ax.imshow(grid, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(v.max())))
+    for r in range(n_rows):
+        for c in range(n_cols):
+            colour = "white" if grid[r, c] > 0.6 * v.max() else "black"
+            ax.text(c, r, f"{grid[r, c]:.{decimals}f}".lstrip("0") or "0", ha="center", va="center", fontsize=8, color=colour)
+    ax.set_xticks(range(n_cols))
+    ax.set_yticks(range(n_rows))
+    ax.set_xlabel("layer" if heads_as_rows else "head")
+    ax.set_ylabel("head" if heads_as_rows else "layer")
     ax.figure.colorbar(image, ax=ax, shrink=0.8, label=label)
     if title:
         ax.set_title(title, fontsize=10)

@@ -66,6 +66,7 @@ logger = logging.getLogger(__name__)
 #: The book's own styles; a folder not named `_static`, so Jupyter Book adds nothing by itself.
 ASSETS = Path(__file__).parent / "assets"
 COURSE_CSS = "course.css"
+COURSE_JS = "course.js"
 #: Where the copied MathJax lives inside the built site's `_static/`.
 MATHJAX_TARGET = "mathjax"
 #: Files (relative to the npm package's `es5/`) each bundle needs at run time.
@@ -103,11 +104,13 @@ def _sphinx_default_mathjax() -> str:
 
 
 def _add_course_styles(app: Sphinx) -> None:
-    """builder-inited: add `assets/course.css` (trace tables, unbroken shapes) to every page."""
+    """builder-inited: add `assets/course.css` (trace tables, unbroken shapes) and `assets/course.js`
+    (accessible names for the theme's buttons, a Tab stop for formulas that scroll) to every page."""
     if app.builder.format != "html":
         return
     app.config.html_static_path.append(str(ASSETS))  # copied into _static/ of the site
     app.add_css_file(COURSE_CSS)
+    app.add_js_file(COURSE_JS)
 
 
 def _require_mathjax(app: Sphinx) -> None:

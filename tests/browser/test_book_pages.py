@@ -3,17 +3,66 @@
 Each page loads with no console error and no request leaving the machine,
 typesets every formula with the MathJax served from the build, shows every
 image, and starts every explorer it holds; the first screen of each chapter is
-saved as a screenshot.
+saved as a screenshot, at 1280 and at 400 px wide. axe-core (from
+node_modules, injected into the page, never fetched) checks every page: no
+violation of impact "serious" or "critical"; the others are listed as
+`AccessibilityNote` warnings in the test output and in test-results/accessibility/.
+Every figure has alt text that says what it shows, formulas are not Tab stops,
+and at 400 px nothing but a wide table or code block scrolls sideways.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING_IMPACTS = ("serious", "critical")
+ACCESSIBILITY = REPO / "test-results" / "accessibility"
+
+
+class AccessibilityNote(UserWarning):
+    """An axe-core finding below "serious": listed in the test output, not a failure."""
+
+
+def axe_violations(page) -> list[dict]:
+    """axe-core's violations on the open page: id, impact, help and the elements (CSS selectors)."""
+    if not AXE.is_file():
+        pytest.fail(f"axe-core is missing ({AXE}): run `npm ci` (or `make env`)")
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate("""async () => {
+        // preload: false: axe would fetch the stylesheets by XHR, which file:// pages refuse (a console error)
+        const result = await axe.run(document, { resultTypes: ["violations"], preload: false });
+        return result.violations.map((v) => ({
+            id: v.id, impact: v.impact, help: v.help,
+            targets: v.nodes.map((node) => node.target.join(" ")),
+        }));
+    }""")
+
+
+def figure_alt_texts(page) -> list[dict]:
+    """The images of the page's content (figures of code cells and markdown images) with their alt text."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll("main img, article img"))
+        .filter((img) => !img.closest(".ac-explorer"))
+        .map((img) => ({ src: img.getAttribute("src"), alt: img.getAttribute("alt") }))""")
+
+
+def alt_problem(image: dict) -> str | None:
+    """Why an image's alt text does not say what it shows, or None if it does."""
+    alt = (image["alt"] or "").strip()
+    if not alt:
+        return "no alt text"
+    src_name = Path(image["src"] or "").name
+    if alt in (image["src"], src_name) or alt.lower().endswith((".png", ".svg", ".jpg")) or "_images/" in alt:
+        return f"the alt text is a file name ({alt!r})"
+    if len(alt.split()) < 4:
+        return f"the alt text is too short to say what the figure shows ({alt!r})"
+    return None
 
 
 def book_pages() -> list[str]:
@@ -54,4 +103,94 @@ def test_page_works_offline(offline, book_html, page_path, screenshots):
 
     if page_path.startswith("book/"):
         page.screenshot(path=screenshots / f"page-{Path(page_path).stem}.png")
+
+    bad_alt = {image["src"]: alt_problem(image) for image in figure_alt_texts(page) if alt_problem(image)}
+    assert not bad_alt, f"{page_path}: figures without alt text that says what they show: {bad_alt}"
+    # Formulas are no Tab stops, except one too wide for the column, which must be scrollable by keyboard.
+    focusable_math = page.evaluate("""() => Array.from(document.querySelectorAll("mjx-container"))
+        .filter((el) => el.getAttribute("tabindex") !== null && el.tabIndex >= 0)
+        .filter((el) => el.scrollWidth <= el.clientWidth + 1).length""")
+    assert focusable_math == 0, f"{page_path}: {focusable_math} formulas that fit their column are Tab stops"
+
+    violations = axe_violations(page)
+    ACCESSIBILITY.mkdir(parents=True, exist_ok=True)
+    report = ACCESSIBILITY / (page_path.replace("/", "_").removesuffix(".html") + ".json")
+    report.write_text(json.dumps(violations, indent=1), encoding="utf-8")
+    blocking = [v for v in violations if v["impact"] in BLOCKING_IMPACTS]
+    for v in violations:
+        if v not in blocking:
+            warnings.warn(AccessibilityNote(
+                f"{page_path}: {v['impact']} {v['id']} on {len(v['targets'])} element(s): {v['help']}"
+                f" (first: {v['targets'][0]})"), stacklevel=1)
+    assert not blocking, f"{page_path}: axe-core violations of impact serious or critical: " + "; ".join(
+        f"{v['impact']} {v['id']} ({v['help']}) on {v['targets'][:5]}" for v in blocking)
+    problems.assert_none()
+
+
+@pytest.mark.parametrize("page_path", [p for p in book_pages() if p.startswith("book/")] or ["book/introduction.html"])
+def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_html, page_path, screenshots):
+    """A phone-sized screen: the page does not scroll sideways, explorers fit, figures keep their text legible."""
+    new_page, problems = offline
+    page = new_page()
+    page.set_viewport_size({"width": 400, "height": 900})
+    page.goto((book_html / page_path).as_uri(), wait_until="load")
+    if page.locator(".math").count():
+        page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
+        page.evaluate("MathJax.startup.promise")
+    hosts = page.locator(".ac-explorer-host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator(".ac-explorer").wait_for()
+    page.screenshot(path=screenshots / f"page-{Path(page_path).stem}-400px.png", full_page=True)
+
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 400, f"{page_path} is {width} px wide at a 400 px screen"
+    for i in range(hosts.count()):
+        box = hosts.nth(i).locator(".ac-explorer")
+        sizes = box.evaluate("el => [el.scrollWidth, el.clientWidth, el.getBoundingClientRect().right]")
+        assert sizes[0] <= sizes[1] + 1 and sizes[2] <= 401, f"{page_path}: explorer {i} scrolls sideways: {sizes}"
+    # A figure's smallest text is about 8 pt at 100 dpi-equivalent: shown at width w of its natural
+    # width W (CSS px at 1x), text of 8 px stays >= 8 * w / W. Figures shrunk below 60 % of their
+    # natural width would put 8 px text under 5 px: those need a phone layout (or to be stacked).
+    shrunk = page.evaluate("""() => Array.from(document.querySelectorAll("main img, article img"))
+        .filter((img) => !img.closest(".ac-explorer") && img.naturalWidth > 0)
+        .map((img) => {
+            // a "retina" figure is drawn at twice its size and shown at its CSS width (style or attribute)
+            const natural = parseFloat(img.style.width) || Number(img.getAttribute("width")) || img.naturalWidth;
+            return { src: img.getAttribute("src"), shown: img.getBoundingClientRect().width, natural };
+        })
+        .filter((f) => f.shown < 0.6 * f.natural)""")
+    assert not shrunk, f"{page_path}: figures shrunk too far to read at 400 px: {shrunk}"
+    problems.assert_none()
+
+
+def test_explorer_is_a_few_tab_presses_away(offline, book_html):
+    """From the top of the worked example: "skip to main content", the explorer link, and the explorer's first control."""
+    new_page, problems = offline
+    page = new_page()
+    page.goto((book_html / "book" / "worked_example.html").as_uri(), wait_until="load")
+    page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
+    page.evaluate("MathJax.startup.promise")
+    page.locator(".ac-explorer").first.wait_for()
+    page.locator("nav.ac-jump a").first.wait_for()
+    presses, on_math = 0, 0
+    while presses < 40:
+        page.keyboard.press("Tab")
+        presses += 1
+        where = page.evaluate("""() => {
+            const el = document.activeElement;
+            return { explorer: !!el.closest(".ac-explorer"), math: !!el.closest("mjx-container"),
+                     skip: el.matches("a[href='#main-content'], .skip-link"), jump: !!el.closest("nav.ac-jump") };
+        }""")
+        on_math += where["math"]
+        if where["skip"] or where["jump"]:
+            page.keyboard.press("Enter")  # as a keyboard reader would: skip the navigation, follow the link
+        if where["explorer"]:
+            break
+    assert on_math == 0, f"{on_math} Tab presses landed on a formula"
+    assert page.evaluate("!!document.activeElement.closest('.ac-explorer')"), "40 Tab presses did not reach the explorer"
+    # the skip link, the article header's buttons (download, full screen, ...), the explorer link, the control
+    assert presses <= 8, f"the explorer is {presses} Tab presses away"
+    label = page.evaluate("""() => { const el = document.activeElement;
+        return el.labels?.[0]?.innerText || el.getAttribute("aria-label") || ""; }""")
+    assert label.strip(), "the first control of the explorer has no label"
     problems.assert_none()

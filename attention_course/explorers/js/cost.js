@@ -61,7 +61,7 @@ function render({ model, el }) {
   const cell = (role) => { out[role] = h("td", { "data-role": role }); return out[role]; };
   const table = h("table", { class: "ac-table" },
     h("caption", {}, "One attention head, n queries against n keys, d = d_k = d_v"),
-    h("thead", {}, h("tr", {}, ["", "plain", "tiled"].map((t) => h("th", { scope: "col" }, t)))),
+    h("thead", {}, h("tr", {}, [h("span", { class: "ac-sr" }, "quantity"), "plain", "tiled"].map((t) => h("th", { scope: "col" }, t)))),
     h("tbody", {},
       h("tr", {}, h("th", { scope: "row" }, "FLOPs: Q Kᵀ + softmax + weights V"), cell("plain-flops"), cell("tiled-flops")),
       h("tr", {}, h("th", { scope: "row" }, "memory for the scores"), cell("plain-memory"), cell("tiled-memory")),

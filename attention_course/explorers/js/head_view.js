@@ -67,7 +67,7 @@ function render({ model, el }) {
       labelled("Query", querySelect)),
     h("figure", {}, picture, caption),
     h("table", { class: "ac-table" }, listCaption,
-      h("thead", {}, h("tr", {}, ["key", "weight", ""].map((t) => h("th", { scope: "col" }, t)))), listBody));
+      h("thead", {}, h("tr", {}, ["key", "weight", h("span", { class: "ac-sr" }, "weight as a bar")].map((t) => h("th", { scope: "col" }, t)))), listBody));
   el.replaceChildren(root);
 
   function pick(changes) { state.set(changes); }

@@ -32,7 +32,7 @@ function render({ model, el }) {
   const causal = h("input", { type: "checkbox", "data-role": "causal", onchange: () => state.set({ causal: causal.checked }) });
   const padding = h("input", { type: "checkbox", "data-role": "padding", onchange: () => state.set({ padding: padding.checked }) });
   const select = h("select", { "data-role": "selected", onchange: () => state.set({ selected: Number(select.value) }) },
-    tokens.map((tok, i) => h("option", { value: i }, `${i + 1}: ${tok}`)));
+    tokens.map((tok, i) => h("option", { value: i }, `${i}: ${tok}`)));
 
   const cells = tokens.map((_, i) => tokens.map((_, j) => h("td", { "data-role": "cell", "data-row": i, "data-col": j })));
   const rowsEls = tokens.map((tok, i) => h("tr", {}, h("th", { scope: "row" }, tok), cells[i]));
@@ -46,12 +46,14 @@ function render({ model, el }) {
 
   const root = h("div", { class: "ac-explorer ac-masks", "data-explorer": "masks" },
     h("p", { class: "ac-title" }, `Masks on “${tokens.join(" ")}”: which keys may each query attend to?`),
+    h("p", { class: "ac-note", "data-role": "queries-note" },
+      "Queries: the masks chapter’s (“blocked” has the worked example’s, the others invented); <pad> tokens have zero vectors."),
     h("div", { class: "ac-controls" },
       labelled("causal mask (no token sees a later one)", causal),
       labelled("padding mask (no token sees <pad>)", padding),
       labelled("query token", select)),
     h("table", { class: "ac-table ac-grid-table" },
-      h("caption", {}, "Attention weights: one row per query, one column per key. Grey cells are masked: score −∞, weight exactly 0."),
+      h("caption", {}, "Attention weights: one row per query, one column per key, counted from 0. Grey cells are masked: score −∞, weight exactly 0."),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "query \\ key"), tokens.map((tok) => h("th", { scope: "col" }, tok)))),
       h("tbody", {}, rowsEls)),
     heading,
@@ -82,7 +84,7 @@ function render({ model, el }) {
     });
     const row = weights[selected];
     const visible = tokens.filter((_, j) => allowed[selected][j]);
-    show(heading, `Row of “${tokens[selected]}” (query ${selected + 1}): it may attend to ${visible.length ? visible.join(", ") : "nothing, so every weight is 0"}.`);
+    show(heading, `Row of “${tokens[selected]}” (query ${selected}): it may attend to ${visible.length ? visible.join(", ") : "nothing, so every weight is 0"}.`);
     row.forEach((w, j) => {
       show(rowBars[j].weight, weightText(w), w);
       setBar(rowBars[j].bar, w);

@@ -126,6 +126,7 @@ function render({ model, el }) {
     ctx.globalAlpha = 1;
   }
 
+  const half = Math.ceil(nKeys / 2);
   const weightCells = sample.keys.map((_, j) => ({
     text: h("td", { "data-role": "weight", "data-index": j }),
     bar: h("span", { class: "ac-vbar", "aria-hidden": "true" }, h("span", { class: "ac-vbar-fill" })),
@@ -142,12 +143,14 @@ function render({ model, el }) {
       h("tbody", {}, statRows.map((r) => r.tr))),
     h("figure", { class: "ac-figure" }, canvas,
       h("figcaption", { class: "ac-note", "data-role": "strip-caption" })),
-    h("table", { class: "ac-table ac-compact" },
-      h("caption", {}, `Query 1's weights over its ${nKeys} keys (uniform would be ${fixed(1 / nKeys, 3)} each, with entropy ln ${nKeys} = ${fixed(Math.log(nKeys), 2)} nats)`),
-      h("tbody", {},
-        h("tr", {}, h("th", { scope: "row" }, "key"), sample.keys.map((_, j) => h("td", {}, String(j + 1)))),
-        h("tr", {}, h("th", { scope: "row" }, "weight"), weightCells.map((c) => c.text)),
-        h("tr", { "aria-hidden": "true" }, h("td"), weightCells.map((c) => h("td", {}, c.bar))))));
+    // The keys in two tables of half as many columns each, so that the strip fits a phone's width.
+    [weightCells.slice(0, half), weightCells.slice(half)].map((cells, part) =>
+      h("table", { class: "ac-table ac-compact" },
+        part === 0 ? h("caption", {}, `Query 1's weights over its ${nKeys} keys (uniform would be ${fixed(1 / nKeys, 3)} each, with entropy ln ${nKeys} = ${fixed(Math.log(nKeys), 2)} nats)`) : null,
+        h("tbody", {},
+          h("tr", {}, h("th", { scope: "row" }, "key"), cells.map((_, j) => h("td", {}, String(part * half + j + 1)))),
+          h("tr", {}, h("th", { scope: "row" }, "weight"), cells.map((c) => c.text)),
+          h("tr", { "aria-hidden": "true" }, h("td"), cells.map((c) => h("td", {}, c.bar)))))));
   el.replaceChildren(root);
 
   function update() {

@@ -47,7 +47,9 @@ function render({ model, el }) {
   const table = h("table", { class: "ac-table" },
     h("caption", {}, "Step 2: q·k (type your own); 3: divide by √d_k; 4: exp and normalise; 5: mix the values"),
     h("thead", {}, h("tr", {},
-      ["token", "key k", "q·k", "q·k / √d_k", "exp", "weight", "", "value v"].map((t) => h("th", { scope: "col" }, t)))),
+      ["token", "key k", "q·k", "q·k / √d_k", "exp", "weight"].map((t) => h("th", { scope: "col" }, t)),
+      h("th", { scope: "col", class: "ac-bar-cell" }, h("span", { class: "ac-sr" }, "weight as a bar")),
+      h("th", { scope: "col" }, "value v"))),
     h("tbody", {}, tokens.map((token, j) => h("tr", {},
       h("th", { scope: "row" }, token),
       h("td", { class: "ac-vector" }, `[${keys[j].join(", ")}]`),
@@ -56,7 +58,7 @@ function render({ model, el }) {
       h("td", { class: "ac-bar-cell" }, rows[j].bar),
       h("td", { class: "ac-vector" }, `[${values[j].map((v) => fixed(v, 1)).join(", ")}]`)))),
     h("tfoot", {}, h("tr", {},
-      h("th", { scope: "row" }, "sum"), h("td"), h("td"), h("td"), expSum, weightSum, h("td"), h("td"))));
+      h("th", { scope: "row" }, "sum"), h("td"), h("td"), h("td"), expSum, weightSum, h("td", { class: "ac-bar-cell" }), h("td"))));
 
   const root = h("div", { class: "ac-explorer ac-scores", "data-explorer": "scores" },
     h("p", { class: "ac-title" },
