@@ -302,11 +302,15 @@ def test_property_float32_tiled_is_as_close_to_float64_as_plain(problem):
     exact = attention_backward(q, k, v, g, **kwargs)
     q32, k32, v32, g32 = (x.astype(np.float32) for x in (q, k, v, g))
     plain, tiled = plain_and_tiled(q32, k32, v32, g32, block, **kwargs)
+    # float32 rounds each score by about eps * |score|, and exp turns that into a relative error of
+    # the weights: the floor grows with the largest score (scores of 100 and more are drawn here)
+    scores = np.abs(q @ np.swapaxes(k, -1, -2)).max(initial=0.0) / np.sqrt(q.shape[-1])
+    floor = max(1e-5, 8 * float(np.finfo(np.float32).eps) * scores)
     for e, p, t in zip(exact, plain, tiled):
         assert t.dtype == np.float32
         size = max(1.0, float(np.abs(e).max()))
         plain_error = float(np.abs(p - e).max())
-        assert float(np.abs(t - e).max()) <= 4 * plain_error + 1e-5 * size
+        assert float(np.abs(t - e).max()) <= 4 * plain_error + floor * size
 
 
 # --- memory -----------------------------------------------------------------------------------
