@@ -117,7 +117,8 @@ def _observation(mistake_id: str) -> Evidence:
     return holds
 
 
-for _id in ("observed_constant_factor", "observed_constant_offset", "observed_permutation", "observed_right_until"):
+for _id in ("observed_constant_factor", "observed_constant_offset", "observed_permutation", "observed_right_until",
+            "observed_some_rows_right", "observed_items_reordered"):
     EVIDENCE[_id] = _observation(_id)
 
 

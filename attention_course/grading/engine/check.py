@@ -174,6 +174,8 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
     if check.compare is not None:
         return set()
     contradicted = set()
+    variant_matched: set[int] = set()  # positions in check.mistakes of predictions that equal some result
+    variant_contradicted: set[int] = set()  # ... and of those that differ from some result
     for i, obs in observations.items():
         if obs.status != calls.RETURNED:
             continue
@@ -188,9 +190,14 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
         for position, mistake in enumerate(check.mistakes):
             predicted = predictions.get(position)
             if predicted is not None and (_finite(predicted) or right):
-                outcome[mistake.id] = outcome.get(mistake.id, False) or same_values(obs.value, predicted, tolerance)
+                same = same_values(obs.value, predicted, tolerance)
+                outcome[mistake.id] = outcome.get(mistake.id, False) or same
+                (variant_matched if same else variant_contradicted).add(position)
         contradicted |= {m for m, matched in outcome.items() if not matched}
-    return contradicted
+    # One way of making a mistake (one prediction) that reproduces some input and no input contradicts keeps
+    # the mistake named: rotating at t - 1 predicts nothing for an empty cache, where only t + 1 is tried.
+    consistent = {check.mistakes[p].id for p in variant_matched - variant_contradicted}
+    return contradicted - consistent
 
 
 def _dtypes(value) -> tuple:

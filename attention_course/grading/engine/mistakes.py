@@ -63,7 +63,8 @@ DTYPE_CHANGED = Mistake(
     "The inputs are float32, and a float32 input must give a float32 result: the values are right, but "
     "somewhere the numbers became float64. If your function creates an array (np.zeros, np.full, np.empty "
     "default to float64) or mixes in a float64 array, give it the input's dtype (for example "
-    "dtype=Q.dtype), then nothing is widened.",
+    "dtype=Q.dtype), then nothing is widened. Dividing by np.sqrt(d_k), a NumPy float64 number, widens too "
+    "(since NumPy 2); math.sqrt(d_k) is a Python float, which does not.",
 )
 
 
@@ -224,6 +225,25 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
     return message, found
 
 
+def _tuple_order(expected: tuple, got: tuple, tolerance) -> list[int] | None:
+    """For results that are the expected items in another order: got[i] is expected[order[i]]; else None."""
+    order: list[int] = []
+    for g in got:
+        j = next((j for j, e in enumerate(expected) if j not in order and same_values(g, e, tolerance)), None)
+        if j is None:
+            return None
+        order.append(j)
+    return order if order != sorted(order) else None
+
+
+def _rows(indices: list[int], what: str) -> str:
+    """"Row 3 is right" or "Rows 0, 2 and 5 are right" (the first eight, then "...")."""
+    if len(indices) == 1:
+        return f"Row {indices[0]} is {what}"
+    shown = [str(i) for i in indices[:8]] + (["..."] if len(indices) > 8 else [])
+    return f"Rows {', '.join(shown[:-1])} and {shown[-1]} are {what}"
+
+
 def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None) -> Mistake | None:
     """What kind of difference a wrong result shows, when one is observed: a Mistake whose hint says only that.
 
@@ -238,6 +258,11 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         if not isinstance(got, tuple) or len(got) != len(expected):
             return None
         names = names or tuple(f"item {i}" for i in range(len(expected)))
+        order = _tuple_order(expected, got, tolerance)
+        if order:
+            moved = ", ".join(f"`{names[i]}` holds what `{names[j]}` should" for i, j in enumerate(order) if i != j)
+            return Mistake("observed_items_reordered", f"The right results in another order: {moved}. Return them "
+                           f"in the order ({', '.join(names)}).")
         for name, e, g in zip(names, expected, got):
             if difference(e, g, tolerance) is not None:
                 found = observe(e, g, tolerance)
@@ -281,6 +306,11 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         if right[0] and not all(right):
             k = right.index(False)
             right_rows = "Row 0 is right" if k == 1 else f"Rows 0 to {k - 1} are right"
+            if any(right[k:]):  # right again further on: not a pattern that starts at row k
+                return Mistake("observed_some_rows_right",
+                               f"{_rows([i for i, r in enumerate(right) if r], 'right')} and "
+                               f"{_rows([i for i, r in enumerate(right) if not r], 'wrong').lower()}. Compare the inputs "
+                               "of a right row with those of a wrong one: what do the wrong ones have in common?")
             return Mistake("observed_right_until", f"{right_rows}; row {k} is the first wrong one. "
                            "Look at what changes from one row (query, tile or head) to the next in your code.")
     return None

@@ -129,6 +129,8 @@ def _first_wrong(exp: np.ndarray, val: np.ndarray, tolerance) -> str:
 def _dtype(expected: np.ndarray, got: np.ndarray) -> str:
     if got.dtype != expected.dtype and got.dtype.kind == "f" and expected.dtype.kind == "f":
         return f"the result has dtype {got.dtype} where {expected.dtype} was expected"
+    if got.dtype.kind in "iu" and expected.dtype.kind == "f":
+        return f"the result has the integer dtype {got.dtype} where {expected.dtype} was expected (integers hold no fractions)"
     return ""
 
 

@@ -193,9 +193,18 @@ class CheckResult:
         return "".join(parts)
 
 
+WIDENED = "dtype_changed"
+"""The mistake of a float32 input whose right values came back in float64."""
+
+
 def _shown(failures: list[CaseResult]) -> CaseResult | None:
-    """The failure to show: the first with a recognised mistake (its hint is evidence), else the first."""
-    return next((c for c in failures if c.mistake), failures[0] if failures else None)
+    """The failure to show: the first with a recognised mistake (its hint is evidence), else the first.
+
+    A result right in value but widened from float32 comes last: wrong values or an error elsewhere matter
+    more, and "right values" said first would hide them.
+    """
+    wrong = [c for c in failures if c.mistake != WIDENED]
+    return next((c for c in wrong if c.mistake), wrong[0] if wrong else failures[0] if failures else None)
 
 
 def _short(text: str) -> bool:

@@ -128,6 +128,13 @@ MASKED_MISTAKES = (
             lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=shifted_softmax)),
     Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint,
             lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=naive_softmax)),
+    Mistake("mask_transposed",
+            "The mask was used transposed: entry [i, j] of the mask says whether query i may see key j, the "
+            "same layout as the scores (n_q, n_k), but here query i followed column i of the mask. With a "
+            "causal mask that shows each query the later keys instead of the earlier ones.",
+            lambda Q, K, V, m: _with_bias(Q, K, V, np.asarray(m).T, -np.inf)
+            if np.ndim(m) == 2 and np.shape(m)[0] == np.shape(m)[1] and not np.array_equal(m, np.asarray(m).T)
+            else None),
     Mistake("mask_added_to_scores",
             "The mask was added to the scores (True counts as 1, False as 0), which only nudges them. A "
             "boolean mask chooses: keep the score where it is True, put -inf where it is False.",
