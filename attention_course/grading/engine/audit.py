@@ -100,6 +100,7 @@ EVIDENCE: dict[str, Evidence] = {
     "variance_not_spread": _spread(lambda v, d_k: abs(v - d_k) <= 0.1 * d_k),
     "spread_about_one": _spread(lambda v, d_k: abs(v - 1) <= 0.1),
     "mean_not_spread": _spread(lambda v, d_k: abs(v) < 0.05 * np.sqrt(d_k)),
+    "dot_with_itself": _spread(lambda v, d_k: abs(v - np.sqrt(2 * d_k)) <= 0.1 * np.sqrt(2 * d_k)),
     "entries_not_unit_variance": _spread(lambda v, d_k: abs(v - np.sqrt(d_k)) > 0.1 * np.sqrt(d_k)),
     "not_a_number": lambda check, case, e, obs, run: _float(obs.value) is None or not np.isfinite(_float(obs.value)),
     # tiled attention, from which inputs passed: right with one tile (or dividing tiles), wrong here

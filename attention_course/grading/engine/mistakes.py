@@ -155,7 +155,8 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
     kind = describe(expected, got, tolerance) if seen else ""  # a factor, an order, the first wrong row
     if n_nan > 0:
         return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{kind}"
-    return f"at index {_index(i)} expected {exp[i]:.4g}, got {val[i]:.4g}{others}{kind}"
+    digits = next(d for d in (4, 6, 8, 10, 12, 17) if f"{exp[i]:.{d}g}" != f"{val[i]:.{d}g}" or d == 17)
+    return f"at index {_index(i)} expected {exp[i]:.{digits}g}, got {val[i]:.{digits}g}{others}{kind}"
 
 
 def same_values(got, predicted, tolerance: tuple[float, float]) -> bool:

@@ -186,7 +186,22 @@ def _assumption_cases_rope() -> list[Case]:
     ]
 
 
+def _fixed_axis_hint(line: str) -> str:
+    """A hint for a failing line that names axis 0 or 1 (or uses .T) where x may have axes before (n, d)."""
+    if ".T" in line:
+        return (f"The line that failed, `{line}`, uses `.T`, which reverses ALL the axes of an array with heads or "
+                "a batch in front. Swap only the last two: np.swapaxes(k, -1, -2).")
+    named = next((a for a in ("axis=0", "axis=1", "axis = 0", "axis = 1") if a in line), None)
+    if named:
+        return (f"The line that failed, `{line}`, names `{named}`. The arrays are (..., n, d) and may have axes "
+                "before n (heads, a batch): count from the end, d is axis -1 and n is axis -2.")
+    return ""
+
+
 def _rope_error_hint(case: Case, error: str) -> str:
+    fixed = _fixed_axis_hint(error_line(error))
+    if fixed:
+        return fixed
     if "broadcast" in error:
         line = error_line(error)
         where = f"The line that failed, `{line}`, combines" if line else "One operation combined"
@@ -252,6 +267,11 @@ ATTENTION_MISTAKES = (
             lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1.0)),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT,
             lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1 / q.shape[-1])),
+    Mistake("scaled_by_d_v",
+            "The scores were divided by the square root of d_v, the size of a value; the scale is 1/sqrt(d), "
+            "the size of the query and key vectors whose dot product makes a score.",
+            lambda q, k, v, positions, base: _rope_attention(q, k, v, positions, base, scale=1 / np.sqrt(v.shape[-1]))
+            if v.shape[-1] != q.shape[-1] else None),
     Mistake("positions_ignored",
             "The queries and keys were turned as if they stood at 0, 1, 2, ..., whatever `positions` said. "
             "Where the positions follow each other that changes nothing (a score depends only on the distance "
@@ -314,6 +334,7 @@ ROPE_ATTENTION = Check(
     sizes=Sizes({"q": ("n", "d"), "k": ("n", "d"), "v": ("n", "d_v"), "positions": ("n",)}),
     make_cases=_attention_cases,
     mistakes=ATTENTION_MISTAKES,
+    error_hint=lambda case, error: _fixed_axis_hint(error_line(error)),
 )
 
 

@@ -232,6 +232,10 @@ _SPREAD_MISTAKES = {
                 "spread of one product. The question asks for the spread of the raw q·k, one sum per pair."),
         Mistake("mean_not_spread",
                 "This is close to 0, like the mean of q·k. The spread is the standard deviation."),
+        Mistake("dot_with_itself",
+                "The measured spread is close to sqrt(2 d_k), the spread of q·q, a vector dotted with itself "
+                "(a sum of d_k squares, each of variance 2). If the keys are the queries (one array drawn and "
+                "used twice), draw the keys separately: q and k must be independent."),
         Mistake("entries_not_unit_variance",
                 "The measured spread is far from sqrt(d_k), and not near d_k, 1 or 0 either. The sqrt(d_k) law "
                 "holds for entries of mean 0 and variance 1: if q and k were drawn otherwise (uniform numbers, "
@@ -262,6 +266,8 @@ def _compare_spread(case: Case, expected, got, predictions):
         return message, _SPREAD_MISTAKES["spread_about_one"]
     if abs(value) < 0.05 * target:  # the mean of q·k is 0, give or take sqrt(d_k / n_samples)
         return message, _SPREAD_MISTAKES["mean_not_spread"]
+    if d_k >= 4 and abs(value - np.sqrt(2 * d_k)) <= SPREAD_TOLERANCE * np.sqrt(2 * d_k):
+        return message, _SPREAD_MISTAKES["dot_with_itself"]
     return message, _SPREAD_MISTAKES["entries_not_unit_variance"]
 
 
