@@ -54,14 +54,40 @@ def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
     words = " ".join(str(result).split())  # the text form wraps long hints
     assert " ".join(result.hint.split()) in words
-    if wrong.MISTAKE is None:
-        assert wrong.HINT in " ".join(result.hint.split()), str(result)
+    if wrong.MISTAKE is None:  # caught, not named: the hint (or, with no hint, the message) says what is seen
+        if hasattr(wrong, "HINT"):
+            assert wrong.HINT in " ".join(result.hint.split()), str(result)
+        else:
+            assert result.hint == "" and wrong.MESSAGE in result.message, str(result)
         return
     hints = {m.hint for m in check.mistakes if m.id == wrong.MISTAKE}
     failing = [c for c in result.cases if c.mistake == wrong.MISTAKE]
     assert failing and all(c.hint for c in failing)
     if hints:  # mistakes recognised by prediction carry the prediction's own hint
         assert {c.hint for c in failing} <= hints
+
+
+CORRECT = sorted((Path(__file__).parent / "grading_corpus" / "correct").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
+def test_a_right_function_written_another_way_gets_full_marks_and_no_hint(path):
+    try:
+        right = load(path)
+    except ModuleNotFoundError as missing:  # scipy comes with the `fast` extra only
+        pytest.skip(f"needs {missing.name}")
+    check = CHECKS[right.CHECK]
+    result = run_check(check, getattr(right, check.function), hidden=True)
+    assert result.passed and result.score == result.max_score, str(result)
+    assert result.hint == "" and all(not c.hint and c.mistake is None for c in result.cases), str(result)
+
+
+def test_one_mistake_id_has_one_hint():  # the hint shown for a mistake is its id's: two hints would mix them up
+    for check in CHECKS.values():
+        hints: dict[str, set[str]] = {}
+        for mistake in check.mistakes:
+            hints.setdefault(mistake.id, set()).add(mistake.hint)
+        assert all(len(h) == 1 for h in hints.values()), (check.name, {k: h for k, h in hints.items() if len(h) > 1})
 
 
 def test_the_corpus_covers_every_mistake_the_book_warns_against():

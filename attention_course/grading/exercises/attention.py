@@ -57,8 +57,9 @@ MISSING_SCALE_HINT = (
 )
 DIVIDED_BY_D_K_HINT = "You divided the scores by d_k; the scale is 1/sqrt(d_k), the square root."
 SWAPPED_HINT = (
-    "The weights are transposed: query and key have swapped roles. Row i of the weights belongs to "
-    "query i and runs over the keys, so the scores are Q times K transposed, in that order."
+    "The weights are transposed: their rows run over the keys and their columns over the queries, as if "
+    "query and key had swapped roles. Row i of the weights belongs to query i and runs over the keys, so the "
+    "scores are Q times K transposed, in that order, and the weights come back with shape (n_q, n_k)."
 )
 WRONG_AXIS_HINT = (
     "The softmax ran over the wrong axis: each column sums to 1 instead of each row. Every query "

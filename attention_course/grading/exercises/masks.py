@@ -312,6 +312,11 @@ def _length_off_by_one(Q, K, V, lengths):
     return _with_bias(Q, K, V, mask, -np.inf)
 
 
+def _length_short_by_one(Q, K, V, lengths):
+    mask = (np.arange(K.shape[-2])[None, :] < np.asarray(lengths)[:, None] - 1)[:, None, :]  # hides the last real key
+    return _with_bias(Q, K, V, mask, -np.inf)
+
+
 def _first_length_for_all(Q, K, V, lengths):
     mask = padding_mask(np.full(len(lengths), lengths[0]), K.shape[-2])  # every sequence cut at lengths[0]
     return _with_bias(Q, K, V, mask, -np.inf)
@@ -324,6 +329,10 @@ PADDED_MISTAKES = (
             "Each real query also attended to the first padding key: a sequence of length L has real tokens "
             "at positions 0 .. L-1, so position L is already padding.",
             _length_off_by_one),
+    Mistake("length_short_by_one",
+            "Each sequence also hid its last real key: a sequence of length L has real tokens at positions "
+            "0 .. L-1, so only the positions from L on are padding (position < L is real).",
+            _length_short_by_one),
     Mistake("one_length_for_all",
             "Every sequence was cut at the length of the first one. Each sequence b has its own length, "
             "lengths[b]: the mask needs one row per sequence.",

@@ -1,0 +1,8 @@
+"""dot_scores computed in float32 (downcast)."""
+CHECK = "dot_scores"
+MISTAKE = 'precision_lost'
+MARKS = "1/8"
+
+import numpy as np
+def dot_scores(query, keys):
+    return keys.astype(np.float32) @ query.astype(np.float32)

@@ -1,0 +1,19 @@
+"""flash_attention: exp of unscaled scores in the tiles, then the scale applied to the output."""
+CHECK = "flash_attention"
+MISTAKE = 'observed_constant_factor'
+MARKS = "0/12"
+
+import numpy as np
+def flash_attention(Q, K, V, block_size):
+    n_q, d_k = Q.shape
+    out = np.empty((n_q, V.shape[1]))
+    for i0 in range(0, n_q, block_size):
+        q = Q[i0:i0 + block_size]
+        m = np.full((len(q), 1), -np.inf); l = np.zeros((len(q), 1)); acc = np.zeros((len(q), V.shape[1]))
+        for j0 in range(0, K.shape[0], block_size):
+            s = q @ K[j0:j0 + block_size].T
+            m_new = np.maximum(m, s.max(axis=1, keepdims=True))
+            p = np.exp(s - m_new); c = np.exp(m - m_new)
+            l = l * c + p.sum(axis=1, keepdims=True); acc = acc * c + p @ V[j0:j0 + block_size]; m = m_new
+        out[i0:i0 + block_size] = acc / l / np.sqrt(d_k)
+    return out

@@ -1,0 +1,13 @@
+"""apply_rope with exponent arange(0, d, 2) / (d - 2)."""
+CHECK = "apply_rope"
+MISTAKE = 'observed_right_until'
+MARKS = "1/10"
+
+import numpy as np
+def apply_rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / max(d - 2, 1))
+    emb = np.concatenate([np.outer(positions, inv_freq)] * 2, axis=-1)
+    x1, x2 = x[..., :d // 2], x[..., d // 2:]
+    rot = np.concatenate([-x2, x1], axis=-1)
+    return (x * np.cos(emb) + rot * np.sin(emb)).astype(x.dtype)

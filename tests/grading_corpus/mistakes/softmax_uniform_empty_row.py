@@ -1,0 +1,14 @@
+"""softmax with max subtraction but replacing -inf rows with uniform weights."""
+CHECK = "softmax"
+MISTAKE = 'observed_right_until'
+MARKS = "13/15"
+
+import numpy as np
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(x - m)
+    s = np.sum(e, axis=axis, keepdims=True)
+    n = x.shape[axis]
+    return np.where(s == 0, 1.0 / n, e / np.where(s == 0, 1, s))

@@ -1,0 +1,11 @@
+"""dot_product_spread returning the std of the query entries, not the dot products."""
+CHECK = "dot_product_spread"
+MISTAKE = 'spread_about_one'
+MARKS = "1/5"
+
+import numpy as np
+def dot_product_spread(d_k, n_samples=10_000, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n_samples, d_k))
+    k = rng.standard_normal((n_samples, d_k))
+    return float(np.std(q))
