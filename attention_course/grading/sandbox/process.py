@@ -174,6 +174,9 @@ class WorkerProcess:
         self.counts: dict[tuple[str, int] | None, Counter] = {}
         self.leftovers: list[Leftover] = []
         self.peak_processes = 0
+        # The worker reports cells in order, then calls in order, each once: a frame out of turn is forged.
+        self._cells_left = set(range(len(cells))) - self.skip
+        self._calls_left = {c.id for c in pending}
         self._buffer = bytearray()
         self._pos = 0
         self._flooded = False
@@ -521,15 +524,22 @@ class WorkerProcess:
                 self._worker_pid = pid
         elif event == "cell":
             index = _int(header.get("index"))
+            if self.step is not None or index not in self._cells_left or index < max(self.cells, default=-1):
+                raise ProtocolError(f"code cell {index + 1} started out of turn")
             self.step, self.step_deadline = ("cell", index), now + self.limits.cell_seconds + self.limits.grace_seconds
             self._mark(header)
         elif event == "cell_done":
             index = _int(header.get("index"))
+            if self.step != ("cell", index):
+                raise ProtocolError(f"code cell {index + 1} reported done while it was not running")
+            self._cells_left.discard(index)
             self.cells[index] = CellReport(index, str(header.get("status", "error"))[:20], str(header.get("error", ""))[:2000])
             self._count(header)
             self.step = None
         elif event == "call":
             call_id = _int(header.get("id"))
+            if self.step is not None or self._cells_left or call_id not in self._calls_left:
+                raise ProtocolError(f"call {call_id} started out of turn")
             self.step = ("call", call_id)
             self.step_deadline = now + self._call_seconds(call_id) + self.limits.grace_seconds
             self._mark(header)
@@ -537,6 +547,9 @@ class WorkerProcess:
             call_id = _int(header.get("id"))
             if call_id not in {c.id for c in self.pending}:
                 raise ProtocolError(f"a result for call {call_id}, which was never asked for")
+            if self.step != ("call", call_id):
+                raise ProtocolError(f"a result for call {call_id}, which was not running")
+            self._calls_left.discard(call_id)
             self.observations[call_id] = unpack_observation(header.get("observation"), arrays)
             self._count(header)
             self.step = None
@@ -547,6 +560,8 @@ class WorkerProcess:
             if len(self.alerts) < 200:
                 self.alerts.append(Alert(kind[:40], detail[:300], self.step))
         elif event == "done":
+            if self.step is not None or self._cells_left or self._calls_left:
+                raise ProtocolError("the worker reported done before every cell and call had reported")
             self.finished = True
             self.step = None
         else:
