@@ -60,6 +60,53 @@ def test_the_roster_is_checked(tmp_path):
             read_roster(path)
 
 
+def test_a_roster_saved_by_a_spreadsheet_in_another_locale_is_read(tmp_path):
+    path = tmp_path / "r.csv"
+    for text in ("\ufeffStudent_ID;Name;Email\nS1;Ada Lovelace;\nS2;\"Okafor; Ben\";ben@x.org\n",  # Excel, a French locale
+                 " student_id \t name \t email\nS1\tAda Lovelace\t\nS2\tOkafor; Ben\tben@x.org\n"):
+        path.write_text(text, encoding="utf-8")
+        rows = read_roster(path)
+        assert [(r["student_id"], r["name"], r["email"]) for r in rows] == [
+            ("S1", "Ada Lovelace", ""), ("S2", "Okafor; Ben", "ben@x.org")]
+    path.write_text("student_id;name\nS1;Ada\nS1;Ben\n")
+    with pytest.raises(IntakeError, match="student_id 'S1' is already on line 2"):
+        read_roster(path)
+    path.write_bytes("student_id,name\nS1,Ada\n".encode("utf-16"))
+    with pytest.raises(IntakeError, match="not UTF-8"):
+        read_roster(path)
+
+
+def test_entries_the_file_system_refuses_are_reported_not_fatal(tmp_path):
+    archive = tmp_path / "a.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("a", "a file")
+        z.writestr("a/01_dot_scores.ipynb", "{}")  # a folder where a file already is
+        z.writestr("x" * 300 + ".ipynb", "{}")  # longer than any file name may be
+        z.writestr("twice.ipynb", "first")
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            z.writestr("twice.ipynb", "second")
+        z.writestr("ok.ipynb", "{}")
+    files, notes = unpack(archive, tmp_path / "out")
+    assert sorted(p.name for p in files) == ["a", "ok.ipynb", "twice.ipynb"]
+    assert (tmp_path / "out" / "twice.ipynb").read_text() == "first"
+    assert len(notes) == 3 and all("refused the entry" in n for n in notes)
+    assert any("'a/01_dot_scores.ipynb'" in n and "cannot be written here" in n for n in notes)
+    assert any("File name too long" in n for n in notes) and any("holds it twice" in n for n in notes)
+
+
+def test_names_from_lms_file_names_lose_the_characters_that_disguise_them(tmp_path):
+    archive = tmp_path / "canvas.zip"
+    text = (ROOT / "solutions" / "01_dot_scores.ipynb").read_text()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("müller\u202egnp.exe_123_456_01_dot_scores.ipynb", text)  # right-to-left override
+        z.writestr("..._124_457_01_dot_scores.ipynb", text)  # a name that looks like a path
+    subs = {s.name: s for s in intake([archive], tmp_path / "work").submissions}
+    assert set(subs) == {"müllergnp.exe", "..."}
+    assert all("\u202e" not in s.path for s in subs.values())
+    assert all(Path(nb).resolve().is_relative_to((tmp_path / "work").resolve())
+               for s in subs.values() for nb in s.notebooks)
+
+
 def test_canvas_and_moodle_downloads_are_matched_to_the_roster(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # relative paths, as typed on the command line
     people = gc.students(6)

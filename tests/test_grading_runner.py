@@ -52,3 +52,24 @@ def test_read_notebook_rejects_what_is_not_a_notebook(tmp_path):
     wrong.write_text('{"cells": 3}')
     with pytest.raises(InvalidNotebook):
         read_notebook(wrong)
+
+
+def test_read_notebook_never_follows_a_link_nor_quotes_what_it_read(tmp_path):
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")
+    (tmp_path / "link.ipynb").symlink_to(secret)
+    with pytest.raises(InvalidNotebook, match="is a link to another file"):
+        read_notebook(tmp_path / "link.ipynb")
+    copy = tmp_path / "copy.ipynb"
+    copy.write_bytes(secret.read_bytes())
+    with pytest.raises(InvalidNotebook, match="it is not JSON") as caught:
+        read_notebook(copy)
+    assert "SECRET" not in str(caught.value)
+
+
+def test_read_notebook_refuses_a_huge_file_without_reading_it(tmp_path):
+    huge = tmp_path / "huge.ipynb"
+    with huge.open("wb") as f:
+        f.truncate(200_000_000)  # 200 MB of outputs, as far as the size says (a sparse file: nothing is written)
+    with pytest.raises(InvalidNotebook, match=r"is 200.0 MB, more than the 67.1 MB a notebook may be; clear its outputs"):
+        read_notebook(huge)

@@ -31,7 +31,7 @@ _CALL_STATUS = {calls.TIMEOUT: "timeout", calls.OUT_OF_MEMORY: "out of memory", 
 ATTEMPTS = ("tampered with the grader", "used the course's code", "read course files", "read outside", "signal",
             "network", "wrote outside", "detached process", "too many processes")
 """Statuses of a notebook that tried something beyond running its own code: the instructor should look."""
-_ORDER = ("invalid notebook", "unknown exercise", *ATTEMPTS, "crashed", "timeout", "out of memory", "sys.exit",
+_ORDER = ("invalid notebook", "unknown exercise", "exercise mismatch", *ATTEMPTS, "crashed", "timeout", "out of memory", "sys.exit",
           "output flood", "wrote files", "missing functions", "cell errors", "grader error")
 
 
@@ -171,6 +171,9 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     if exercise is None:
         return NotebookGrade(str(path), None, status="unknown exercise", incidents=[
             "not one of the exercises: no exercise metadata, file name or function names matched"])
+    mismatch = _mismatch(exercise, path, cells)
+    if mismatch is not None:
+        exercise, mismatch = mismatch
     checks, seconds = exercise.checks, None
     if assignment is not None:
         if assignment.rule(exercise.id) is None:
@@ -181,6 +184,9 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     requested, where = _calls(checks, limits, hidden, seconds)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
     grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    if mismatch:
+        grade.incidents.insert(0, mismatch)
+        run.flags.append("exercise mismatch")
     for index, cell in sorted(run.cells.items()):
         if cell.status == "error":  # the student should know which cell, and what it raised
             raised = cell.error.strip().splitlines()[-1] if cell.error.strip() else "an exception"
@@ -201,6 +207,24 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
             grade.incidents.append(f"the grader failed on {check.name}: {err!r}")
     grade.status = _status(grade, run)
     return grade
+
+
+def _mismatch(claimed, path: Path, cells: list[str]):
+    """(the exercise to grade, why) when the metadata names an exercise whose functions the notebook does not
+    define while its file name and code are another's; else None."""
+    code = "\n".join(cells)
+    other = identify({}, path, code)
+    if other is None or other.id == claimed.id or _defines(code, claimed) or not _defines(code, other):
+        return None
+    return other, (f"its metadata says it is exercise {claimed.id}, but it defines none of that exercise's functions "
+                   f"and all of {other.id}'s: graded as {other.id}")
+
+
+def _defines(code: str, exercise) -> bool:
+    import re
+
+    defined = set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
+    return bool(set(exercise.functions) & defined)
 
 
 def _calls(checks, limits: Limits, hidden: bool,

@@ -17,11 +17,12 @@ The layouts understood:
 
 A zip a student handed in (their notebooks zipped) is unpacked too, one
 level deep. Zips are unpacked safely into a folder of the caller's: no entry outside it
-(absolute paths, `..`, links are refused and reported), and limits on the
+(absolute paths, `..`, links, entries held twice or that the file system refuses are
+refused and reported), and limits on the
 number of entries, each file's size and the total, counted on the bytes
 actually written, so a zip bomb stops at the limit.
 
-With a roster (CSV: `student_id,name` and optionally `email`, `submission`
+With a roster (CSV, comma-, semicolon- or tab-separated, column names in any case: `student_id,name` and optionally `email`, `submission`
 (the folder or LMS name their work arrives under), `canvas_id`,
 `sis_user_id`, `sis_login_id`, `section`, `moodle_id`) each submission is
 matched to a student by LMS id, then by that name, then by the student's name.
@@ -126,8 +127,10 @@ def read_roster(path: Path | str) -> list[dict[str, str]]:
         raise IntakeError(f"no roster file {path}") from None
     except UnicodeDecodeError:
         raise IntakeError(f"the roster {path} is not UTF-8 text; save it as CSV UTF-8") from None
-    reader = csv.DictReader(text.splitlines())
-    columns = [c.strip() for c in reader.fieldnames or []]
+    lines = text.splitlines()
+    reader = csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))
+    reader.fieldnames = [c.strip().lower() for c in reader.fieldnames or []]  # " Student_ID " is student_id
+    columns = reader.fieldnames
     missing = [c for c in ("student_id", "name") if c not in columns]
     if missing:
         raise IntakeError(f"the roster {path} has no column {missing[0]!r}; its header must name the columns "
@@ -150,6 +153,18 @@ def read_roster(path: Path | str) -> list[dict[str, str]]:
     if not rows:
         raise IntakeError(f"the roster {path} lists no students")
     return rows
+
+
+def _delimiter(header: str) -> str:
+    """The roster's delimiter: a comma, or the semicolon or tab a spreadsheet set to another locale writes."""
+    counts = {d: header.count(d) for d in ",;\t"}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+def _shown(name: str) -> str:
+    """A name taken from a file name, without the control and bidirectional characters that could disguise it."""
+    return "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf")).strip() or "?"
 
 
 def _norm(text: str) -> str:
@@ -179,7 +194,7 @@ def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple
         archive = zipfile.ZipFile(zip_path)
     except (zipfile.BadZipFile, OSError) as err:
         raise IntakeError(f"{zip_path} is not a zip file that can be read: {err}") from None
-    written, notes, total = [], [], 0
+    written, notes, total, seen = [], [], 0, set()
     dest = dest.resolve()
     with archive:
         infos = archive.infolist()
@@ -196,15 +211,26 @@ def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple
                 notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it is a link")
                 continue
             target = dest.joinpath(*parts)
-            if not target.resolve().is_relative_to(dest):
-                notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it points outside the folder")
+            try:
+                if not target.resolve().is_relative_to(dest):
+                    notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it points outside the folder")
+                    continue
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                if target in seen:
+                    notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: the zip holds it twice; "
+                                 "the first copy was kept")
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                out = open(target, "wb")
+            except OSError as err:  # a name too long, a file where a folder should be, ...
+                notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it cannot be written here "
+                             f"({err.strerror or err})")
                 continue
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
+            seen.add(target)
             size = 0
-            with archive.open(info) as src, open(target, "wb") as out:
+            with archive.open(info) as src, out:
                 while chunk := src.read(1 << 20):
                     size += len(chunk)
                     total += len(chunk)
@@ -233,14 +259,14 @@ def _lms_sources(files: list[Path], root: Path) -> tuple[list[Source], list[str]
             continue
         m = MOODLE_NAME.match(top)
         if m:
-            source = moodle.setdefault(m["participant"], Source(m["name"], moodle_id=m["participant"], timed=False,
-                                                                  where=f"{root.name}/{m['name']}_{m['participant']}"))
+            source = moodle.setdefault(m["participant"], Source(_shown(m["name"]), moodle_id=m["participant"], timed=False,
+                                                                  where=f"{root.name}/{_shown(m['name'])}_{m['participant']}"))
             source.files.append(path)
             continue
         m = CANVAS_NAME.match(top) if len(rel.parts) == 1 else None
         if m:
-            source = canvas.setdefault(m["user"], Source(m["slug"], canvas_id=m["user"], timed=False,
-                                                         where=f"{root.name}/{m['slug']}_{m['user']}"))
+            source = canvas.setdefault(m["user"], Source(_shown(m["slug"]), canvas_id=m["user"], timed=False,
+                                                         where=f"{root.name}/{_shown(m['slug'])}_{m['user']}"))
             source.files.append(path)
             source.marked_late |= bool(m["late"])
             continue

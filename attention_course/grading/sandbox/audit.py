@@ -73,13 +73,23 @@ class Watch:
         self._state: dict[str, tuple] = {}
         self._profiling = None
         self._own_setprofile = False
+        self._setprofile_seen = False
+        self._thread_profile = self._in_threads  # one bound method, so that threading's hook can be recognised
 
     # --- the audit hook -------------------------------------------------------------------------------
 
     def install(self) -> None:
-        """Add the audit hook (for the rest of the process's life) and snapshot the course's modules."""
+        """Add the audit hook (for the rest of the process's life), snapshot the course's modules, and give every
+        thread the notebook starts the calls' profiler (a helper thread started in a cell is watched as well)."""
         self.snapshot()
         sys.addaudithook(self._hook)
+        threading.setprofile(self._thread_profile)
+
+    def _in_threads(self, frame, event, arg):
+        """The profile of the notebook's own threads: the calls' profiler while a call runs, else nothing."""
+        profiling = self._profiling
+        if profiling is not None:
+            profiling(frame, event, arg)
 
     def _hook(self, event: str, args: tuple) -> None:
         handler = _HANDLERS.get(event)
@@ -166,8 +176,16 @@ class Watch:
             self._check_read(_absolute(path), "list" if event != "os.chdir" else "chdir to")
 
     def _setprofile(self, event: str, args: tuple) -> None:
-        if self._profiling is not None and not self._own_setprofile:
-            self._report(TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)")
+        if self._profiling is None or self._own_setprofile:
+            return
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename == threading.__file__ and sys.getprofile() is None:
+            return  # a thread starting: threading gives it the profile set in `install`
+        # Told at the call's end, if it returned: Python itself removes a profiler that raised (the time
+        # limit's alarm, a RecursionError landing in it), which is no one's doing.
+        self._setprofile_seen = True
 
     def _check_write(self, full: str, verb: str) -> None:
         if full.startswith(self._writable) or full in _DEVICES or full.startswith(_STREAMS):
@@ -289,6 +307,10 @@ class Watch:
             found[key] = found.get(key, 0) + 1
 
         outcome = {"status": None}
+        self._setprofile_seen = False
+        if getattr(threading, "_profile_hook", self._thread_profile) is not self._thread_profile:
+            self._report(TAMPER, "threading.setprofile (the grader's profiler watches the notebook's threads)")
+            threading.setprofile(self._thread_profile)
         self._set_profile(profile)
         self._profiling = profile
         try:
@@ -297,16 +319,16 @@ class Watch:
             still = sys.getprofile() is profile
             self._profiling = None
             self._set_profile(None)
-            if not still and outcome["status"] not in ("timeout", "memory"):
-                self._report(TAMPER, "the grader's profiler was removed during a call")
+            if outcome["status"] == "returned" and (not still or self._setprofile_seen):
+                self._report(TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)" if still
+                             else "the grader's profiler was removed during a call")
             for key in sorted(found):
                 self._report(COURSE_CODE, key)
 
     def _set_profile(self, fn) -> None:
         self._own_setprofile = True
         try:
-            sys.setprofile(fn)
-            threading.setprofile(fn)
+            sys.setprofile(fn)  # the main thread; the notebook's other threads have `_in_threads`
         finally:
             self._own_setprofile = False
 

@@ -174,6 +174,10 @@ class WorkerProcess:
         self.counts: dict[tuple[str, int] | None, Counter] = {}
         self.leftovers: list[Leftover] = []
         self.peak_processes = 0
+        # The worker reports cells in order, then calls in order, each once: a frame out of turn is forged.
+        self._cells_left = set(range(len(cells))) - self.skip
+        self._calls_left = {c.id for c in pending}
+        self._channel = (-1, 0)
         self._buffer = bytearray()
         self._pos = 0
         self._flooded = False
@@ -190,6 +194,7 @@ class WorkerProcess:
         """Run the worker to its end (or the grader's kill), then clean up everything it left."""
         folder = None if self.sandbox else tempfile.mkdtemp(prefix="attention-course-grading-")
         result_r, result_w = os.pipe()
+        self._channel = (result_w, os.fstat(result_r).st_ino)  # its number in the worker, and the pipe's identity
         try:
             proc, info_r, request = self._start(folder, result_w)
         except BaseException:
@@ -326,6 +331,10 @@ class WorkerProcess:
                 self._stop(proc, "time", "did not start in time")
                 return
             if self.step is not None and now > self.step_deadline:
+                if self._channel_replaced(proc):
+                    self._stop(proc, "channel", "interfered with the grader's result channel (it closed or replaced "
+                                                "its descriptor, so the worker's reports never came)")
+                    return
                 kind = "cell" if self.step[0] == "cell" else "call"
                 limit = self.limits.cell_seconds if kind == "cell" else self._call_seconds(self.step[1])
                 self._stop(proc, "time", f"ran past its {limit:g} s time limit and did not stop when told to")
@@ -384,6 +393,22 @@ class WorkerProcess:
             for key, _ in selector.select(timeout=0.05):
                 if key.data in ("output", "result"):
                     self._read(selector, key)
+
+    def _channel_replaced(self, proc: subprocess.Popen) -> bool:
+        """Whether the worker's descriptor of the result channel is no longer the grader's pipe (closed, dup2'ed)."""
+        number, inode = self._channel
+        if self.sandbox is None:
+            where = f"/proc/{proc.pid}/fd/{number}"
+        elif self._init_fd is not None and not _exited(self._init_fd):
+            where = f"/proc/{self._init_pid}/root/proc/{self._worker_pid}/fd/{number}"
+        else:
+            return False
+        try:
+            return os.readlink(where) != f"pipe:[{inode}]"
+        except FileNotFoundError:
+            return True  # closed
+        except OSError:
+            return False  # cannot be seen: say nothing
 
     def _call_seconds(self, call_id: int) -> float:
         return next((c.seconds for c in self.pending if c.id == call_id), self.limits.call_seconds)
@@ -521,15 +546,22 @@ class WorkerProcess:
                 self._worker_pid = pid
         elif event == "cell":
             index = _int(header.get("index"))
+            if self.step is not None or index not in self._cells_left or index < max(self.cells, default=-1):
+                raise ProtocolError(f"code cell {index + 1} started out of turn")
             self.step, self.step_deadline = ("cell", index), now + self.limits.cell_seconds + self.limits.grace_seconds
             self._mark(header)
         elif event == "cell_done":
             index = _int(header.get("index"))
+            if self.step != ("cell", index):
+                raise ProtocolError(f"code cell {index + 1} reported done while it was not running")
+            self._cells_left.discard(index)
             self.cells[index] = CellReport(index, str(header.get("status", "error"))[:20], str(header.get("error", ""))[:2000])
             self._count(header)
             self.step = None
         elif event == "call":
             call_id = _int(header.get("id"))
+            if self.step is not None or self._cells_left or call_id not in self._calls_left:
+                raise ProtocolError(f"call {call_id} started out of turn")
             self.step = ("call", call_id)
             self.step_deadline = now + self._call_seconds(call_id) + self.limits.grace_seconds
             self._mark(header)
@@ -537,6 +569,9 @@ class WorkerProcess:
             call_id = _int(header.get("id"))
             if call_id not in {c.id for c in self.pending}:
                 raise ProtocolError(f"a result for call {call_id}, which was never asked for")
+            if self.step != ("call", call_id):
+                raise ProtocolError(f"a result for call {call_id}, which was not running")
+            self._calls_left.discard(call_id)
             self.observations[call_id] = unpack_observation(header.get("observation"), arrays)
             self._count(header)
             self.step = None
@@ -547,6 +582,8 @@ class WorkerProcess:
             if len(self.alerts) < 200:
                 self.alerts.append(Alert(kind[:40], detail[:300], self.step))
         elif event == "done":
+            if self.step is not None or self._cells_left or self._calls_left:
+                raise ProtocolError("the worker reported done before every cell and call had reported")
             self.finished = True
             self.step = None
         else:
@@ -704,6 +741,8 @@ def _death(returncode: int | None, sandboxed: bool = False) -> str:
         what = {"SIGSEGV": "crashed (segmentation fault)", "SIGKILL": "was killed (SIGKILL)",
                 "SIGABRT": "aborted"}.get(name, f"was stopped by {name}")
         return what
+    if returncode == 1:  # what Python exits with after an error the worker's own code could not survive
+        return "ended the process (exit code 1: os._exit(1), or an error that broke the worker itself, say builtins replaced)"
     return f"ended the process (exit code {returncode}, as os._exit does)"
 
 

@@ -19,6 +19,7 @@ worker on another machine.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,15 +70,29 @@ class InvalidNotebook(ValueError):
     """A submission that cannot be read as a notebook."""
 
 
-def read_notebook(path: Path | str):
+MAX_NOTEBOOK_BYTES = 64 << 20
+"""The largest notebook file graded (the limit of one file in a submissions zip too)."""
+
+
+def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES):
     """Read and validate a notebook; InvalidNotebook says why it cannot be graded."""
     import nbformat
 
     path = Path(path)
+    if path.is_symlink():  # say, to /etc/shadow or to another student's notebook
+        raise InvalidNotebook("is a link to another file, not a notebook of its own: it was not read")
     try:
+        size = path.stat().st_size
+        if size > max_bytes:  # most of it is outputs, which the grader does not read
+            raise InvalidNotebook(f"is {size_text(size)}, more than the {size_text(max_bytes)} a notebook may be; "
+                                  "clear its outputs (Kernel > Restart & Clear Output) and submit it again")
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidNotebook(f"could not be read: {err}") from None
+    try:
+        json.loads(text)  # nbformat's own error would quote the start of the file, which the student may not own
+    except ValueError as err:
+        raise InvalidNotebook(f"is not a valid notebook: it is not JSON ({err})") from None
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as err:  # nbformat raises several JSON and schema errors
@@ -134,7 +149,8 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         elif attempt.kill == "sandbox":
             flags.add("grader error")
         cells_done.update(attempt.cells)
-        observations.update(attempt.observations)
+        if attempt.kill != "channel" or attempt.finished:
+            observations.update(attempt.observations)  # a forged channel's results are not the notebook's
         if attempt.finished:
             break
         if attempt.step is None:
