@@ -1,6 +1,5 @@
 """Tests for attention_course/book.py: an exercise notebook's link to its chapter, from any folder."""
 
-import re
 from pathlib import Path
 
 import nbformat
@@ -8,13 +7,9 @@ import pytest
 
 from attention_course import book
 from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.exercises.sections import plain
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def plain(title: str) -> str:
-    """A book heading in plain text: $\\sqrt{d_k}$ -> √d_k, $W_q$ -> W_q."""
-    return re.sub(r"\$([^$]*)\$", lambda m: m.group(1).replace("\\sqrt{", "√").replace("}", ""), title)
 
 
 def test_every_exercise_chapter_has_its_books_title():

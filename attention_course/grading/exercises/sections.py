@@ -89,6 +89,6 @@ def plain(heading: str) -> str:
         tex = m.group(1)
         tex = re.sub(r"\\sqrt\{([^}]*)\}", "√\\1", tex)
         tex = tex.replace(r"\infty", "∞").replace(r" \cdot ", "·").replace("-", "−")
-        return tex.replace("^", "^").replace("\\", "")
+        return tex.replace("\\", "")
 
     return re.sub(r"\$([^$]*)\$", math, heading)
