@@ -40,11 +40,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_course.grading.batch import collect, default_jobs, grade_notebook, grade_submissions  # noqa: E402
-from attention_course.grading.exercises import BY_ID  # noqa: E402
-from attention_course.grading.gradebook import write_gradebook  # noqa: E402
-from attention_course.grading.sandbox import bubblewrap  # noqa: E402
-from attention_course.grading.sandbox.runner import Limits  # noqa: E402
+from attention_course.grading.kit.batch import collect, default_jobs, grade_notebook, grade_submissions  # noqa: E402
+from attention_course.grading.checks.exercises import BY_ID  # noqa: E402
+from attention_course.grading.kit.write.gradebook import write_gradebook  # noqa: E402
+from attention_course.grading.kit.sandbox import bubblewrap  # noqa: E402
+from attention_course.grading.kit.sandbox.runner import Limits  # noqa: E402
 
 TARGET_SECONDS = 60.0
 SLEEPER = ROOT / "tests" / "grading_corpus" / "attacks" / "detached_sleeper_05_causal_mask.ipynb"
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         return sleeper(args, jobs)
 
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
-        folder = _copies(Path(tmp), args.exercise, args.copies)
+        folder = _copies(Path(tmp) / "submissions", args.exercise, args.copies)
         load_before = os.getloadavg()[0]
         seconds, grades = _grade(folder, jobs, sandbox=not args.no_sandbox, gradebook=Path(tmp) / "gradebook.csv")
         load_after = os.getloadavg()[0]

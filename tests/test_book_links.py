@@ -6,8 +6,8 @@ import nbformat
 import pytest
 
 from attention_course import book
-from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.exercises.sections import plain
+from attention_course.grading.checks.exercises import EXERCISES
+from attention_course.grading.checks.exercises.sections import plain
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.assignment import Assignment, AssignmentError, from_dict, load, template
-from attention_course.grading.engine.check import run_check
-from attention_course.grading.exercises import BY_ID, EXERCISES
+from attention_course.grading.kit.assignment import Assignment, AssignmentError, from_dict, load, template
+from attention_course.grading.checks.engine.check import run_check
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--cell-timeout", "5", "--check-timeout", "5", "--no-progress"]

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_course.grading.engine import observe, shrink
-from attention_course.grading.engine.audit import audit
-from attention_course.grading.engine.check import run_check
-from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.checks.engine import observe, shrink
+from attention_course.grading.checks.engine.audit import audit
+from attention_course.grading.checks.engine.check import run_check
+from attention_course.grading.checks.exercises import EXERCISES
 
 CORPUS = Path(__file__).parent / "grading_corpus"
 ASSUMPTIONS = sorted((CORPUS / "assumptions").glob("*.py"))

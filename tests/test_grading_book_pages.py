@@ -11,10 +11,10 @@ import nbformat
 import numpy as np
 
 from attention_course.grading import check_softmax
-from attention_course.grading.batch import _ORDER, FLOOD_BYTES
-from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.gradebook import FIXED_COLUMNS, ROW_STATUSES, TAIL_COLUMNS
-from attention_course.grading.sandbox.runner import Limits
+from attention_course.grading.kit.batch import _ORDER, FLOOD_BYTES
+from attention_course.grading.checks.exercises import EXERCISES
+from attention_course.grading.kit.write.gradebook import FIXED_COLUMNS, ROW_STATUSES, TAIL_COLUMNS
+from attention_course.grading.kit.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENTS = (ROOT / "book" / "for_students.md").read_text()
@@ -67,8 +67,8 @@ def test_instructors_read_the_real_process_limit():
 
 
 def test_instructors_read_the_real_zip_limits_and_lms_columns():
-    from attention_course.grading.intake import ROSTER_COLUMNS, ZipLimits
-    from attention_course.grading.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
+    from attention_course.grading.kit.intake import ROSTER_COLUMNS, ZipLimits
+    from attention_course.grading.kit.write.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
 
     z = ZipLimits()
     entries = f"{z.entries:,}".replace(",", " ")

@@ -5,8 +5,8 @@ import time
 import numpy as np
 import pytest
 
-from attention_course.grading.engine import calls
-from attention_course.grading.engine.calls import Opaque, observe_call, to_plain
+from attention_course.grading.checks.engine import calls
+from attention_course.grading.checks.engine.calls import Opaque, observe_call, to_plain
 
 
 def test_to_plain_keeps_numbers_only():

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from attention_course.grading.engine.calls import Opaque
-from attention_course.grading.engine.cases import Case, format_value, generated, shape_of
+from attention_course.grading.checks.engine.calls import Opaque
+from attention_course.grading.checks.engine.cases import Case, format_value, generated, shape_of
 
 
 def test_small_arrays_are_printed_with_their_shape():

@@ -11,7 +11,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.checks.exercises import EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 

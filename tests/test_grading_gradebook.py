@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.grading.engine import results
-from attention_course.grading.batch import NotebookGrade, Submission, SubmissionGrade
-from attention_course.grading.assignment import from_dict
-from attention_course.grading.exercises import BY_ID, EXERCISES
-from attention_course.grading.gradebook import (
+from attention_course.grading.checks.engine import results
+from attention_course.grading.kit.batch import NotebookGrade, Submission, SubmissionGrade
+from attention_course.grading.kit.assignment import from_dict
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
+from attention_course.grading.kit.write.gradebook import (
     FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, build_report, csv_text, ensure_writable, format_report,
     free_path, merge_reports, report_path, write_gradebook,
 )

@@ -13,7 +13,7 @@ import html
 from collections import Counter
 from pathlib import Path
 
-from .exercises import BY_ID, sections
+from ...checks.exercises import BY_ID, sections
 
 BINS = 10
 """Bars per exercise's chart (fewer when the exercise has fewer points)."""

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from collections import Counter
 
-from ..engine import calls
-from ..engine.calls import Observation
+from ...checks.engine import calls
+from ...checks.engine.calls import Observation
 from . import audit
 from .bubblewrap import Bubblewrap
 from .process import Alert, Call, CellReport, Leftover, Limits, Output, WorkerProcess, size_text

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.attention import scaled_dot_product_attention
-from ...core.softmax import softmax
-from ...core.multi_head import merge_heads, multi_head_attention, split_heads
+from ....core.attention import scaled_dot_product_attention
+from ....core.softmax import softmax
+from ....core.multi_head import merge_heads, multi_head_attention, split_heads
 from ..engine.calls import error_line
 from ..engine.cases import Case, generated
 from ..engine.check import Check, run_check

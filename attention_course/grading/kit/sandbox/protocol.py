@@ -16,7 +16,7 @@ import zipfile
 
 import numpy as np
 
-from ..engine.calls import Observation, Opaque
+from ...checks.engine.calls import Observation, Opaque
 
 MAGIC = b"ACG1"
 MAX_HEADER = 4 << 20

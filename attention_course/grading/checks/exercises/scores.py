@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core._checks import check_scale
-from ...chapters.worked_example import BANK_BOT, trace_attention
+from ....core._checks import check_scale
+from ....chapters.worked_example import BANK_BOT, trace_attention
 from ..engine.calls import error_line
 from ..engine.cases import Case
 from ..engine.check import Check, run_check

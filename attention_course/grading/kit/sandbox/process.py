@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..engine.calls import Observation
+from ...checks.engine.calls import Observation
 from . import bubblewrap
 from .bubblewrap import Bubblewrap
 from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, encode, pack_value, unpack_observation
@@ -43,7 +43,7 @@ DRAIN_SECONDS = 1.0
 """How long the grader keeps reading a killed worker's pipes before it closes them."""
 POLL_SECONDS = 0.2
 """How often the sandbox's processes are counted and their memory added up."""
-_WORKER = "from attention_course.grading.sandbox.worker import main; main()"
+_WORKER = "from attention_course.grading.kit.sandbox.worker import main; main()"
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def grade_on_cluster(client, submissions: list[Submission], limits: Limits, *, h
 
 def _worker_ready(sandbox: bool) -> str:
     """Run on each worker: "" if it can grade, else why not."""
-    from .. import __version__
+    from ... import __version__
     from .sandbox import bubblewrap
 
     if sandbox:
@@ -94,7 +94,7 @@ def _worker_ready(sandbox: bool) -> str:
 
 def check_workers(client, *, sandbox: bool) -> list[str]:
     """What keeps the cluster's workers from grading: none at all, no bubblewrap, another course version."""
-    from .. import __version__
+    from ... import __version__
 
     answers = client.run(_worker_ready, sandbox)
     if not answers:
@@ -107,6 +107,6 @@ def check_workers(client, *, sandbox: bool) -> list[str]:
 
 
 def _course_version() -> str:
-    from .. import __version__
+    from ... import __version__
 
     return __version__

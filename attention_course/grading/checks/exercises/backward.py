@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.attention import attention_weights
-from ...tiled.backward import backward_query_tile, flash_attention_forward, tile_weights
-from ...tiled.online_softmax import tile_scores, tiles
+from ....core.attention import attention_weights
+from ....tiled.backward import backward_query_tile, flash_attention_forward, tile_weights
+from ....tiled.online_softmax import tile_scores, tiles
 from ..engine.calls import error_line
 from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check

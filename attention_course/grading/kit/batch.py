@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._cpus import available_cores
-from .engine import calls, results
-from .engine.check import judge_all
-from .exercises import EXERCISES, identify, package_names_used
+from ..._cpus import available_cores
+from ..checks.engine import calls, results
+from ..checks.engine.check import judge_all
+from ..checks.exercises import EXERCISES, identify, package_names_used
 from .sandbox import bubblewrap
 from .sandbox.runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.attention import attention_weights, scaled_dot_product_attention
-from ...core.softmax import softmax
-from ...chapters.worked_example import BANK_BOT
+from ....core.attention import attention_weights, scaled_dot_product_attention
+from ....core.softmax import softmax
+from ....chapters.worked_example import BANK_BOT
 from ..engine.calls import error_line
 from ..engine.cases import Case, random_qkv
 from ..engine.check import Check, run_check

@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import __version__
-from .assignment import Assignment, round_marks
-from .batch import NotebookGrade, Submission, SubmissionGrade
-from .engine import results
-from .exercises import BY_ID
+from .... import __version__
+from ..assignment import Assignment, round_marks
+from ..batch import NotebookGrade, Submission, SubmissionGrade
+from ...checks.engine import results
+from ...checks.exercises import BY_ID
 
 FIXED_COLUMNS = ("student_id", "name", "email", "path", "status", "late")
 TAIL_COLUMNS = ("penalty", "total", "max_total", "feedback")
@@ -277,7 +277,7 @@ def write_report(report: dict, csv_path: Path | str, *, force: bool = False, bac
     ensure_writable(csv_path, force or backup)
     json_path = report_path(csv_path)
     if backup:
-        from .release import _backup
+        from ...release import _backup
 
         for path in (csv_path, json_path):
             if path.exists():

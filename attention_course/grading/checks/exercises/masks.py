@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.attention import attention_weights, scaled_dot_product_attention
-from ...core.masks import causal_mask, padding_mask
-from ...core.softmax import softmax
+from ....core.attention import attention_weights, scaled_dot_product_attention
+from ....core.masks import causal_mask, padding_mask
+from ....core.softmax import softmax
 from .attention import (
     DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, WRONG_AXIS_HINT, error_hint, pair, scores_of, specific,
 )

@@ -16,7 +16,7 @@ import html
 import re
 from pathlib import Path
 
-from .engine import results
+from ...checks.engine import results
 from .gradebook import NO_SUBMISSION, student_message
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"

@@ -88,8 +88,8 @@ def main() -> None:
     import attention_course  # noqa: F401 -- imported before any cell runs, so that its snapshot is whole
     import attention_course.grading  # noqa: F401
 
-    from ..engine import calls
-    from ..engine.check import checks_left_to_the_grader
+    from ...checks.engine import calls
+    from ...checks.engine.check import checks_left_to_the_grader
     from .audit import Watch
     from .protocol import decode, encode, pack_observation, unpack_value
 

@@ -146,7 +146,9 @@ def new_uid() -> int:
 
 def package_dir() -> Path:
     """The folder of the installed `attention_course` package."""
-    return Path(__file__).resolve().parents[2]
+    import attention_course
+
+    return Path(attention_course.__file__).resolve().parent
 
 
 def course_root() -> Path | None:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...chapters.worked_example import BANK_BOT
-from ...core.attention import scaled_dot_product_attention
-from ...core.positions import apply_rope
+from ....chapters.worked_example import BANK_BOT
+from ....core.attention import scaled_dot_product_attention
+from ....core.positions import apply_rope
 from ..engine.calls import Observation, error_line
 from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check

@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .batch import Submission
-from .gradebook import DUPLICATE_SUBMISSIONS, NOT_ON_ROSTER
-from .exercises import EXERCISES
+from .write.gradebook import DUPLICATE_SUBMISSIONS, NOT_ON_ROSTER
+from ..checks.exercises import EXERCISES
 
 ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis_user_id", "sis_login_id",
                   "section", "moodle_id")

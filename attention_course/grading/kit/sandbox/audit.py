@@ -353,7 +353,7 @@ _HANDLERS = {
 
 def _allowed_code(package, provided: list[str]) -> set:
     """Code objects the notebook may enter: what the exercise provides, and the worker's own alarm."""
-    from ..engine import calls
+    from ...checks.engine import calls
 
     allowed = set()
     for name in provided:

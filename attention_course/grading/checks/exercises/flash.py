@@ -12,7 +12,7 @@ import dataclasses
 
 import numpy as np
 
-from ...tiled.flash import flash_attention
+from ....tiled.flash import flash_attention
 from ..engine.cases import Case, generated, random_qkv
 from ..engine.check import Check, run_check
 from ..engine.shrink import Sizes

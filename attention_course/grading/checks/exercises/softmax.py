@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...core.softmax import softmax
+from ....core.softmax import softmax
 from ..engine.calls import error_line
 from ..engine.cases import Case
 from ..engine.check import Check, run_check

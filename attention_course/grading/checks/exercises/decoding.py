@@ -12,10 +12,10 @@ import dataclasses
 
 import numpy as np
 
-from ...core.attention import repeat_kv, scaled_dot_product_attention
-from ...core.positions import apply_rope
-from ...core.softmax import softmax
-from ...decoder.step import decode_step
+from ....core.attention import repeat_kv, scaled_dot_product_attention
+from ....core.positions import apply_rope
+from ....core.softmax import softmax
+from ....decoder.step import decode_step
 from ..engine.calls import error_line
 from ..engine.cases import Case
 from ..engine.check import Check, run_check

@@ -50,8 +50,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine.check import Check
-from .exercises import BY_ID, EXERCISES, Exercise
+from ..checks.engine.check import Check
+from ..checks.exercises import BY_ID, EXERCISES, Exercise
 
 
 class AssignmentError(ValueError):

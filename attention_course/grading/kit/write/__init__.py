@@ -1,0 +1,1 @@
+"""The files an instructor hands on: the gradebook and its report, the LMS files, the feedback, the summary."""
