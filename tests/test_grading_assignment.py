@@ -12,7 +12,7 @@ import pytest
 
 from attention_course.cli import main
 from attention_course.grading.kit.assignment import Assignment, AssignmentError, from_dict, load, template
-from attention_course.grading.checks.engine.check import run_check
+from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ import pytest
 
 from attention_course.grading.checks.engine import observe, shrink
 from attention_course.grading.checks.engine.audit import audit
-from attention_course.grading.checks.engine.check import run_check
+from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import EXERCISES
 
 CORPUS = Path(__file__).parent / "grading_corpus"

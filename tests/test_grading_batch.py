@@ -145,7 +145,7 @@ AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_nega
 
 
 def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(tmp_path):
-    from attention_course.grading.checks.engine.check import run_check
+    from attention_course.grading.checks.engine.run import run_check
 
     corpus = ROOT / "tests" / "grading_corpus" / "mistakes"
     checks = {c.name: (e, c) for e in EXERCISES for c in e.checks}

@@ -6,7 +6,8 @@ import numpy as np
 
 from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.calls import Observation
-from attention_course.grading.checks.engine.check import checks_left_to_the_grader, judge, run_check
+from attention_course.grading.checks.engine.check import judge
+from attention_course.grading.checks.engine.run import checks_left_to_the_grader, run_check
 from attention_course.grading.checks.exercises.scores import SCALE_SCORES
 from attention_course.grading.checks.exercises.softmax import SOFTMAX
 

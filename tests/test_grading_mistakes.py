@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine.cases import Case
-from attention_course.grading.checks.engine.check import run_check
+from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.core.softmax import softmax
 from attention_course.grading.checks.engine.audit import _unsupported_error_hint, audit

@@ -16,6 +16,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterator
 
 from ..._cpus import available_cores
 from ..checks.engine import calls, results
@@ -294,53 +295,72 @@ def _kill_status(reason: str) -> str:
     return "crashed"
 
 
+@dataclass(frozen=True)
+class Grading:
+    """How each notebook of a batch is graded: what a runner hands to `grade_notebook`."""
+
+    limits: Limits = Limits()
+    """Time, memory and process limits of each notebook."""
+    hidden: bool = True
+    """Whether the hidden inputs are tried too (an assignment's own setting replaces it)."""
+    sandbox: bool = True
+    """Each notebook in a bubblewrap sandbox of its own (False: a plain process, for notebooks one trusts)."""
+    assignment: object = None
+    """An `assignment.Assignment`: its checks, per-check time limits and hidden inputs; None for the default."""
+
+
+Runner = Callable[[list[Submission], Grading], Iterator[tuple[int, int, "NotebookGrade"]]]
+"""Grades the notebooks of the submissions, yielding (submission index, notebook index, grade) as each is done:
+`Threads` on this machine, `cluster.Cluster` on a Dask cluster; the command line chooses."""
+
+
+class Threads:
+    """A runner that grades the notebooks on this machine, `jobs` at a time (default: one per core)."""
+
+    def __init__(self, jobs: int | None = None):
+        self.jobs = jobs or default_jobs()
+
+    def __call__(self, submissions: list[Submission], grading: Grading) -> Iterator[tuple[int, int, NotebookGrade]]:
+        if grading.sandbox:
+            bubblewrap.find()  # SandboxUnavailable before anything runs
+        assignment = grading.assignment
+        for exercise in EXERCISES:  # expected results are computed once, before the threads start
+            for check in (assignment.checks(exercise.id) if assignment and assignment.rule(exercise.id) else exercise.checks):
+                check.prepare()
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
+                                   assignment=assignment): (si, ni)
+                       for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)}
+            for future in as_completed(futures):
+                si, ni = futures[future]
+                try:
+                    grade = future.result()
+                except Exception as err:  # never lose a row, even to a bug of ours
+                    path = submissions[si].notebooks[ni]
+                    grade = NotebookGrade(str(path), None, status="grader error", incidents=[repr(err)])
+                yield si, ni, grade
+
+
 def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
                       progress: bool = True, hidden: bool = True, sandbox: bool = True, assignment=None,
-                      cluster=None) -> list[SubmissionGrade]:
-    """Grade every notebook of every submission, `jobs` at a time (default: one per core).
+                      runner: Runner | None = None) -> list[SubmissionGrade]:
+    """Grade every notebook of every submission with `runner` (default: `Threads(jobs)`, one per core).
 
     Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
     SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
     `assignment`: grade with its checks, limits and hidden inputs (see `grade_notebook`).
-    `cluster`: a `dask.distributed.Client`; each submission is then one task on
-    its workers (see `cluster.py`), graded there by this same code.
     """
-    if sandbox and cluster is None:
-        bubblewrap.find()
-    if cluster is None:  # expected results are computed once, before the threads start
-        for exercise in EXERCISES:
-            for check in (assignment.checks(exercise.id) if assignment and assignment.rule(exercise.id) else exercise.checks):
-                check.prepare()
-    notebooks = [(s, nb) for s in submissions for nb in s.notebooks]
+    grading = Grading(limits, hidden, sandbox, assignment)
+    runner = runner or Threads(jobs)
     grades: dict[tuple[int, int], NotebookGrade] = {}
-    bar = _progress(len(notebooks), progress)
-    if cluster is not None:
-        from .cluster import grade_on_cluster
-
-        for si, notebook_grades in grade_on_cluster(cluster, submissions, limits, hidden=hidden, sandbox=sandbox,
-                                                    assignment=assignment):
-            for ni, grade in enumerate(notebook_grades):
-                grades[(si, ni)] = grade
-            bar.update(len(notebook_grades))
-    else:
-        with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
-            futures = {
-                pool.submit(grade_notebook, nb, limits, hidden=hidden, sandbox=sandbox, assignment=assignment): (si, ni)
-                for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)
-            }
-            for future in as_completed(futures):
-                si, ni = futures[future]
-                try:
-                    grades[(si, ni)] = future.result()
-                except Exception as err:  # never lose a row, even to a bug of ours
-                    path = submissions[si].notebooks[ni]
-                    grades[(si, ni)] = NotebookGrade(str(path), None, status="grader error", incidents=[repr(err)])
-                bar.update(1)
-    bar.close()
-    return [
-        SubmissionGrade(s, [grades[(si, ni)] for ni in range(len(s.notebooks))])
-        for si, s in enumerate(submissions)
-    ]
+    bar = _progress(sum(len(s.notebooks) for s in submissions), progress)
+    try:
+        for si, ni, grade in runner(submissions, grading):
+            grades[(si, ni)] = grade
+            bar.update(1)
+    finally:
+        bar.close()
+    return [SubmissionGrade(s, [grades[(si, ni)] for ni in range(len(s.notebooks))]) for si, s in enumerate(submissions)]
 
 
 def default_jobs() -> int:

@@ -151,7 +151,7 @@ def _fail(command: str, err) -> int:
 def run_grade(args) -> int:
     """Handler of `attention-course grade`."""
     from . import assignment as assignments
-    from .batch import ATTEMPTS, default_jobs, grade_submissions
+    from .batch import ATTEMPTS, Threads, default_jobs, grade_submissions
     from .write.gradebook import (GradebookExists, MergeError, build_report, ensure_writable, free_path, merge_reports,
                             read_report, write_report)
     from .intake import IntakeError, intake
@@ -202,8 +202,10 @@ def run_grade(args) -> int:
         sandbox = {"sandbox": f"bubblewrap ({box.executable}, "
                               + ("in a user namespace" if box.user_namespace else "as root, each worker under an unused uid")
                               + ")"}
+    jobs = args.jobs or default_jobs()
+    runner = Threads(jobs)
     if args.dask:
-        from .cluster import ClusterUnavailable, check_workers, connect
+        from .cluster import Cluster, ClusterUnavailable, check_workers, connect
 
         try:
             client = connect(args.dask)
@@ -213,12 +215,12 @@ def run_grade(args) -> int:
         if problems:
             client.close()
             return _fail("grade", "some Dask workers cannot grade: " + "; ".join(problems))
+        runner = Cluster(client)
     limits = _limits(args)
-    jobs = args.jobs or default_jobs()
     start = time.monotonic()
     try:
-        grades = grade_submissions(submissions, limits, jobs=jobs, progress=not args.no_progress,
-                                   sandbox=not args.no_sandbox, assignment=assignment, cluster=client)
+        grades = grade_submissions(submissions, limits, progress=not args.no_progress, sandbox=not args.no_sandbox,
+                                   assignment=assignment, runner=runner)
     finally:
         if client is not None:
             client.close()

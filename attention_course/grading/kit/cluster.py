@@ -5,7 +5,9 @@
 scheduler. Each submission's notebooks travel to a worker as bytes, are written
 to a temporary folder there and graded by `batch.grade_notebook`, in the
 worker's bubblewrap sandbox, with the same limits and the same assignment; the
-results come back as the same `NotebookGrade` objects. Every worker therefore
+results come back as the same `NotebookGrade` objects. `Cluster` is the runner
+(`batch.Runner`) that does it; the command line picks it instead of the local
+`batch.Threads`. Every worker therefore
 needs this course package (the same version) and bubblewrap installed; the
 scheduler never runs a notebook itself.
 """
@@ -17,8 +19,7 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-from .batch import NotebookGrade, Submission, grade_notebook
-from .sandbox.runner import Limits
+from .batch import Grading, NotebookGrade, Submission, grade_notebook
 
 
 class ClusterUnavailable(RuntimeError):
@@ -38,8 +39,7 @@ def connect(address: str, timeout: float = 30.0):
         raise ClusterUnavailable(f"could not reach the Dask scheduler at {address}: {err}") from None
 
 
-def grade_files(files: list[tuple[str, bytes]], limits: Limits, hidden: bool, sandbox: bool,
-                assignment) -> list[NotebookGrade]:
+def grade_files(files: list[tuple[str, bytes]], grading: Grading) -> list[NotebookGrade]:
     """The task a worker runs: grade one submission's notebooks, given as (path on the instructor's machine, bytes)."""
     grades = []
     with tempfile.TemporaryDirectory(prefix="attention-course-task-") as tmp:
@@ -47,36 +47,41 @@ def grade_files(files: list[tuple[str, bytes]], limits: Limits, hidden: bool, sa
             local = Path(tmp) / str(i) / Path(path).name  # the file name is kept: it may say which exercise it is
             local.parent.mkdir()
             local.write_bytes(data)
-            grade = grade_notebook(local, limits, hidden=hidden, sandbox=sandbox, assignment=assignment)
+            grade = grade_notebook(local, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
+                                   assignment=grading.assignment)
             grade.path = path
             grade.incidents = [incident.replace(str(local), path) for incident in grade.incidents]
             grades.append(grade)
     return grades
 
 
-def grade_on_cluster(client, submissions: list[Submission], limits: Limits, *, hidden: bool, sandbox: bool,
-                     assignment) -> Iterator[tuple[int, list[NotebookGrade]]]:
-    """Send each submission to the cluster as one task; yield (its index, its notebooks' grades) as they finish."""
-    from dask.distributed import as_completed
+class Cluster:
+    """A runner (`batch.Runner`) that sends each submission to a Dask cluster as one task."""
 
-    batch = uuid.uuid4().hex[:8]
-    futures = {}
-    for si, submission in enumerate(submissions):
-        if not submission.notebooks:
-            yield si, []
-            continue
-        files = [(str(p), Path(p).read_bytes()) for p in submission.notebooks]
-        future = client.submit(grade_files, files, limits, hidden, sandbox, assignment,
-                               key=f"attention-course-{batch}-{si}", pure=False)
-        futures[future] = si
-    for future in as_completed(list(futures)):
-        si = futures[future]
-        try:
-            yield si, future.result()
-        except Exception as err:  # a lost worker costs that submission a "grader error", never the batch
-            yield si, [NotebookGrade(str(p), None, status="grader error",
-                                     incidents=[f"the cluster could not grade it: {err!r}"])
-                       for p in submissions[si].notebooks]
+    def __init__(self, client):
+        self.client = client
+        """A `dask.distributed.Client` (see `connect`)."""
+
+    def __call__(self, submissions: list[Submission], grading: Grading) -> Iterator[tuple[int, int, NotebookGrade]]:
+        from dask.distributed import as_completed
+
+        batch = uuid.uuid4().hex[:8]
+        futures = {}
+        for si, submission in enumerate(submissions):
+            if submission.notebooks:
+                files = [(str(p), Path(p).read_bytes()) for p in submission.notebooks]
+                future = self.client.submit(grade_files, files, grading, key=f"attention-course-{batch}-{si}", pure=False)
+                futures[future] = si
+        for future in as_completed(list(futures)):
+            si = futures[future]
+            try:
+                grades = future.result()
+            except Exception as err:  # a lost worker costs that submission a "grader error", never the batch
+                grades = [NotebookGrade(str(p), None, status="grader error",
+                                        incidents=[f"the cluster could not grade it: {err!r}"])
+                          for p in submissions[si].notebooks]
+            for ni, grade in enumerate(grades):
+                yield si, ni, grade
 
 
 def _worker_ready(sandbox: bool) -> str:

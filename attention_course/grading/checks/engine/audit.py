@@ -29,9 +29,10 @@ import numpy as np
 from . import results
 from .calls import RAISED, RETURNED, Observation, error_line, observe_call
 from .cases import Case
-from .check import Check, judge, run_check
+from .check import Check, judge
 from .mistakes import dtype_changed, modified_arguments, observe, precision_lost, same_values
 from .observe import helper_at_fault
+from .run import run_check
 
 Evidence = Callable[[Check, Case, object, Observation, list[tuple[Case, results.CaseResult]]], bool]
 """(check, case, expected, observation, every (case, result) of the run) -> does the hint's claim hold?"""
@@ -132,7 +133,7 @@ def audit(check: Check, fn) -> list[str]:
     if result.mistake == "helper_at_fault":  # one hint for every failing input, checked by re-running them
         failing = [i for i, (_, r) in zip(check.indices(True), run) if r.status == results.FAILED]
         if helper_at_fault(fn, failing, lambda f, i: _call(check, f, check.cases[i]),
-                           lambda i, obs: judge(check, i, obs).passed) is None:
+                           lambda i, obs: judge(check, i, obs).passed, check.helpers) is None:
             problems.append("the hint blames a helper, but the course's version of it does not fix the function")
         return problems
     shown = result.smallest or result.first_failure

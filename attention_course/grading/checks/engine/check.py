@@ -2,27 +2,26 @@
 
 A `Check` bundles everything about one student function: its parameters, the
 inputs to try, the package's reference implementation and the mistakes to
-recognise. `run_check` calls the function in the current process (the
-in-notebook checks); the batch grader calls it in a worker process and hands
-the observations to the same `judge`, so both give the same verdict.
+recognise. `judge` gives the verdict on one observed call, `judge_all` on a
+check's calls: `run.run_check` makes the calls in the current process (the
+in-notebook checks), the batch grader in a worker process, and both hand the
+observations to the same `judge`, so both give the same verdict.
 """
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import threading
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
 from . import calls, results
-from .calls import Observation, observe_call
+from .calls import Observation
 from .cases import Case, format_value
-from .shrink import Sizes, follow_up
+from .shrink import Sizes
 from .mistakes import (
     DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, as_plain, diagnose, dtype_changed, modified_arguments,
     precision_lost, predict_all, same_values,
@@ -30,24 +29,6 @@ from .mistakes import (
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
-
-_LEFT_TO_THE_GRADER = contextvars.ContextVar("attention_course_checks_left_to_the_grader", default=False)
-
-
-@contextmanager
-def checks_left_to_the_grader():
-    """A context in which a notebook's own `check_*` calls return at once, as skipped.
-
-    The batch grader's worker runs a notebook's cells inside it: the grader
-    calls every function itself afterwards, with the hidden inputs too, so
-    the notebook's check cells need not run them first.
-    """
-    token = _LEFT_TO_THE_GRADER.set(True)
-    try:
-        yield
-    finally:
-        _LEFT_TO_THE_GRADER.reset(token)
-
 
 @dataclass(frozen=True, eq=False)
 class Check:
@@ -86,6 +67,10 @@ class Check:
     """Time limit for one call."""
     float32_kept: bool = True
     """A float32 input must give a float32 result (else the right values only earn a note, not the mark's loss)."""
+    helpers: Mapping[str, Callable[..., object]] = field(default_factory=dict)
+    """Name -> the course's version of each exercise function the student's may call (their own `softmax`, say):
+    a failing function is re-run with these in place of the student's, to find a helper at fault. Given by the
+    exercise, which knows the functions its students write."""
 
     @cached_property
     def cases(self) -> tuple[Case, ...]:
@@ -123,30 +108,6 @@ class Check:
                     expected = as_plain(self.reference(*case.args, **case.kwargs))
                 self._cache[i] = (expected, predict_all(self.mistakes, case))
             return self._cache[i]
-
-
-def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
-    """Call `fn` on the check's inputs in this process and judge every call."""
-    if _LEFT_TO_THE_GRADER.get():
-        return results.CheckResult.skipped(check.name, check.function, "not run here: the batch grader checks every function itself.")
-    if not callable(fn):
-        case = results.CaseResult(
-            "—", "", "", format_value(calls.to_plain(fn)), results.FAILED,
-            f"expected the function `{check.function}` itself, got {type(fn).__name__}",
-            f"Pass the function without calling it: check_{check.name}({check.function}).",
-        )
-        return results.CheckResult.from_cases(check.name, check.function, [case])
-    observations: dict[int, Observation] = {}
-    timed_out = False
-    for i in check.indices(hidden):
-        case = check.cases[i]
-        if timed_out:
-            observations[i] = Observation(calls.SKIPPED)
-            continue
-        obs = observe_call(fn, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
-        timed_out = obs.status == calls.TIMEOUT
-        observations[i] = obs
-    return follow_up(check, fn, judge_all(check, observations), observations)  # a smaller failing input
 
 
 def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:

@@ -18,6 +18,7 @@ then gives the expected result, the fault is in that helper.
 from __future__ import annotations
 
 import types
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -150,18 +151,20 @@ def _index(i) -> str:
     return str(i[0]) if len(i) == 1 else str(i)
 
 
-def helper_at_fault(fn, failing: list, call, passes) -> str | None:
+def helper_at_fault(fn, failing: list, call, passes, course: Mapping[str, Callable]) -> str | None:
     """The other exercise function `fn` calls whose course version makes every failing input pass, if any.
 
     `failing` are the failing cases; `call(fn, case)` calls a function on a
-    case and `passes(case, observation)` judges it. Only names `fn` reads from
-    its globals are tried, and only when they hold the student's own function.
+    case and `passes(case, observation)` judges it; `course` maps each helper's
+    name to the course's version of it (the check's `helpers`, given by its
+    exercise). Only names `fn` reads from its globals are tried, and only when
+    they hold the student's own function.
     """
     globals_ = getattr(fn, "__globals__", None)
     code = getattr(fn, "__code__", None)
     if globals_ is None or code is None or not failing:
         return None
-    for name, reference in _course_versions().items():
+    for name, reference in course.items():
         own = globals_.get(name)
         if name not in code.co_names or not isinstance(own, types.FunctionType) or own is fn:
             continue
@@ -172,10 +175,3 @@ def helper_at_fault(fn, failing: list, call, passes) -> str | None:
         if all(passes(case, call(swapped, case)) for case in failing):
             return name
     return None
-
-
-def _course_versions() -> dict:
-    """Each exercise function's name -> the course's reference for it (imported here: the registry imports the engine)."""
-    from ..exercises import EXERCISES
-
-    return {check.function: check.reference for exercise in EXERCISES for check in exercise.checks}

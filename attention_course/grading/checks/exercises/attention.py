@@ -14,10 +14,12 @@ from ....core.softmax import softmax
 from ....chapters.worked_example import BANK_BOT
 from ..engine.calls import error_line
 from ..engine.cases import Case, random_qkv
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
+from .scores import scaled_reference, scores_reference
 from .softmax import NO_MAX_SUBTRACTION, diagnose_weights, global_softmax, naive_softmax, not_finite_softmax, unnormalised
 
 OUTPUT_NAMES = ("output", "weights")
@@ -174,6 +176,7 @@ QKV_SIZES = Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")
 ATTENTION = Check(
     float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="attention",
+    helpers={"softmax": softmax, "dot_scores": scores_reference, "scale_scores": scaled_reference},
     function="attention",
     params=("Q", "K", "V"),
     reference=reference,

@@ -18,7 +18,8 @@ from ....tiled.backward import backward_query_tile, flash_attention_forward, til
 from ....tiled.online_softmax import tile_scores, tiles
 from ..engine.calls import error_line
 from ..engine.cases import Case, generated, random_qkv
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult

@@ -18,10 +18,12 @@ from ....core.softmax import softmax
 from ....decoder.step import decode_step
 from ..engine.calls import error_line
 from ..engine.cases import Case
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import FAILED, CaseResult, CheckResult
+from .attention import reference as attention_reference
 from .attention import DIVIDED_BY_D_K_HINT
 
 OUTPUT_NAMES = ("output", "k_cache", "v_cache")
@@ -281,6 +283,7 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
 DECODE_STEP = Check(
     float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="decode_step",
+    helpers={"apply_rope": apply_rope, "softmax": softmax, "attention": attention_reference},
     function="decode_step",
     params=PARAMS,
     reference=decode_step,

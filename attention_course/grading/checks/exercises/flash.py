@@ -12,9 +12,11 @@ import dataclasses
 
 import numpy as np
 
+from ....core.softmax import softmax
 from ....tiled.flash import flash_attention
 from ..engine.cases import Case, generated, random_qkv
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import FAILED, CaseResult, CheckResult
@@ -198,6 +200,7 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
 
 FLASH_ATTENTION = Check(
     name="flash_attention",
+    helpers={"softmax": softmax},
     function="flash_attention",
     params=("Q", "K", "V", "block_size"),
     reference=_reference,

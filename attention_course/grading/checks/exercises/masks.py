@@ -14,9 +14,11 @@ from ....core.softmax import softmax
 from .attention import (
     DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, WRONG_AXIS_HINT, error_hint, pair, scores_of, specific,
 )
+from .attention import reference as attention_reference
 from ..engine.calls import error_line
 from ..engine.cases import Case, generated, random_qkv
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake, diagnose
 from ..engine.results import CheckResult
@@ -178,6 +180,7 @@ def _assumption_cases_masked() -> list[Case]:
 MASKED_ATTENTION = Check(
     float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="masked_attention",
+    helpers={"causal_mask": causal_mask, "softmax": softmax, "attention": attention_reference},
     function="masked_attention",
     params=("Q", "K", "V", "mask"),
     reference=masked_reference,
@@ -381,6 +384,8 @@ def _padded_cases() -> list[Case]:
 PADDED_ATTENTION = Check(
     float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="padded_attention",
+    helpers={"padding_mask": padding_mask, "causal_mask": causal_mask, "masked_attention": masked_reference,
+             "softmax": softmax, "attention": attention_reference},
     function="padded_attention",
     params=("Q", "K", "V", "lengths"),
     reference=padded_reference,

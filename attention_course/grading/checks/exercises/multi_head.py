@@ -14,10 +14,12 @@ from ....core.softmax import softmax
 from ....core.multi_head import merge_heads, multi_head_attention, split_heads
 from ..engine.calls import error_line
 from ..engine.cases import Case, generated
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
+from .attention import reference as attention_reference
 
 PARAMS = ("x", "w_q", "w_k", "w_v", "w_o", "n_heads")
 
@@ -213,6 +215,7 @@ def _error_hint(case: Case, error: str) -> str:
 
 MULTI_HEAD_ATTENTION = Check(
     name="multi_head_attention",
+    helpers={"softmax": softmax, "attention": attention_reference},
     function="multi_head_attention",
     params=PARAMS,
     reference=lambda *args: multi_head_attention(*args),

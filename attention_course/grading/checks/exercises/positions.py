@@ -17,12 +17,15 @@ import numpy as np
 from ....chapters.worked_example import BANK_BOT
 from ....core.attention import scaled_dot_product_attention
 from ....core.positions import apply_rope
+from ....core.softmax import softmax
 from ..engine.calls import Observation, error_line
 from ..engine.cases import Case, generated, random_qkv
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
+from .attention import reference as attention_reference
 from .attention import DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT
 
 DEFAULT_BASE = 10000.0
@@ -328,6 +331,7 @@ def _assumption_cases_rope_attention() -> list[Case]:
 
 ROPE_ATTENTION = Check(
     name="rope_attention",
+    helpers={"apply_rope": apply_rope, "softmax": softmax, "attention": attention_reference},
     function="rope_attention",
     params=("q", "k", "v", "positions", "base"),
     reference=_rope_attention,

@@ -12,13 +12,14 @@ from ....core._checks import check_scale
 from ....chapters.worked_example import BANK_BOT, trace_attention
 from ..engine.calls import error_line
 from ..engine.cases import Case
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 
 
-def _reference_scores(query, keys):
+def scores_reference(query, keys):
     values = np.zeros((np.shape(keys)[0], 1))  # the scores do not depend on the values
     return trace_attention(query, keys, values).scores  # (n_k,)
 
@@ -65,7 +66,7 @@ DOT_SCORES = Check(
     name="dot_scores",
     function="dot_scores",
     params=("query", "keys"),
-    reference=_reference_scores,
+    reference=scores_reference,
     sizes=DOT_SCORES_SIZES,
     float32_kept=False,  # the worked example does not ask for float32 yet: a widened dtype is noted
     make_cases=_dot_scores_cases,
@@ -120,7 +121,7 @@ def check_dot_scores(dot_scores, *, hidden: bool = False) -> CheckResult:
     return run_check(DOT_SCORES, dot_scores, hidden=hidden)
 
 
-def _reference_scaled(scores, d_k):
+def scaled_reference(scores, d_k):
     return np.asarray(scores) * check_scale(None, d_k)  # the package's default scale, 1/sqrt(d_k)
 
 
@@ -152,7 +153,7 @@ SCALE_SCORES = Check(
     name="scale_scores",
     function="scale_scores",
     params=("scores", "d_k"),
-    reference=_reference_scaled,
+    reference=scaled_reference,
     sizes=Sizes({"scores": "*"}),
     float32_kept=False,  # the scaling chapter does not ask for float32 yet: a widened dtype is noted
     make_cases=_scale_cases,
@@ -277,6 +278,7 @@ def _spread_text(case: Case, expected) -> str:
 
 DOT_PRODUCT_SPREAD = Check(
     name="dot_product_spread",
+    helpers={"dot_scores": scores_reference, "scale_scores": scaled_reference},
     function="dot_product_spread",
     params=("d_k",),
     reference=_theory,

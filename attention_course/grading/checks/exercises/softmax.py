@@ -11,7 +11,8 @@ import numpy as np
 from ....core.softmax import softmax
 from ..engine.calls import error_line
 from ..engine.cases import Case
-from ..engine.check import Check, run_check
+from ..engine.check import Check
+from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult

@@ -89,7 +89,7 @@ def main() -> None:
     import attention_course.grading  # noqa: F401
 
     from ...checks.engine import calls
-    from ...checks.engine.check import checks_left_to_the_grader
+    from ...checks.engine.run import checks_left_to_the_grader
     from .audit import Watch
     from .protocol import decode, encode, pack_observation, unpack_value
 
