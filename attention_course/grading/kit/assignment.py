@@ -29,10 +29,10 @@ hidden inputs on, drawn as the package draws them: the marks of a plain
     seconds = 5          # time limit for one call of the student's function in this check
 
 A check's mark is its points times the share of the inputs tried that pass.
-Hidden inputs are redrawn by calling the check's own input builder with every
-`np.random.default_rng(n)` it makes seeded by `(seed, n)` instead, so the
-installed package (which students have) does not reveal them; the visible
-inputs stay the ones the notebook shows.
+Hidden inputs are redrawn by handing the check's own input builder the
+generators `Rngs(seed)` (each `rngs(n)` seeded by `(seed, n)`) instead of the
+package's, so the installed package (which students have) does not reveal
+them; the visible inputs stay the ones the notebook shows.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..checks.engine.cases import Rngs
 from ..checks.engine.check import Check
 from ..checks.exercises import BY_ID, EXERCISES, Exercise
 
@@ -336,7 +337,7 @@ def template(name: str = "assignment.toml", seed: int | None = None) -> str:
 
 
 _BUILT: dict[tuple, tuple[Check, ...]] = {}
-_BUILD_LOCK = threading.Lock()
+_BUILD_LOCK = threading.Lock()  # one build of an exercise's checks (and their expected results) per process
 
 
 def _checks(assignment: Assignment, exercise_id: str) -> tuple[Check, ...]:
@@ -346,17 +347,27 @@ def _checks(assignment: Assignment, exercise_id: str) -> tuple[Check, ...]:
     key = (exercise_id, assignment.hidden_seed, tuple((c.check, c.seconds) for c in rule.checks))
     with _BUILD_LOCK:
         if key not in _BUILT:
-            checks = []
-            for check, check_rule in zip(BY_ID[exercise_id].checks, rule.checks):
-                changes = {}
-                if assignment.hidden_seed is not None and any(c.hidden for c in check.cases):
-                    cases = _redrawn_cases(check, assignment.hidden_seed)
-                    changes["make_cases"] = lambda cases=cases: list(cases)
-                if check_rule.seconds is not None:
-                    changes["seconds"] = check_rule.seconds
-                checks.append(dataclasses.replace(check, **changes) if changes else check)
-            _BUILT[key] = tuple(checks)
+            _BUILT[key] = tuple(_check(check, check_rule, assignment.hidden_seed)
+                                for check, check_rule in zip(BY_ID[exercise_id].checks, rule.checks))
         return _BUILT[key]
+
+
+def _check(check: Check, rule: CheckRule, seed: int | None) -> Check:
+    """A check as this assignment grades it: its own time limit, its hidden inputs drawn with the secret seed."""
+    changes: dict = {}
+    if seed is not None and any(c.hidden for c in check.cases):
+        changes["hidden_rngs"] = Rngs(seed)
+    if rule.seconds is not None:
+        changes["seconds"] = rule.seconds
+    if not changes:
+        return check
+    mine = dataclasses.replace(check, **changes)
+    try:
+        mine.cases  # built now, so that a seed that cannot redraw them is said at once
+    except ValueError:
+        raise AssignmentError(f"the hidden inputs of check {check.name} change in number or kind with hidden.seed; "
+                              "grade it without hidden.seed") from None
+    return mine
 
 
 def _same_case(a, b) -> bool:
@@ -365,22 +376,3 @@ def _same_case(a, b) -> bool:
         return False
     pairs = list(zip(a.args, b.args)) + [(a.kwargs[k], b.kwargs[k]) for k in a.kwargs]
     return all(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f") for x, y in pairs)
-
-
-def _redrawn_cases(check: Check, seed: int):
-    """The check's visible cases as they are, its hidden ones built again with seeded generators."""
-    original = np.random.default_rng
-
-    def seeded(n=None, *args, **kwargs):
-        return original([seed, *np.atleast_1d(n if n is not None else 0).tolist()], *args, **kwargs)
-
-    np.random.default_rng = seeded  # under _BUILD_LOCK; restored at once
-    try:
-        redrawn = list(check.make_cases())
-    finally:
-        np.random.default_rng = original
-    visible = [c for c in check.cases if not c.hidden]
-    hidden = [c for c in redrawn if c.hidden]
-    if [c.label for c in hidden] != [c.label for c in check.cases if c.hidden]:
-        raise AssignmentError(f"the hidden inputs of check {check.name} change in number or kind with hidden.seed; grade it without hidden.seed")
-    return tuple(visible + hidden)

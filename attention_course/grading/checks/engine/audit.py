@@ -142,7 +142,7 @@ def audit(check: Check, fn) -> list[str]:
             problems.append("the message, the hint and the input shown do not all come from one failure")
     if result.smallest is not None and result.smallest.hint:
         small = result.smallest_input
-        one = dataclasses.replace(check, make_cases=lambda: [small], refine=None)
+        one = dataclasses.replace(check, make_cases=lambda rngs: [small], refine=None)
         reason = _unsupported(one, 0, small, result.smallest, _call(one, fn, small), [(small, result.smallest)])
         if reason:
             problems.append(f"{small.label}: {reason}")

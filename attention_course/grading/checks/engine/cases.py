@@ -62,13 +62,34 @@ class Case:
         return "\n".join(lines)
 
 
-def generated(label: str, code: str, params: tuple[str, ...], **options) -> Case:
+@dataclass(frozen=True)
+class Rngs:
+    """Where a check's random inputs are drawn from: `rngs(n)` is the generator an input builder seeds with n.
+
+    With no `secret`, `rngs(n)` is `np.random.default_rng(n)`: the inputs the
+    package itself shows and hides. With an assignment's secret number, it is
+    `np.random.default_rng([secret, n])`: other values, which the installed
+    package (which students have) cannot reveal. The generator is an argument,
+    never a patched library function, so two threads may build cases with two
+    secrets at once.
+    """
+
+    secret: int | None = None
+    """An assignment's secret number, mixed into every seed (None: the package's own inputs)."""
+
+    def __call__(self, seed: int) -> np.random.Generator:
+        return np.random.default_rng(seed if self.secret is None else [self.secret, seed])
+
+
+def generated(label: str, code: str, params: tuple[str, ...], rngs: Rngs = Rngs(), **options) -> Case:
     """A case whose arguments (named `params`) are made by running `code`, which the student is shown.
 
-    `code` may use `np`; it should start with `rng = np.random.default_rng(SEED)`.
+    `code` may use `np`; it draws its random numbers from
+    `rng = np.random.default_rng(SEED)`, which runs as `rng = rngs(SEED)`: the
+    code shown for the package's own inputs (`Rngs()`) is exactly what ran.
     """
-    namespace = {"np": np}
-    exec(code, namespace)  # the course's own code, written in this package
+    namespace = {"np": np, "_rngs": rngs}
+    exec(code.replace("np.random.default_rng(", "_rngs("), namespace)  # the course's own code, written in this package
     return Case(label, tuple(namespace[p] for p in params), code=code, **options)
 
 

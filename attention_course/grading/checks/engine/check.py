@@ -20,7 +20,7 @@ import numpy as np
 
 from . import calls, results
 from .calls import Observation
-from .cases import Case, format_value
+from .cases import Case, Rngs, format_value
 from .shrink import Sizes
 from .mistakes import (
     DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, as_plain, diagnose, dtype_changed, modified_arguments,
@@ -42,8 +42,8 @@ class Check:
     """Names of its parameters, used to show the inputs."""
     reference: Callable[..., object]
     """Computes the expected result from a case's arguments (the package's own code)."""
-    make_cases: Callable[[], list[Case]]
-    """Builds the inputs to try, visible ones first, then hidden ones."""
+    make_cases: Callable[[Rngs], list[Case]]
+    """Builds the inputs to try, visible ones first, then hidden ones, drawing random values from its argument."""
     mistakes: tuple[Mistake, ...] = ()
     """Mistakes recognised by prediction, most specific first."""
     output_names: tuple[str, ...] | None = None
@@ -67,6 +67,9 @@ class Check:
     """Time limit for one call."""
     float32_kept: bool = True
     """A float32 input must give a float32 result (else the right values only earn a note, not the mark's loss)."""
+    hidden_rngs: Rngs = Rngs()
+    """Where the hidden inputs are drawn from (an assignment's secret); the visible ones always come from `Rngs()`,
+    as the notebook shows them."""
     helpers: Mapping[str, Callable[..., object]] = field(default_factory=dict)
     """Name -> the course's version of each exercise function the student's may call (their own `softmax`, say):
     a failing function is re-run with these in place of the student's, to find a helper at fault. Given by the
@@ -74,9 +77,17 @@ class Check:
 
     @cached_property
     def cases(self) -> tuple[Case, ...]:
-        """Every input, visible ones first."""
-        cases = tuple(self.make_cases())
-        return tuple(c for c in cases if not c.hidden) + tuple(c for c in cases if c.hidden)
+        """Every input, visible ones first; ValueError if `hidden_rngs` changes which hidden inputs there are."""
+        packaged = tuple(self.make_cases(Rngs()))
+        visible = tuple(c for c in packaged if not c.hidden)
+        hidden = tuple(c for c in packaged if c.hidden)
+        if self.hidden_rngs != Rngs():
+            redrawn = tuple(c for c in self.make_cases(self.hidden_rngs) if c.hidden)
+            if [c.label for c in redrawn] != [c.label for c in hidden]:
+                raise ValueError(f"hidden_rngs: the hidden inputs of check {self.name} change in number or kind "
+                                 f"with {self.hidden_rngs}, so they cannot be redrawn")
+            hidden = redrawn
+        return visible + hidden
 
     def __post_init__(self):
         # Expected results are computed once per process and shared by the batch's threads.

@@ -77,7 +77,7 @@ def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -
                 break
             small = Case(f"{case.label}, cut down", tuple(args[p] for p in params), dict(case.kwargs), hidden=case.hidden)
             # judged without predictions: a mistake that a tiny input happens to match is no evidence about fn
-            one = dataclasses.replace(check, make_cases=lambda small=small: [small], refine=None, mistakes=())
+            one = dataclasses.replace(check, make_cases=lambda rngs, small=small: [small], refine=None, mistakes=())
             try:
                 expected = one.expected(0)  # the course's code refuses inputs that are not valid
             except Exception:  # noqa: BLE001 -- an input the reference rejects is no candidate

@@ -13,7 +13,7 @@ from ....core.attention import attention_weights, scaled_dot_product_attention
 from ....core.softmax import softmax
 from ....chapters.worked_example import BANK_BOT
 from ..engine.calls import error_line
-from ..engine.cases import Case, random_qkv
+from ..engine.cases import Case, Rngs, random_qkv
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -139,8 +139,8 @@ def error_hint(case: Case, error: str) -> str:
     return ""
 
 
-def _cases() -> list[Case]:
-    rng = np.random.default_rng(4)
+def _cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(4)
 
     def qkv(n_q, n_k, d_k, d_v, scale=1.0, dtype=np.float64):
         return random_qkv(rng, n_q, n_k, d_k, d_v, scale=scale, dtype=dtype)
@@ -153,12 +153,12 @@ def _cases() -> list[Case]:
         Case("float32, five queries, six keys", qkv(5, 6, 4, 3, dtype=np.float32), hidden=True),
         Case("a single key", qkv(3, 1, 4, 2), hidden=True),
         Case("two queries, three keys, d_v = 5", qkv(2, 3, 6, 5), hidden=True),
-    ] + _assumption_cases_attention()
+    ] + _assumption_cases_attention(rngs)
 
 
-def _assumption_cases_attention() -> list[Case]:
+def _assumption_cases_attention(rngs: Rngs) -> list[Case]:
     """Inputs that break what an attention could silently assume (n_q = n_k, d_v = d_k and n_k = 1 are above)."""
-    rng = np.random.default_rng(41)
+    rng = rngs(41)
     return [
         # d_k > 1: with one coordinate, each score is one product and the scale is 1.
         Case("d_k = 1, d_v = 1", random_qkv(rng, 3, 4, 1, 1), hidden=True),

@@ -17,7 +17,7 @@ from ....core.attention import attention_weights
 from ....tiled.backward import backward_query_tile, flash_attention_forward, tile_weights
 from ....tiled.online_softmax import tile_scores, tiles
 from ..engine.calls import error_line
-from ..engine.cases import Case, generated, random_qkv
+from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -190,8 +190,8 @@ def _no_guard_for_empty_rows(Q, K, V, O, dO, lse, mask, b):
     return _from_weights(Q, K, V, O, dO, p)
 
 
-def _case(seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, **kwargs) -> Case:
-    """Q, K, V and dO drawn from `default_rng(seed)`; O and lse from the package's tiled forward pass.
+def _case(rngs, seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, **kwargs) -> Case:
+    """Q, K, V and dO drawn from `rngs(seed)`; O and lse from the package's tiled forward pass.
 
     `mask` is the code that makes the (n_q, n_k) mask (default: every key visible); the student is
     shown all of this code, so the input can be rebuilt in a notebook.
@@ -209,30 +209,30 @@ def _case(seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, *
         f"dO = rng.standard_normal(({n_q}, {d_v})){cast}\n"
         f"block_size = {b}"
     )
-    return generated(label, code, PARAMS, **kwargs)
+    return generated(label, code, PARAMS, rngs, **kwargs)
 
 
-def _cases() -> list[Case]:
+def _cases(rngs: Rngs) -> list[Case]:
     return [
-        _case(111, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
-        _case(112, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
-        _case(113, "one key tile holds every key: 3 queries, 5 keys, blocks of 8", 3, 5, 4, 2, 8),
-        _case(114, "a causal mask: queries 3..8 of 9, blocks of 3", 6, 9, 4, 3, 3,
+        _case(rngs, 111, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
+        _case(rngs, 112, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
+        _case(rngs, 113, "one key tile holds every key: 3 queries, 5 keys, blocks of 8", 3, 5, 4, 2, 8),
+        _case(rngs, 114, "a causal mask: queries 3..8 of 9, blocks of 3", 6, 9, 4, 3, 3,
               mask="np.arange(9)[None, :] <= np.arange(3, 9)[:, None]  # rows 3..8 of a causal mask"),
-        _case(115, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
+        _case(rngs, 115, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
               note="every key visible; the peak memory of this call is measured"),
-        _case(116, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
+        _case(rngs, 116, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
               mask="(rng.random((5, 7)) < 0.7) & (np.arange(5) != 2)[:, None]  # query 2 sees nothing", hidden=True),
-        _case(117, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype="float32", hidden=True),
-        _case(118, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
-        _case(119, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
-        _case(120, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
-    ] + _assumption_cases_backward()
+        _case(rngs, 117, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype="float32", hidden=True),
+        _case(rngs, 118, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
+        _case(rngs, 119, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
+        _case(rngs, 120, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
+    ] + _assumption_cases_backward(rngs)
 
 
-def _assumption_cases_backward() -> list[Case]:
+def _assumption_cases_backward(rngs: Rngs) -> list[Case]:
     """Inputs that break what a tiled backward could silently assume."""
-    rng = np.random.default_rng(121)
+    rng = rngs(121)
     return [
         # float64 kept: scores near 1000 that differ by about 1, so float32 (steps of 6e-5) moves the weights.
         _large_offset_case(rng),

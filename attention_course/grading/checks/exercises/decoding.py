@@ -17,7 +17,7 @@ from ....core.positions import apply_rope
 from ....core.softmax import softmax
 from ....decoder.step import decode_step
 from ..engine.calls import error_line
-from ..engine.cases import Case
+from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -218,8 +218,8 @@ MISTAKES = (
 )
 
 
-def _cases() -> list[Case]:
-    rng = np.random.default_rng(10)
+def _cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(10)
 
     def step(h_q, h_kv, t, d, scale=1.0, dtype=np.float64):
         q = rng.standard_normal((h_q, 1, d)) * scale
@@ -238,12 +238,12 @@ def _cases() -> list[Case]:
         Case("float32, 8 query heads sharing 2, 16 cached tokens", step(8, 2, 16, 16, dtype=np.float32), hidden=True),
         Case("large scores, 4 query heads sharing 2, 6 cached tokens", step(4, 2, 6, 4, scale=6.0), hidden=True),
         Case("an empty cache: the first token", step(4, 2, 0, 4), hidden=True),
-    ] + _assumption_cases_decode()
+    ] + _assumption_cases_decode(rngs)
 
 
-def _assumption_cases_decode() -> list[Case]:
+def _assumption_cases_decode(rngs: Rngs) -> list[Case]:
     """Inputs that break what a decoding step could silently assume (a cache of length 1, h_kv = 1 are above)."""
-    rng = np.random.default_rng(101)
+    rng = rngs(101)
 
     def step(h_q, h_kv, t, d, d_v):
         q, k = rng.standard_normal((h_q, 1, d)), rng.standard_normal((h_kv, 1, d))

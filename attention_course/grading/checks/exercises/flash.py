@@ -14,7 +14,7 @@ import numpy as np
 
 from ....core.softmax import softmax
 from ....tiled.flash import flash_attention
-from ..engine.cases import Case, generated, random_qkv
+from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -86,8 +86,8 @@ def _reference(Q, K, V, block_size):
     return flash_attention(Q, K, V, block_size=block_size, backend="numpy")
 
 
-def _cases() -> list[Case]:
-    rng = np.random.default_rng(8)
+def _cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(8)
 
     def qkv(n_q, n_k, d_k, d_v, b, scale=1.0, dtype=np.float64):
         return (*random_qkv(rng, n_q, n_k, d_k, d_v, scale=scale, dtype=dtype), b)
@@ -106,23 +106,23 @@ def _cases() -> list[Case]:
             "Q = -30 * np.abs(rng.standard_normal((6, 4))) - 10  # every entry negative\n"
             "K = 30 * np.abs(rng.standard_normal((6, 4))) + 10  # every entry positive\n"
             "V = rng.standard_normal((6, 2))\n"
-            "block_size = 4"), ("Q", "K", "V", "block_size")),
+            "block_size = 4"), ("Q", "K", "V", "block_size"), rngs),
         generated("768 tokens, blocks of 32", (
             "rng = np.random.default_rng(82)\n"
             "Q, K, V = (rng.standard_normal((768, 8)) for _ in range(3))\n"
-            "block_size = 32"), ("Q", "K", "V", "block_size"), measure_memory=True,
+            "block_size = 32"), ("Q", "K", "V", "block_size"), rngs, measure_memory=True,
             note="the peak memory of this call is measured"),
         Case("scores that grow from tile to tile", rising, hidden=True),
         Case("blocks of 1", qkv(5, 5, 3, 2, 1), hidden=True),
         Case("float32, 9 tokens, blocks of 4", qkv(9, 9, 4, 3, 4, dtype=np.float32), hidden=True),
         Case("one query, 9 keys, blocks of 2", qkv(1, 9, 4, 2, 2), hidden=True),
-    ] + _assumption_cases_flash()
+    ] + _assumption_cases_flash(rngs)
 
 
-def _assumption_cases_flash() -> list[Case]:
+def _assumption_cases_flash(rngs: Rngs) -> list[Case]:
     """Inputs that break what a tiled loop could silently assume (block divides n, n_q < n_k, d_v = d_k, some
     score >= 0 are above)."""
-    rng = np.random.default_rng(83)
+    rng = rngs(83)
     return [
         # n_q > n_k: more query tiles than key tiles.
         Case("11 queries, 5 keys, blocks of 4", (*random_qkv(rng, 11, 5, 4, 3), 4), hidden=True),

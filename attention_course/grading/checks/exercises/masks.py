@@ -16,7 +16,7 @@ from .attention import (
 )
 from .attention import reference as attention_reference
 from ..engine.calls import error_line
-from ..engine.cases import Case, generated, random_qkv
+from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -38,7 +38,7 @@ CAUSAL_MASK = Check(
     params=("n",),
     reference=causal_mask,
     sizes=Sizes({}, {"n": "n"}),
-    make_cases=lambda: [
+    make_cases=lambda rngs: [
         Case("four tokens", (4,)),
         Case("one token", (1,)),
         Case("three tokens", (3,)),
@@ -150,8 +150,8 @@ def _random_mask(rng, n_q, n_k):
     return mask
 
 
-def _masked_cases() -> list[Case]:
-    rng = np.random.default_rng(5)
+def _masked_cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(5)
     return [
         Case("causal, four tokens", (*random_qkv(rng, 4, 4, 4, 2), causal_mask(4))),
         Case("a mask with holes, three queries, five keys", (*random_qkv(rng, 3, 5, 4, 2), _random_mask(rng, 3, 5))),
@@ -165,12 +165,12 @@ def _masked_cases() -> list[Case]:
         Case("float32, causal, six tokens", (*random_qkv(rng, 6, 6, 8, 2, dtype=np.float32), causal_mask(6)), hidden=True),
         Case("two queries, six keys, causal", (*random_qkv(rng, 2, 6, 4, 2), causal_mask(2, 6)), hidden=True),
         Case("a mask of shape (n_k,)", (*random_qkv(rng, 3, 4, 4, 2), np.array([True, False, True, True])), hidden=True),
-    ] + _assumption_cases_masked()
+    ] + _assumption_cases_masked(rngs)
 
 
-def _assumption_cases_masked() -> list[Case]:
+def _assumption_cases_masked(rngs: Rngs) -> list[Case]:
     """Inputs that break what a masked attention could silently assume (an allowed score of exactly 0 is above)."""
-    rng = np.random.default_rng(51)
+    rng = rngs(51)
     return [
         # n_q > n_k: more queries than keys, with a mask of shape (n_q, n_k).
         Case("five queries, two keys", (*random_qkv(rng, 5, 2, 3, 4), _random_mask(rng, 5, 2)), hidden=True),
@@ -210,13 +210,13 @@ PADDING_MASK = Check(
     params=("lengths", "n"),
     reference=padding_mask,
     sizes=Sizes({"lengths": ("B",)}, {"n": "n"}, lambda a: {**a, "lengths": np.minimum(a["lengths"], a["n"])}),
-    make_cases=lambda: [
+    make_cases=lambda rngs: [
         Case("lengths 3, 1, 4 padded to 4", (np.array([3, 1, 4]), 4)),
         Case("lengths 2, 2 padded to 5", (np.array([2, 2]), 5)),
         Case("an empty sequence and a full one", (np.array([0, 5]), 5)),
         Case("one sequence of length 7", (np.array([7]), 7), hidden=True),
         Case("six sequences padded to 6", (np.arange(1, 7), 6), hidden=True),
-    ] + _assumption_cases_padding(),
+    ] + _assumption_cases_padding(rngs),
     mistakes=(
         Mistake("no_query_axis",
                 "Right values, but the mask needs a middle axis of size 1, shape (B, 1, n), so that it "
@@ -245,9 +245,9 @@ PADDING_MASK = Check(
 )
 
 
-def _assumption_cases_padding() -> list[Case]:
+def _assumption_cases_padding(rngs: Rngs) -> list[Case]:
     """lengths given as a tuple: the signature asks for lengths, not for an array (no full sequence is above)."""
-    rng = np.random.default_rng(62)
+    rng = rngs(62)
     lengths = tuple(int(n) for n in rng.integers(1, 4, size=2))  # plain ints: the grader's channel carries tuples of them
     return [Case("lengths given as a tuple of two, padded to 3", (lengths, 3), hidden=True)]
 
@@ -359,8 +359,8 @@ def _padded_error_hint(case: Case, error: str) -> str:
     return ""
 
 
-def _padded_cases() -> list[Case]:
-    rng = np.random.default_rng(6)
+def _padded_cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(6)
 
     def batch(B, n, d_k, d_v, lengths, scale=1.0, dtype=np.float64):
         qkv = random_qkv(rng, n, n, d_k, d_v, scale=scale, value_scale=scale, batch=(B,), dtype=dtype)
@@ -372,7 +372,7 @@ def _padded_cases() -> list[Case]:
             "rng = np.random.default_rng(61)\n"
             "Q, K = (rng.standard_normal((3, 5, 4)) for _ in range(2))\n"
             "V = rng.standard_normal((3, 5, 2))\n"
-            "lengths = np.array([5, 3, 1])"), ("Q", "K", "V", "lengths")),
+            "lengths = np.array([5, 3, 1])"), ("Q", "K", "V", "lengths"), rngs),
         Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
         Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),

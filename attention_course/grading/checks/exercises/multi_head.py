@@ -13,7 +13,7 @@ from ....core.attention import scaled_dot_product_attention
 from ....core.softmax import softmax
 from ....core.multi_head import merge_heads, multi_head_attention, split_heads
 from ..engine.calls import error_line
-from ..engine.cases import Case, generated
+from ..engine.cases import Case, Rngs, generated
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -160,9 +160,10 @@ def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_hea
     )
 
 
-def _cases() -> list[Case]:
+def _cases(rngs: Rngs) -> list[Case]:
     def case(label, seed, *sizes, dtype="", hidden=False, value_width=None):
-        return generated(label, _weights_code(seed, *sizes, dtype=dtype, value_width=value_width), PARAMS, hidden=hidden)
+        return generated(label, _weights_code(seed, *sizes, dtype=dtype, value_width=value_width), PARAMS, rngs,
+                         hidden=hidden)
 
     return [
         case("4 tokens, d_model = 8, 2 heads", 71, 4, 8, 8, 8, 2),
@@ -172,14 +173,14 @@ def _cases() -> list[Case]:
         case("float32, 5 tokens, 2 heads of width 3", 75, 5, 6, 6, 4, 2, dtype="float32", hidden=True),
         case("one token, 2 heads", 76, 1, 4, 4, 4, 2, hidden=True),
         case("d_model = 6, 2 heads with d_k = 4 and d_v = 3, d_out = 5", 77, 5, 6, 8, 5, 2, value_width=6, hidden=True),
-    ] + _assumption_cases_multi_head()
+    ] + _assumption_cases_multi_head(rngs)
 
 
-def _assumption_cases_multi_head() -> list[Case]:
+def _assumption_cases_multi_head(rngs: Rngs) -> list[Case]:
     """Inputs whose widths differ where a function could assume them equal (d_out != d_model and d_v != d_k are above)."""
     return [
         # d_model != n_heads * d_k: the projections narrow 6 features to 2 heads of 2.
-        generated("d_model = 6, 2 heads of d_k = 2 (width 4)", _weights_code(78, 3, 6, 4, 6, 2), PARAMS),
+        generated("d_model = 6, 2 heads of d_k = 2 (width 4)", _weights_code(78, 3, 6, 4, 6, 2), PARAMS, rngs),
     ]
 
 

@@ -19,7 +19,7 @@ from ....core.attention import scaled_dot_product_attention
 from ....core.positions import apply_rope
 from ....core.softmax import softmax
 from ..engine.calls import Observation, error_line
-from ..engine.cases import Case, generated, random_qkv
+from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -144,8 +144,8 @@ def _keeps_float32(case: Case, obs: Observation) -> tuple[str, Mistake] | None:
     return None
 
 
-def _rope_cases() -> list[Case]:
-    rng = np.random.default_rng(9)
+def _rope_cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(9)
 
     def x(*shape, dtype=np.float64):
         return rng.standard_normal(shape).astype(dtype)
@@ -159,12 +159,12 @@ def _rope_cases() -> list[Case]:
             "rng = np.random.default_rng(91)\n"
             "x = rng.standard_normal((2, 5, 8))\n"
             "positions = np.arange(3, 8)\n"
-            "base = 10000.0"), ("x", "positions", "base")),
+            "base = 10000.0"), ("x", "positions", "base"), rngs),
         generated("six tokens from position 10, d = 16, base 500000 (Llama 3)", (
             "rng = np.random.default_rng(92)\n"
             "x = rng.standard_normal((6, 16))\n"
             "positions = np.arange(10, 16)\n"
-            "base = 500000.0"), ("x", "positions", "base")),
+            "base = 500000.0"), ("x", "positions", "base"), rngs),
         Case("three heads, one new token at position 300", (x(3, 1, 8), pos(300), 10000.0), hidden=True),
         Case("a batch of 2 x 3 heads, four tokens from position 17, d = 6",
              (x(2, 3, 4, 6), pos(17, 18, 19, 20), 10000.0), hidden=True),
@@ -176,12 +176,12 @@ def _rope_cases() -> list[Case]:
              hidden=True),
         Case("d = 2: one pair, four tokens from position 1000", (x(4, 2), pos(1000, 1001, 1002, 1003), 10000.0),
              hidden=True),
-    ] + _assumption_cases_rope()
+    ] + _assumption_cases_rope(rngs)
 
 
-def _assumption_cases_rope() -> list[Case]:
+def _assumption_cases_rope(rngs: Rngs) -> list[Case]:
     """Inputs that break what a rotation could silently assume."""
-    rng = np.random.default_rng(91)
+    rng = rngs(91)
     return [
         # float64 kept: angles near 1 000 000 radians; in float32 (steps of 0.0625) cos and sin are far off.
         Case("float64 precision: positions near 1 000 000", (rng.standard_normal((3, 4)),
@@ -291,8 +291,8 @@ ATTENTION_MISTAKES = (
 )
 
 
-def _attention_cases() -> list[Case]:
-    rng = np.random.default_rng(10)
+def _attention_cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(10)
 
     def qkv(batch, n, d, d_v, dtype=np.float64):
         return random_qkv(rng, n, n, d, d_v, batch=batch, dtype=dtype)
@@ -306,12 +306,12 @@ def _attention_cases() -> list[Case]:
             "rng = np.random.default_rng(101)\n"
             "q, k, v = (rng.standard_normal((2, 6, 8)) for _ in range(3))\n"
             "positions = np.arange(10, 16)\n"
-            "base = 10000.0"), ("q", "k", "v", "positions", "base")),
+            "base = 10000.0"), ("q", "k", "v", "positions", "base"), rngs),
         generated("four tokens at positions 0, 3, 4, 9 (with gaps), d = 4", (
             "rng = np.random.default_rng(102)\n"
             "q, k, v = (rng.standard_normal((4, 4)) for _ in range(3))\n"
             "positions = np.array([0, 3, 4, 9])\n"
-            "base = 10000.0"), ("q", "k", "v", "positions", "base")),
+            "base = 10000.0"), ("q", "k", "v", "positions", "base"), rngs),
         Case("three heads, one token at position 300", (*qkv((3,), 1, 8, 8), pos(300, 1), 10000.0), hidden=True),
         Case("float32, five tokens from position 7, d = 6", (*qkv((), 5, 6, 6, np.float32), pos(7, 5), 10000.0),
              hidden=True),
@@ -319,12 +319,12 @@ def _attention_cases() -> list[Case]:
              hidden=True),
         Case("seven tokens from position 100, d = 16, base 1000000", (*qkv((), 7, 16, 16), pos(100, 7), 1e6),
              hidden=True),
-    ] + _assumption_cases_rope_attention()
+    ] + _assumption_cases_rope_attention(rngs)
 
 
-def _assumption_cases_rope_attention() -> list[Case]:
+def _assumption_cases_rope_attention(rngs: Rngs) -> list[Case]:
     """The base used: every visible input above has base 10000."""
-    rng = np.random.default_rng(92)
+    rng = rngs(92)
     return [Case("three tokens from position 0, d = 4, base 100",
                  (*random_qkv(rng, 3, 3, 4, 4), np.arange(3, dtype=np.int64), 100.0))]
 

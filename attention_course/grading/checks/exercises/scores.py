@@ -11,7 +11,7 @@ import numpy as np
 from ....core._checks import check_scale
 from ....chapters.worked_example import BANK_BOT, trace_attention
 from ..engine.calls import error_line
-from ..engine.cases import Case
+from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -24,8 +24,8 @@ def scores_reference(query, keys):
     return trace_attention(query, keys, values).scores  # (n_k,)
 
 
-def _dot_scores_cases() -> list[Case]:
-    rng = np.random.default_rng(1)
+def _dot_scores_cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(1)
     return [
         Case("the bank bot's query and keys", (BANK_BOT.query.copy(), BANK_BOT.keys.copy())),
         Case("three keys, d_k = 2", (np.array([1.0, -1.0]), np.array([[2.0, 0.0], [0.0, 3.0], [1.0, 1.0]]))),
@@ -34,12 +34,12 @@ def _dot_scores_cases() -> list[Case]:
         Case("two keys, d_k = 6", (rng.standard_normal(6), rng.standard_normal((2, 6))), hidden=True),
         Case("float32, seven keys, d_k = 16",
              (rng.standard_normal(16).astype(np.float32), rng.standard_normal((7, 16)).astype(np.float32)), hidden=True),
-    ] + _assumption_cases_dot_scores()
+    ] + _assumption_cases_dot_scores(rngs)
 
 
-def _assumption_cases_dot_scores() -> list[Case]:
+def _assumption_cases_dot_scores(rngs: Rngs) -> list[Case]:
     """Inputs that break what a function could silently assume (keys square, n_k = 1 and float32 are above)."""
-    rng = np.random.default_rng(12)
+    rng = rngs(12)
     a = float(rng.integers(20_000_000, 40_000_000))  # above 2**24: float32 cannot hold both a and a + 1
     return [
         # d_k > 1: one coordinate per vector, so a score is one product.
@@ -125,8 +125,8 @@ def scaled_reference(scores, d_k):
     return np.asarray(scores) * check_scale(None, d_k)  # the package's default scale, 1/sqrt(d_k)
 
 
-def _scale_cases() -> list[Case]:
-    rng = np.random.default_rng(2)
+def _scale_cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(2)
     bank = trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values).scores
     return [
         Case("the bank bot's scores, d_k = 4", (bank.copy(), 4)),
@@ -134,12 +134,12 @@ def _scale_cases() -> list[Case]:
         Case("six scores, d_k = 128", (rng.standard_normal(6) * 11, 128)),
         Case("a batch of scores, d_k = 64", (rng.standard_normal((2, 3, 4)) * 8, 64), hidden=True),
         Case("float32 scores, d_k = 9", (rng.standard_normal((2, 5)).astype(np.float32) * 3, 9), hidden=True),
-    ] + _assumption_cases_scale()
+    ] + _assumption_cases_scale(rngs)
 
 
-def _assumption_cases_scale() -> list[Case]:
+def _assumption_cases_scale(rngs: Rngs) -> list[Case]:
     """Inputs that break what a scaling could silently assume (d_k a perfect square is broken above by 128)."""
-    rng = np.random.default_rng(22)
+    rng = rngs(22)
     return [
         # float64 kept: 1e39 is beyond float32's largest number (3.4e38), so a cast to float32 gives inf.
         Case("float64 scores beyond float32's range, d_k = 4", (np.array([1e39, -1e39, 2.0]), 4)),
@@ -202,7 +202,7 @@ SPREAD_TOLERANCE = 0.1
 standard error of the estimate is under 1%, so an honest measurement never fails."""
 
 
-def _spread_cases() -> list[Case]:
+def _spread_cases(rngs: Rngs) -> list[Case]:
     return [
         Case("d_k = 128", (128,)),
         Case("d_k = 16", (16,)),

@@ -10,7 +10,7 @@ import numpy as np
 
 from ....core.softmax import softmax
 from ..engine.calls import error_line
-from ..engine.cases import Case
+from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -112,8 +112,8 @@ def diagnose_weights(weights, axis: int, expected_shape: tuple) -> Mistake | Non
                    f"{total:.4g}. {maybe}")
 
 
-def _cases() -> list[Case]:
-    rng = np.random.default_rng(3)
+def _cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(3)
     return [
         Case("the bank bot's scaled scores", (np.array([0.5, 3.0, 0.2, 1.0]),)),
         Case("three rows of five scores", (rng.standard_normal((3, 5)) * 2,)),
@@ -127,12 +127,12 @@ def _cases() -> list[Case]:
         Case("float32 large scores", ((rng.standard_normal((3, 4)) * 300).astype(np.float32),), hidden=True),
         Case("a single score", (np.array([5.0]),), hidden=True),
         Case("along axis -2", (rng.standard_normal((2, 4, 3)),), {"axis": -2}, hidden=True),
-    ] + _assumption_cases_softmax()
+    ] + _assumption_cases_softmax(rngs)
 
 
-def _assumption_cases_softmax() -> list[Case]:
+def _assumption_cases_softmax(rngs: Rngs) -> list[Case]:
     """Inputs that break what a softmax could silently assume."""
-    rng = np.random.default_rng(31)
+    rng = rngs(31)
     return [
         # float64 kept: 1e39 is beyond float32's range; cast to float32, the shift gives inf - inf = nan.
         Case("float64 scores beyond float32's range", (np.array([1.0, 0.0, -1.0]) * rng.uniform(1, 9, 3) * 1e39,), hidden=True),
