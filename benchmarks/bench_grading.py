@@ -40,11 +40,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_course.grading.kit.batch import collect, default_jobs, grade_notebook, grade_submissions  # noqa: E402
 from attention_course.grading.checks.exercises import BY_ID  # noqa: E402
-from attention_course.grading.kit.write.gradebook import write_gradebook  # noqa: E402
+from attention_course.grading.kit.batch import default_jobs, grade_notebook, grade_submissions  # noqa: E402
+from attention_course.grading.kit.intake import collect  # noqa: E402
 from attention_course.grading.kit.sandbox import bubblewrap  # noqa: E402
 from attention_course.grading.kit.sandbox.runner import Limits  # noqa: E402
+from attention_course.grading.kit.write.gradebook import write_gradebook  # noqa: E402
 
 TARGET_SECONDS = 60.0
 SLEEPER = ROOT / "tests" / "grading_corpus" / "attacks" / "detached_sleeper_05_causal_mask.ipynb"

@@ -15,8 +15,8 @@ import pytest
 
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import EXERCISES
-from attention_course.grading.kit.batch import collect, grade_submissions
-from attention_course.grading.checks.exercises import EXERCISES
+from attention_course.grading.kit.batch import grade_submissions
+from attention_course.grading.kit.intake import collect
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.runner import Limits
 

@@ -11,9 +11,10 @@ import nbformat
 import numpy as np
 
 from attention_course.grading import check_softmax
-from attention_course.grading.kit.batch import _ORDER, FLOOD_BYTES
 from attention_course.grading.checks.exercises import EXERCISES
-from attention_course.grading.kit.write.gradebook import FIXED_COLUMNS, ROW_STATUSES, TAIL_COLUMNS
+from attention_course.grading.kit.judge import FLOOD_BYTES
+from attention_course.grading.kit.status import ROW_STATUSES, WORST_FIRST
+from attention_course.grading.kit.write.gradebook import FIXED_COLUMNS, TAIL_COLUMNS
 from attention_course.grading.kit.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +60,7 @@ def test_instructors_read_the_real_defaults_columns_and_statuses():
         f"`{c}`" for c in TAIL_COLUMNS)
     assert columns in INSTRUCTORS
     documented = set(re.findall(r"^\| `([^`]+)` \|", INSTRUCTORS, flags=re.MULTILINE))
-    assert documented == set(_ORDER) - {"grader error"} | {"ok", "not attempted", "not in the assignment"} | set(ROW_STATUSES)
+    assert documented == set(WORST_FIRST) - {"grader error"} | {"ok", "not attempted", "not in the assignment"} | set(ROW_STATUSES)
 
 
 def test_instructors_read_the_real_process_limit():

@@ -62,8 +62,9 @@ def register(subparsers) -> None:
 
 def run_check(args) -> int:
     """Handler of `attention-course check`."""
-    from .kit.batch import collect, grade_submissions
-    from .kit.write.gradebook import format_report
+    from .kit.batch import grade_submissions
+    from .kit.intake import collect
+    from .kit.write.table import format_report
 
     try:
         submissions = collect(args.notebooks)

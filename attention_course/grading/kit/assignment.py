@@ -41,7 +41,6 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import math
 import secrets
 import threading
 import tomllib
@@ -88,7 +87,7 @@ class ExerciseRule:
 
 @dataclass(frozen=True)
 class LateRule:
-    """What a late submission costs."""
+    """What a late submission costs (`score.late_factor` applies it)."""
 
     grace_minutes: float = 0.0
     """Submissions at most this late count as on time."""
@@ -96,14 +95,6 @@ class LateRule:
     """Fraction of the marks taken per started day late (0.1: 10 % a day)."""
     max_days: float = 0.0
     """Submissions later than this many days score 0 (0: no limit)."""
-
-    def factor(self, days_late: int) -> float:
-        """What a submission `days_late` started days late keeps of its marks (1.0 when on time)."""
-        if days_late <= 0:
-            return 1.0
-        if self.max_days and days_late > self.max_days:
-            return 0.0
-        return max(0.0, 1.0 - self.penalty_per_day * days_late)
 
 
 @dataclass(frozen=True)
@@ -155,20 +146,6 @@ class Assignment:
         pairs = [(mine, theirs) for check, packaged in zip(self.checks(exercise_id), BY_ID[exercise_id].checks)
                  for mine, theirs in zip(check.cases, packaged.cases) if theirs.hidden]
         return sum(not _same_case(a, b) for a, b in pairs), len(pairs)
-
-    def check_points(self, exercise_id: str, check_name: str, passed: int, tried: int) -> float:
-        """The points a check earns when `passed` of the `tried` inputs pass."""
-        rule = next(c for c in self.rule(exercise_id).checks if c.check == check_name)
-        return round_marks(rule.points * passed / tried) if tried else 0.0
-
-    def days_late(self, submitted: dt.datetime | None, marked_late: bool = False) -> int:
-        """Started days past the deadline and its grace (0 when on time); at least 1 if the LMS marked it late."""
-        days = 0
-        if self.deadline is not None and submitted is not None:
-            late_by = submitted - self.deadline - dt.timedelta(minutes=self.late.grace_minutes)
-            if late_by > dt.timedelta(0):
-                days = math.ceil(late_by / dt.timedelta(days=1))
-        return max(days, 1 if marked_late else 0)
 
     def fingerprint(self) -> str:
         """Changes whenever anything that affects the marks changes (two gradebooks merge only if equal)."""

@@ -1,105 +1,30 @@
-"""Grading many submissions: every notebook in a sandbox, both cores busy.
+"""Grading many submissions: each notebook run in its sandbox, then judged, every core busy.
 
-A submission is a notebook file, or a folder holding one student's notebooks.
-`collect` turns command-line paths into submissions: a notebook is one
-submission; a folder is opened, each notebook directly inside it is one
-submission and each subfolder is one (a student's folder). Every notebook is
-run by `runner.run_notebook`, in a bubblewrap sandbox unless the caller says
-`sandbox=False`, and judged here, in the grader's process, by the same `judge`
-as the in-notebook checks, with the hidden inputs added. Every submission gets
-a result with a status, whatever its notebooks did.
+`grade_notebook` takes one notebook through the middle of the pipeline: it
+reads it and recognises its exercise, runs it (`sandbox.runner.run_notebook`,
+in a bubblewrap sandbox unless the caller says `sandbox=False`) and judges
+what came back (`judge.judge_run`), in the grader's process. A `Runner`
+grades the notebooks of many submissions: `Threads` on this machine,
+`cluster.Cluster` on a Dask cluster; `grade_submissions` uses the one it is
+given. Every submission gets a result with a status, whatever its notebooks
+did.
 """
 
 from __future__ import annotations
 
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from ..._cpus import available_cores
-from ..checks.engine import calls, results
-from ..checks.engine.check import judge_all
-from ..checks.exercises import EXERCISES, identify, package_names_used
+from ..checks.exercises import EXERCISES, identify
+from .intake import Submission
+from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
-from .sandbox.runner import Call, InvalidNotebook, Limits, NotebookRun, code_cells, read_notebook, run_notebook
-
-# Notebook statuses, worst first; a notebook's status lists every one that applies.
-_CELL_STATUS = {"timeout": "timeout", "memory": "out of memory", "exit": "sys.exit", "error": "cell errors"}
-_CALL_STATUS = {calls.TIMEOUT: "timeout", calls.OUT_OF_MEMORY: "out of memory", calls.CRASHED: "crashed",
-                calls.EXITED: "sys.exit", calls.MISSING: "missing functions"}
-ATTEMPTS = ("tampered with the grader", "used the course's code", "read course files", "read outside", "signal",
-            "network", "wrote outside", "detached process", "too many processes")
-"""Statuses of a notebook that tried something beyond running its own code: the instructor should look."""
-_ORDER = ("invalid notebook", "unknown exercise", "exercise mismatch", *ATTEMPTS, "crashed", "timeout", "out of memory", "sys.exit",
-          "output flood", "wrote files", "missing functions", "cell errors", "grader error")
-
-
-FLOOD_BYTES = 1_000_000
-"""A notebook that prints more than this gets the status "output flood"."""
-
-
-@dataclass
-class NotebookGrade:
-    """The grading of one notebook."""
-
-    path: str
-    """The notebook's path."""
-    exercise: str | None
-    """Id of the exercise it was recognised as, or None."""
-    checks: list[results.CheckResult] = field(default_factory=list)
-    """One result per check of the exercise."""
-    status: str = "ok"
-    """ok, not attempted, or a comma-separated list of what went wrong (timeout, crashed, ...)."""
-    incidents: list[str] = field(default_factory=list)
-    """Sentences describing what went wrong while running it."""
-    output: str = ""
-    """The start of what the notebook printed."""
-    seconds: float = 0.0
-    """Wall-clock time to run and judge it."""
-
-    @property
-    def score(self) -> int:
-        """Inputs passed, over all checks."""
-        return sum(c.score for c in self.checks)
-
-    @property
-    def max_score(self) -> int:
-        """Inputs tried, over all checks (the exercise's maximum)."""
-        if self.exercise is None:
-            return 0
-        return next(e.max_score for e in EXERCISES if e.id == self.exercise)
-
-
-@dataclass
-class Submission:
-    """One row of the gradebook: a notebook, or a student's folder of notebooks."""
-
-    name: str
-    """Shown in the gradebook: the student's name from the roster, else the notebook's or the folder's name."""
-    path: str
-    """The file or folder graded (several, separated by "; ", when a student's work came in more than one)."""
-    notebooks: list[Path]
-    """The notebooks it holds."""
-    is_folder: bool = False
-    """A student's folder (or LMS submission) rather than a single notebook."""
-    student: dict[str, str] = field(default_factory=dict)
-    """The roster's entry (student_id, name, email, LMS ids), empty when there is no roster or no match."""
-    submitted: str | None = None
-    """When it was submitted (ISO 8601), if known: the latest modification time of its files."""
-    marked_late: bool = False
-    """The LMS marked it late (Canvas's `late` in the file name)."""
-    issues: list[str] = field(default_factory=list)
-    """What intake found and did not resolve by itself: duplicates, ignored files, no match on the roster."""
-    order: int = 0
-    """Its place in the whole class's gradebook (shards and regrades keep it)."""
-
-    @property
-    def key(self) -> str:
-        """What identifies the row when gradebooks are merged: the student id, else the name."""
-        return self.student.get("student_id") or self.name
-
+from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
+from .status import CLEAN, Status
 
 @dataclass
 class SubmissionGrade:
@@ -119,36 +44,25 @@ class SubmissionGrade:
         return best
 
     @property
+    def statuses(self) -> set[Status]:
+        """Every status of every notebook (no notebooks: that)."""
+        return {s for nb in self.notebooks for s in nb.statuses} if self.notebooks else {Status.NO_NOTEBOOKS}
+
+    @property
+    def clean(self) -> bool:
+        """Whether every notebook ran without incident (ok or not attempted)."""
+        return bool(self.notebooks) and self.statuses <= set(CLEAN)
+
+    @property
     def status(self) -> str:
         """ok / not attempted for clean runs, else what went wrong, per notebook for a folder."""
         if not self.notebooks:
-            return "no notebooks"
+            return Status.NO_NOTEBOOKS
         if len(self.notebooks) == 1:
             return self.notebooks[0].status
         if len({nb.status for nb in self.notebooks}) == 1:
             return self.notebooks[0].status
-        return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.status != "ok")
-
-
-def collect(paths: list[str | Path]) -> list[Submission]:
-    """Submissions from command-line paths (see the module docstring). FileNotFoundError if a path is missing."""
-    submissions = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            submissions.append(Submission(path.stem, str(path), [path]))
-        elif path.is_dir():
-            for child in sorted(path.iterdir()):
-                if child.name.startswith("."):
-                    continue
-                if child.is_dir():
-                    notebooks = sorted(p for p in child.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-                    submissions.append(Submission(child.name, str(child), notebooks, is_folder=True))
-                elif child.suffix == ".ipynb":
-                    submissions.append(Submission(child.stem, str(child), [child]))
-        else:
-            raise FileNotFoundError(f"no such file or folder: {path}")
-    return submissions
+        return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.statuses != (Status.OK,))
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
@@ -165,49 +79,25 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
         nb = read_notebook(path)
     except InvalidNotebook as err:
         guess = identify({}, path, "")
-        return NotebookGrade(str(path), guess.id if guess else None, status="invalid notebook",
-                             incidents=[f"the file {err}"])
+        return not_run(str(path), guess.id if guess else None, Status.INVALID_NOTEBOOK, f"the file {err}")
     cells = code_cells(nb)
     exercise = identify(nb.metadata, path, "\n".join(cells))
     if exercise is None:
-        return NotebookGrade(str(path), None, status="unknown exercise", incidents=[
-            "not one of the exercises: no exercise metadata, file name or function names matched"])
+        return not_run(str(path), None, Status.UNKNOWN_EXERCISE,
+                       "not one of the exercises: no exercise metadata, file name or function names matched")
     mismatch = _mismatch(exercise, path, cells)
     if mismatch is not None:
         exercise, mismatch = mismatch
     checks, seconds = exercise.checks, None
     if assignment is not None:
         if assignment.rule(exercise.id) is None:
-            return NotebookGrade(str(path), exercise.id, status="not in the assignment", incidents=[
-                f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded"])
+            return not_run(str(path), exercise.id, Status.NOT_IN_ASSIGNMENT,
+                           f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded")
         checks, hidden = assignment.checks(exercise.id), assignment.hidden
         seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
     requested, where = _calls(checks, limits, hidden, seconds)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
-    grade = NotebookGrade(str(path), exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
-    if mismatch:
-        grade.incidents.insert(0, mismatch)
-        run.flags.append("exercise mismatch")
-    for index, cell in sorted(run.cells.items()):
-        if cell.status == "error":  # the student should know which cell, and what it raised
-            raised = cell.error.strip().splitlines()[-1] if cell.error.strip() else "an exception"
-            grade.incidents.append(f"code cell {index + 1} raised {raised}; the other cells still ran")
-    borrowed = package_names_used(cells, exercise)
-    if borrowed:
-        names = ", ".join(f"attention_course.{n}" for n in borrowed)
-        grade.incidents.append(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a look")
-        if any(_is_course_code(n) for n in borrowed):
-            run.flags.append("used the course's code")
-    for check in checks:
-        observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
-        try:
-            grade.checks.append(judge_all(check, observations))
-        except Exception as err:  # a bug of ours must not sink the batch
-            grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),
-                                                    results.ERROR, f"the grader failed: {err!r}", "", None, ()))
-            grade.incidents.append(f"the grader failed on {check.name}: {err!r}")
-    grade.status = _status(grade, run)
-    return grade
+    return judge_run(str(path), exercise, checks, where, run, cells, mismatch)
 
 
 def _mismatch(claimed, path: Path, cells: list[str]):
@@ -245,54 +135,6 @@ def _calls(checks, limits: Limits, hidden: bool,
                                   call_seconds, case.measure_memory))
             where[call_id] = (check.name, i)
     return requested, where
-
-
-def _status(grade: NotebookGrade, run: NotebookRun) -> str:
-    found = set()
-    for cell in run.cells.values():
-        if cell.status in _CELL_STATUS:
-            found.add(_CELL_STATUS[cell.status])
-        elif cell.status == "killed":
-            found.add(_kill_status(cell.error))
-    for obs in run.observations.values():
-        if obs.status in _CALL_STATUS:
-            found.add(_kill_status(obs.error) if obs.status == calls.CRASHED else _CALL_STATUS[obs.status])
-    if any("result channel" in i for i in run.incidents):
-        found.add("tampered with the grader")
-    found.update(run.flags)
-    if run.output_bytes > FLOOD_BYTES:
-        found.add("output flood")
-    if run.files_written:
-        found.add("wrote files")
-    if any(c.status == results.ERROR for c in grade.checks):
-        found.add("grader error")
-    if found:
-        return ", ".join(s for s in _ORDER if s in found)
-    if grade.checks and all(c.status == results.NOT_ATTEMPTED for c in grade.checks):
-        return "not attempted"
-    return "ok"
-
-
-def _is_course_code(name: str) -> bool:
-    """Whether a name taken from attention_course is code (a function or a class), not data such as BANK_BOT."""
-    import sys
-
-    import attention_course
-
-    candidates = [getattr(attention_course, name, None)] + [
-        getattr(module, name, None) for key, module in list(sys.modules.items())
-        if key.startswith("attention_course.") and not key.startswith("attention_course.grading")]
-    return any(callable(c) for c in candidates)
-
-
-def _kill_status(reason: str) -> str:
-    if "time" in reason:
-        return "timeout"
-    if "memory" in reason:
-        return "out of memory"
-    if "result channel" in reason:
-        return "tampered with the grader"
-    return "crashed"
 
 
 @dataclass(frozen=True)
@@ -337,7 +179,7 @@ class Threads:
                     grade = future.result()
                 except Exception as err:  # never lose a row, even to a bug of ours
                     path = submissions[si].notebooks[ni]
-                    grade = NotebookGrade(str(path), None, status="grader error", incidents=[repr(err)])
+                    grade = not_run(str(path), None, Status.GRADER_ERROR, repr(err))
                 yield si, ni, grade
 
 

@@ -148,74 +148,22 @@ def _fail(command: str, err) -> int:
     return 2
 
 
+class _Refused(Exception):
+    """A grade run that cannot go on: the message is printed and the command exits with status 2."""
+
+
 def run_grade(args) -> int:
-    """Handler of `attention-course grade`."""
-    from . import assignment as assignments
-    from .batch import ATTEMPTS, Threads, default_jobs, grade_submissions
-    from .write.gradebook import (GradebookExists, MergeError, build_report, ensure_writable, free_path, merge_reports,
-                            read_report, write_report)
-    from .intake import IntakeError, intake
-    from .sandbox import bubblewrap
+    """Handler of `attention-course grade`: intake, then run and judge every notebook, then score and write."""
+    from .batch import grade_submissions
+    from .score import build_report
 
-    out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv"))
     try:
-        assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
-        old = None
-        if args.update:
-            old = read_report(args.update)
-            if "assignment_fingerprint" not in old:
-                raise MergeError(f"{args.update} was written by an older attention-course; grade the class again")
-            if old["assignment_fingerprint"] != assignment.fingerprint():
-                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs or "
-                                 "deadline); pass the same --assignment")
-        else:
-            ensure_writable(out, args.force)
-        unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
-        if args.shard:  # shards may run at once, side by side: each unpacks its own copy
-            unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
-        taken = intake(args.submissions, unpacked, args.roster)
-    except (GradebookExists, FileNotFoundError, assignments.AssignmentError, IntakeError, MergeError) as err:
+        assignment, old, out = _grade_target(args)
+        notes, submissions = _grade_intake(args, out)
+        sandbox = _sandbox_settings(args)
+        jobs, runner, client = _grade_runner(args)
+    except _Refused as err:
         return _fail("grade", err)
-    submissions = taken.submissions
-    if args.update:  # a regrade: only the students whose work was given
-        submissions = [s for s in submissions if s.path or not s.student]
-    if args.shard:
-        k, n = args.shard
-        submissions = [s for s in submissions if s.order % n == k - 1]
-    if not submissions:
-        return _fail("grade", "no submissions found")
-    if args.jobs is not None and args.jobs < 1:
-        return _fail("grade", "--jobs must be at least 1")
-    client = None
-    if args.no_sandbox:
-        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
-        sandbox = {"sandbox": "none (--no-sandbox)", "warning": NO_SANDBOX_WARNING}
-    elif args.dask:
-        sandbox = {"sandbox": "bubblewrap, on each Dask worker"}
-    else:
-        try:
-            box = bubblewrap.find()
-        except bubblewrap.SandboxUnavailable as err:
-            print(f"attention-course grade: {err}.\nThe grader runs each notebook in a bubblewrap sandbox; "
-                  "to grade notebooks you trust without one, pass --no-sandbox.", file=sys.stderr)
-            return 2
-        sandbox = {"sandbox": f"bubblewrap ({box.executable}, "
-                              + ("in a user namespace" if box.user_namespace else "as root, each worker under an unused uid")
-                              + ")"}
-    jobs = args.jobs or default_jobs()
-    runner = Threads(jobs)
-    if args.dask:
-        from .cluster import Cluster, ClusterUnavailable, check_workers, connect
-
-        try:
-            client = connect(args.dask)
-            problems = check_workers(client, sandbox=not args.no_sandbox)
-        except ClusterUnavailable as err:
-            return _fail("grade", err)
-        if problems:
-            client.close()
-            return _fail("grade", "some Dask workers cannot grade: " + "; ".join(problems))
-        runner = Cluster(client)
     limits = _limits(args)
     start = time.monotonic()
     try:
@@ -229,27 +177,10 @@ def run_grade(args) -> int:
                 **sandbox}
     if args.shard:
         settings["shard"] = f"{args.shard[0]}/{args.shard[1]}"
-    report = build_report(grades, assignment, settings=settings, notes=taken.notes)
-    if old is not None:
-        report = merge_reports([old, report])
-        csv_path, json_path = write_report(report, out, backup=True)
-    else:
-        try:
-            csv_path, json_path = write_report(report, out, force=args.force)
-        except GradebookExists:
-            out = free_path(out)
-            print(f"attention-course grade: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
-            csv_path, json_path = write_report(report, out)
-    graded = [g for g in grades if g.submission.notebooks]
-    clean = sum(g.status in ("ok", "not attempted") for g in graded)
+    report = build_report(grades, assignment, settings=settings, notes=notes)
+    csv_path, json_path, report = _write_gradebook(report, old, out, args.force)
     where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
-    print(f"graded {len(graded)} submission(s) in {seconds:.1f} s {where}: "
-          f"{clean} ran cleanly, {len(graded) - clean} with incidents (see the status column)")
-    flagged = [g for g in grades if any(f in g.status for f in ATTEMPTS)]
-    if flagged:
-        print(f"{len(flagged)} submission(s) tried something the sandbox stopped or the grader noticed: "
-              + ", ".join(f"{g.submission.name} ({g.status})" for g in flagged[:10])
-              + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
+    _print_graded(grades, seconds, where)
     _print_intake(report)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
     if args.out_dir:
@@ -257,6 +188,119 @@ def run_grade(args) -> int:
     if args.no_sandbox:
         print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
     return 0
+
+
+def _grade_target(args):
+    """(the assignment, the gradebook report to update or None, the CSV to write); _Refused if any is wrong."""
+    from . import assignment as assignments
+    from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
+
+    out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv"))
+    try:
+        assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
+        old = None
+        if args.update:
+            old = read_report(args.update)
+            if old["assignment_fingerprint"] != assignment.fingerprint():
+                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs or "
+                                 "deadline); pass the same --assignment")
+        else:
+            ensure_writable(out, args.force)
+    except (GradebookExists, assignments.AssignmentError, MergeError) as err:
+        raise _Refused(err) from None
+    return assignment, old, out
+
+
+def _grade_intake(args, out: Path):
+    """(intake's notes on the download, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
+    from .intake import IntakeError, intake
+
+    unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
+    if args.shard:  # shards may run at once, side by side: each unpacks its own copy
+        unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
+    try:
+        taken = intake(args.submissions, unpacked, args.roster)
+    except (FileNotFoundError, IntakeError) as err:
+        raise _Refused(err) from None
+    submissions = taken.submissions
+    if args.update:  # a regrade: only the students whose work was given
+        submissions = [s for s in submissions if s.path or not s.student]
+    if args.shard:
+        k, n = args.shard
+        submissions = [s for s in submissions if s.order % n == k - 1]
+    if not submissions:
+        raise _Refused("no submissions found")
+    if args.jobs is not None and args.jobs < 1:
+        raise _Refused("--jobs must be at least 1")
+    return taken.notes, submissions
+
+
+def _sandbox_settings(args) -> dict:
+    """What the report says of the sandbox; _Refused (with how to go on) if bubblewrap cannot be used here."""
+    from .sandbox import bubblewrap
+
+    if args.no_sandbox:
+        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
+        return {"sandbox": "none (--no-sandbox)", "warning": NO_SANDBOX_WARNING}
+    if args.dask:
+        return {"sandbox": "bubblewrap, on each Dask worker"}
+    try:
+        box = bubblewrap.find()
+    except bubblewrap.SandboxUnavailable as err:
+        raise _Refused(f"{err}.\nThe grader runs each notebook in a bubblewrap sandbox; to grade notebooks you trust "
+                       "without one, pass --no-sandbox.") from None
+    how = "in a user namespace" if box.user_namespace else "as root, each worker under an unused uid"
+    return {"sandbox": f"bubblewrap ({box.executable}, {how})"}
+
+
+def _grade_runner(args):
+    """(jobs, the runner that grades the notebooks, the Dask client to close or None): here, or on --dask's cluster."""
+    from .batch import Threads, default_jobs
+
+    jobs = args.jobs or default_jobs()
+    if not args.dask:
+        return jobs, Threads(jobs), None
+    from .cluster import Cluster, ClusterUnavailable, check_workers, connect
+
+    try:
+        client = connect(args.dask)
+        problems = check_workers(client, sandbox=not args.no_sandbox)
+    except ClusterUnavailable as err:
+        raise _Refused(err) from None
+    if problems:
+        client.close()
+        raise _Refused("some Dask workers cannot grade: " + "; ".join(problems))
+    return jobs, Cluster(client), client
+
+
+def _write_gradebook(report: dict, old: dict | None, out: Path, force: bool):
+    """Write the gradebook (merged into `old` for a regrade, keeping a backup): (csv, json, the report written)."""
+    from .write.gradebook import GradebookExists, free_path, merge_reports, write_report
+
+    if old is not None:
+        report = merge_reports([old, report])
+        return (*write_report(report, out, backup=True), report)
+    try:
+        return (*write_report(report, out, force=force), report)
+    except GradebookExists:
+        out = free_path(out)
+        print(f"attention-course grade: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
+        return (*write_report(report, out), report)
+
+
+def _print_graded(grades, seconds: float, where: str) -> None:
+    """How many submissions ran cleanly, and which tried something the sandbox stopped or the grader noticed."""
+    from .status import ATTEMPTS
+
+    graded = [g for g in grades if g.submission.notebooks]
+    clean = sum(g.clean for g in graded)
+    print(f"graded {len(graded)} submission(s) in {seconds:.1f} s {where}: "
+          f"{clean} ran cleanly, {len(graded) - clean} with incidents (see the status column)")
+    flagged = [g for g in grades if g.statuses & set(ATTEMPTS)]
+    if flagged:
+        print(f"{len(flagged)} submission(s) tried something the sandbox stopped or the grader noticed: "
+              + ", ".join(f"{g.submission.name} ({g.status})" for g in flagged[:10])
+              + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
 
 
 def _print_intake(report: dict) -> None:

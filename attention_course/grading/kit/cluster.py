@@ -19,7 +19,10 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-from .batch import Grading, NotebookGrade, Submission, grade_notebook
+from .batch import Grading, grade_notebook
+from .intake import Submission
+from .judge import NotebookGrade, not_run
+from .status import Status
 
 
 class ClusterUnavailable(RuntimeError):
@@ -77,8 +80,7 @@ class Cluster:
             try:
                 grades = future.result()
             except Exception as err:  # a lost worker costs that submission a "grader error", never the batch
-                grades = [NotebookGrade(str(p), None, status="grader error",
-                                        incidents=[f"the cluster could not grade it: {err!r}"])
+                grades = [not_run(str(p), None, Status.GRADER_ERROR, f"the cluster could not grade it: {err!r}")
                           for p in submissions[si].notebooks]
             for ni, grade in enumerate(grades):
                 yield si, ni, grade

@@ -45,9 +45,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .batch import Submission
-from .write.gradebook import DUPLICATE_SUBMISSIONS, NOT_ON_ROSTER
 from ..checks.exercises import EXERCISES
+from .status import Incident, Status
 
 ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis_user_id", "sis_login_id",
                   "section", "moodle_id")
@@ -62,6 +61,8 @@ MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_
 
 UNPACKED_MARK = ".unpacked-by-attention-course"
 """A file in each folder a zip was unpacked into: the next run may replace that folder, and no other."""
+DUPLICATE_SUBMISSIONS = "duplicate submissions"
+"""How the sentence about a student's several submissions starts."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,64 @@ class ZipLimits:
 
 class IntakeError(ValueError):
     """A roster or a zip that cannot be used; the message says which file and why."""
+
+
+@dataclass
+class Submission:
+    """One row of the gradebook: a notebook, or a student's folder of notebooks."""
+
+    name: str
+    """Shown in the gradebook: the student's name from the roster, else the notebook's or the folder's name."""
+    path: str
+    """The file or folder graded (several, separated by "; ", when a student's work came in more than one)."""
+    notebooks: list[Path]
+    """The notebooks it holds."""
+    is_folder: bool = False
+    """A student's folder (or LMS submission) rather than a single notebook."""
+    student: dict[str, str] = field(default_factory=dict)
+    """The roster's entry (student_id, name, email, LMS ids), empty when there is no roster or no match."""
+    submitted: str | None = None
+    """When it was submitted (ISO 8601), if known: the latest modification time of its files."""
+    marked_late: bool = False
+    """The LMS marked it late (Canvas's `late` in the file name)."""
+    issues: list[Incident] = field(default_factory=list)
+    """What intake found and did not resolve by itself (duplicates, ignored files, no match on the roster), each with
+    its kind."""
+    order: int = 0
+    """Its place in the whole class's gradebook (shards and regrades keep it)."""
+
+    @property
+    def key(self) -> str:
+        """What identifies the row when gradebooks are merged: the student id, else the name."""
+        return self.student.get("student_id") or self.name
+
+
+
+
+def collect(paths: list[str | Path]) -> list[Submission]:
+    """Submissions from command-line paths, without a roster (what `attention-course check` grades).
+
+    A notebook is one submission; a folder is opened, each notebook directly
+    inside it is one submission and each subfolder is one (a student's
+    folder). FileNotFoundError if a path is missing.
+    """
+    submissions = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            submissions.append(Submission(path.stem, str(path), [path]))
+        elif path.is_dir():
+            for child in sorted(path.iterdir()):
+                if child.name.startswith("."):
+                    continue
+                if child.is_dir():
+                    notebooks = sorted(p for p in child.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+                    submissions.append(Submission(child.name, str(child), notebooks, is_folder=True))
+                elif child.suffix == ".ipynb":
+                    submissions.append(Submission(child.stem, str(child), [child]))
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
+    return submissions
 
 
 @dataclass
@@ -351,14 +410,14 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
 
 def _submission(label: str, group: list[Source], student: dict[str, str], order: int) -> Submission:
     notebooks = sorted({p for s in group for p in s.files if p.suffix == ".ipynb"}, key=str)
-    issues = [n for s in group for n in s.notes]
+    issues = [Incident(n) for s in group for n in s.notes]  # remarks: a zip they handed in, unpacked
     if len(group) > 1:
-        issues.append(f"{DUPLICATE_SUBMISSIONS}: " + " and ".join(s.where for s in group)
-                      + "; all were graded, the best notebook for each exercise counts")
+        issues.append(Incident(f"{DUPLICATE_SUBMISSIONS}: " + " and ".join(s.where for s in group)
+                               + "; all were graded, the best notebook for each exercise counts", Status.DUPLICATES))
     for s in group:
         for p in s.files:
             if p.suffix != ".ipynb":
-                issues.append(f"ignored {p.name}: not a notebook")
+                issues.append(Incident(f"ignored {p.name}: not a notebook", Status.IGNORED_FILES))
     times = [p.stat().st_mtime for p in notebooks]
     submitted = (dt.datetime.fromtimestamp(max(times), dt.timezone.utc).isoformat(timespec="seconds")
                  if times and all(s.timed for s in group) else None)
@@ -400,7 +459,8 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
         out.append(sub)
     for j, s in enumerate(unmatched):
         sub = _submission(s.label, [s], {}, len(roster) + j)
-        sub.issues.insert(0, f"{NOT_ON_ROSTER}: no student matches {s.where!r} (by LMS id, submission name or name)")
+        sub.issues.insert(0, Incident(f"{Status.NOT_ON_ROSTER}: no student matches {s.where!r} (by LMS id, submission "
+                                      "name or name)", Status.NOT_ON_ROSTER))
         out.append(sub)
     return out
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from ...checks.engine.calls import Observation
 from . import bubblewrap
 from .bubblewrap import Bubblewrap
+from ..status import Stop
 from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, encode, pack_value, unpack_observation
 
 GiB = 1 << 30
@@ -104,6 +105,8 @@ class CellReport:
     """ok, error, timeout, memory, exit, killed (the process died in it) or skipped."""
     error: str = ""
     """The exception or what happened."""
+    stop: Stop | None = None
+    """For a cell whose process was killed: why the grader stopped it (None: it died by itself)."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ class WorkerProcess:
         self.step: tuple[str, int] | None = None
         self.step_deadline = 0.0
         self.reason = ""
-        self.kill = ""  # "time", "memory", "channel" when the grader killed the process; "sandbox" if it never started
+        self.kill: Stop | None = None  # why the grader stopped the process, if it did
         self.files_written: list[str] = []
         self.alerts: list[Alert] = []
         self.counts: dict[tuple[str, int] | None, Counter] = {}
@@ -274,11 +277,11 @@ class WorkerProcess:
         try:
             self._parse()
         except ProtocolError as err:
-            self.kill = self.kill or "channel"
+            self.kill = self.kill or Stop.CHANNEL
             self.reason = self.reason or f"interfered with the grader's result channel ({err})"
         if not self.finished and not self.reason:
             if self.sandbox is not None and not self.ready and proc.returncode not in (None, 0):
-                self.kill = "sandbox"
+                self.kill = Stop.SANDBOX
                 self.reason = "could not start its sandbox: " + (self.output.text().strip().splitlines() or ["?"])[-1]
             else:
                 self.reason = _death(proc.returncode, self.sandbox is not None)
@@ -322,32 +325,32 @@ class WorkerProcess:
                 if self._flooded:
                     raise ProtocolError("more data than any answer needs")
             except ProtocolError as err:
-                self._stop(proc, "channel", f"interfered with the grader's result channel ({err})")
+                self._stop(proc, Stop.CHANNEL, f"interfered with the grader's result channel ({err})")
                 return
             if self.finished or _ended(proc):
                 return
             now = time.monotonic()
             if not self.ready and now - started > self.limits.startup_seconds:
-                self._stop(proc, "time", "did not start in time")
+                self._stop(proc, Stop.TIME, "did not start in time")
                 return
             if self.step is not None and now > self.step_deadline:
                 if self._channel_replaced(proc):
-                    self._stop(proc, "channel", "interfered with the grader's result channel (it closed or replaced "
+                    self._stop(proc, Stop.CHANNEL, "interfered with the grader's result channel (it closed or replaced "
                                                 "its descriptor, so the worker's reports never came)")
                     return
                 kind = "cell" if self.step[0] == "cell" else "call"
                 limit = self.limits.cell_seconds if kind == "cell" else self._call_seconds(self.step[1])
-                self._stop(proc, "time", f"ran past its {limit:g} s time limit and did not stop when told to")
+                self._stop(proc, Stop.TIME, f"ran past its {limit:g} s time limit and did not stop when told to")
                 return
             if now > self.deadline:
-                self._stop(proc, "time", f"ran past the notebook's {self.limits.notebook_seconds:g} s time budget")
+                self._stop(proc, Stop.TIME, f"ran past the notebook's {self.limits.notebook_seconds:g} s time budget")
                 return
             if now >= next_poll:
                 next_poll = now + POLL_SECONDS
                 used = self._memory(proc)
                 if used is not None and used > self.limits.memory_bytes:
                     together = " (its processes together)" if self.sandbox is not None else ""
-                    self._stop(proc, "memory", f"used more than {size_text(self.limits.memory_bytes)} of memory{together}")
+                    self._stop(proc, Stop.MEMORY, f"used more than {size_text(self.limits.memory_bytes)} of memory{together}")
                     return
 
     def _send_some(self, proc, selector, pending: memoryview) -> memoryview:
@@ -415,7 +418,7 @@ class WorkerProcess:
 
     # --- killing ------------------------------------------------------------------------------------
 
-    def _stop(self, proc: subprocess.Popen, kind: str, reason: str) -> None:
+    def _stop(self, proc: subprocess.Popen, kind: Stop, reason: str) -> None:
         self.kill, self.reason = kind, reason
         self._kill(proc)
 

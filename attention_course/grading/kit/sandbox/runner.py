@@ -29,15 +29,16 @@ from collections import Counter
 from ...checks.engine import calls
 from ...checks.engine.calls import Observation
 from . import audit
+from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
 from .process import Alert, Call, CellReport, Leftover, Limits, Output, WorkerProcess, size_text
 
 __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
 
-# Status flags for what a notebook tried, by kind of finding (see audit.py); processes are flagged apart.
-FLAGS = {audit.SIGNAL: "signal", audit.NETWORK: "network", audit.WRITE: "wrote outside",
-         audit.READ: "read course files", audit.OUTSIDE: "read outside", audit.TAMPER: "tampered with the grader",
-         audit.COURSE_CODE: "used the course's code"}
+# The status each kind of finding gives (see audit.py); processes are counted apart, numpy's replacement gives none.
+FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
+         audit.READ: Status.READ_COURSE_FILES, audit.OUTSIDE: Status.READ_OUTSIDE, audit.TAMPER: Status.TAMPERED,
+         audit.COURSE_CODE: Status.USED_COURSE_CODE}
 
 
 @dataclass
@@ -48,8 +49,8 @@ class NotebookRun:
     """Call id -> what the call did."""
     cells: dict[int, CellReport]
     """Code-cell index -> what happened to the cell."""
-    incidents: list[str]
-    """Sentences about anything unusual: crashes, kills, time limits, floods of output."""
+    incidents: list[Incident]
+    """Sentences about anything unusual (crashes, kills, time limits, floods of output), each with its kind."""
     output: str
     """The start of what the notebook printed."""
     output_bytes: int
@@ -60,8 +61,11 @@ class NotebookRun:
     """How many times the notebook was run again after its process died."""
     files_written: list[str] = field(default_factory=list)
     """Files the notebook left in its working folder (deleted after the run)."""
-    flags: list[str] = field(default_factory=list)
+    flags: list[Status] = field(default_factory=list)
     """What it tried that the status column shows: signal, network, wrote outside, detached process, ..."""
+    stopped: dict[int, Stop] = field(default_factory=dict)
+    """Call id -> why the grader stopped the process during that call (a call whose process died by itself is
+    not here)."""
     sandboxed: bool = False
     """Whether it ran in a bubblewrap sandbox."""
 
@@ -124,14 +128,15 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     skip: set[int] = set()
     cells_done: dict[int, CellReport] = {}
     observations: dict[int, Observation] = {}
-    incidents: list[str] = []
+    incidents: list[Incident] = []
+    stopped: dict[int, Stop] = {}
     output = Output(limits.output_bytes)
     restarts = 0
     files: set[str] = set()
     alerts: list[Alert] = []
     counts: dict = {}
     leftovers: list[Leftover] = []
-    flags: set[str] = set()
+    flags: set[Status] = set()
     peak = 0
     while True:
         pending = [c for c in requested if c.id not in observations]
@@ -144,28 +149,32 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             counts[step] = counts.get(step, Counter()) | found
         leftovers += attempt.leftovers
         peak = max(peak, attempt.peak_processes)
-        if attempt.kill == "channel":
-            flags.add("tampered with the grader")
-        elif attempt.kill == "sandbox":
-            flags.add("grader error")
+        if attempt.kill == Stop.CHANNEL:
+            flags.add(Status.TAMPERED)
+        elif attempt.kill == Stop.SANDBOX:
+            flags.add(Status.GRADER_ERROR)
         cells_done.update(attempt.cells)
-        if attempt.kill != "channel" or attempt.finished:
+        if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
         if attempt.finished:
             break
+        died = attempt.kill.status if attempt.kill else Status.CRASHED  # what its death gives the status
         if attempt.step is None:
-            incidents.append(f"the notebook's process stopped outside any cell: {attempt.reason}")
+            incidents.append(Incident(f"the notebook's process stopped outside any cell: {attempt.reason}", died))
             break
         kind, index = attempt.step
         if kind == "cell":
             skip.add(index)
-            cells_done[index] = CellReport(index, "killed", attempt.reason)
-            incidents.append(f"code cell {index + 1} ({_excerpt(cells[index])}) {attempt.reason}; it was skipped")
+            cells_done[index] = CellReport(index, "killed", attempt.reason, attempt.kill)
+            incidents.append(Incident(f"code cell {index + 1} ({_excerpt(cells[index])}) {attempt.reason}; it was skipped",
+                                      died))
         else:
             call = by_id[index]
-            status = {"time": calls.TIMEOUT, "memory": calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
+            status = {Stop.TIME: calls.TIMEOUT, Stop.MEMORY: calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
             observations[index] = Observation(status, error=attempt.reason)
-            incidents.append(f"{call.function}() {attempt.reason}")
+            if attempt.kill is not None:
+                stopped[index] = attempt.kill
+            incidents.append(Incident(f"{call.function}() {attempt.reason}", died))
             # The same function would most likely do it again: its other inputs are not tried.
             why = "ran out of time" if status == calls.TIMEOUT else "ended the process"
             for other in pending:
@@ -174,32 +183,38 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         restarts += 1
         if restarts > limits.restarts or time.monotonic() >= deadline:
             why = "its time budget ran out" if time.monotonic() >= deadline else f"its process died {restarts} times"
-            incidents.append(f"grading of this notebook stopped early: {why}")
+            incidents.append(Incident(f"grading of this notebook stopped early: {why}"))
             break
     for call in requested:
         observations.setdefault(call.id, Observation(calls.CRASHED, error="not run: the notebook's process did not get this far"))
     if output.total > output.limit:
-        incidents.append(f"the notebook printed {size_text(output.total)}; only the first {size_text(output.limit)} were kept")
+        incidents.append(Incident(f"the notebook printed {size_text(output.total)}; only the first "
+                                  f"{size_text(output.limit)} were kept"))
     for report in cells_done.values():
-        if report.status in ("timeout", "memory", "exit"):
-            incidents.append(f"code cell {report.index + 1} ({_excerpt(cells[report.index])}): {report.error}")
+        if report.status in CELL_STATUSES:
+            incidents.append(Incident(f"code cell {report.index + 1} ({_excerpt(cells[report.index])}): {report.error}",
+                                      CELL_STATUSES[report.status]))
     if files:
         shown = ", ".join(sorted(files)[:5]) + (", ..." if len(files) > 5 else "")
-        incidents.append(f"the notebook wrote {len(files)} file(s) into its working folder ({shown}); they were deleted")
+        incidents.append(Incident(f"the notebook wrote {len(files)} file(s) into its working folder ({shown}); "
+                                  "they were deleted", Status.WROTE_FILES))
     where = _places(cells, requested)
     incidents += _alert_incidents(alerts, counts, where, sandbox is not None, flags)
     incidents += _leftover_incidents(leftovers, where, flags)
     started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in counts.items()),
                            default=(0, None), key=lambda pair: pair[0])
     if started >= limits.processes or peak >= limits.processes - 1:
-        flags.add("too many processes")
-        incidents.append(f"{where(busiest if started >= limits.processes else None)} tried to run more processes "
-                         f"than the {limits.processes} it may run at once ({started} started, at most {peak} "
-                         "running together)")
+        flags.add(Status.TOO_MANY_PROCESSES)
+        incidents.append(Incident(f"{where(busiest if started >= limits.processes else None)} tried to run more "
+                                  f"processes than the {limits.processes} it may run at once ({started} started, at "
+                                  f"most {peak} running together)", Status.TOO_MANY_PROCESSES))
     return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
-                       output.total, time.monotonic() - start, restarts, sorted(files), sorted(flags),
+                       output.total, time.monotonic() - start, restarts, sorted(files), sorted(flags), stopped,
                        sandbox is not None)
 
+
+CELL_STATUSES = {"timeout": Status.TIMEOUT, "memory": Status.OUT_OF_MEMORY, "exit": Status.SYS_EXIT}
+"""What a cell stopped inside its worker (its own alarm, MemoryError, sys.exit) gives the status."""
 
 _SENTENCES = {
     audit.SIGNAL: ("tried to send a signal to another process", "; the sandbox let it reach nothing outside"),
@@ -232,7 +247,7 @@ def _places(cells: list[str], requested: list[Call]):
     return where
 
 
-def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, flags: set[str]) -> list[str]:
+def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, flags: set[Status]) -> list[Incident]:
     """One sentence per step and kind of finding, with up to three details and how many there were."""
     grouped: dict[tuple, list[str]] = {}
     for alert in alerts:
@@ -242,13 +257,14 @@ def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, 
         what, outcome = _SENTENCES.get(kind, (f"did something unusual ({kind})", ""))
         total = max(counts.get(step, {}).get(kind, 0), len(details))
         shown = ", ".join(details[:3]) + (f"; {total} in all" if total > min(3, len(details)) else "")
-        incidents.append(f"{where(step)} {what} ({shown}){outcome if sandboxed or kind in (audit.TAMPER, audit.NUMPY) else ''}")
+        said = outcome if sandboxed or kind in (audit.TAMPER, audit.NUMPY) else ""
+        incidents.append(Incident(f"{where(step)} {what} ({shown}){said}", FLAGS.get(kind)))
         if kind in FLAGS:
             flags.add(FLAGS[kind])
     return incidents
 
 
-def _leftover_incidents(leftovers: list[Leftover], where, flags: set[str]) -> list[str]:
+def _leftover_incidents(leftovers: list[Leftover], where, flags: set[Status]) -> list[Incident]:
     grouped: dict = {}
     for process in leftovers:
         grouped.setdefault(process.step, []).append(process)
@@ -256,13 +272,13 @@ def _leftover_incidents(leftovers: list[Leftover], where, flags: set[str]) -> li
     for step, found in grouped.items():
         commands = ", ".join(f"`{c}`" for c in dict.fromkeys(p.command for p in found[:3]))
         detached = " (detached from it)" if any(p.detached for p in found) else ""
-        incidents.append(f"{where(step)} left {len(found)} process(es) running when the notebook finished "
-                         f"({commands}){detached}; they were killed with its sandbox")
-        flags.add("detached process")
+        incidents.append(Incident(f"{where(step)} left {len(found)} process(es) running when the notebook finished "
+                                  f"({commands}){detached}; they were killed with its sandbox", Status.DETACHED_PROCESS))
+        flags.add(Status.DETACHED_PROCESS)
     return incidents
 
 
-def _unique(items: list[str]) -> list[str]:
+def _unique(items: list[Incident]) -> list[Incident]:
     return list(dict.fromkeys(items))
 
 

@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 
 from ...checks.engine import results
-from .gradebook import NO_SUBMISSION, student_message
+from ..score import check_mark, student_message
+from ..status import Status
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"
 NOTHING_RECEIVED = ("Nothing of yours was in the submissions downloaded for this assignment. If you did hand "
@@ -58,9 +59,7 @@ def _best_notebooks(row: dict) -> dict[str, dict]:
 
 
 def _points(report: dict, ex: str, check: results.CheckResult) -> float:
-    points = report["exercises"][ex]["checks"].get(check.check, {}).get("points", 0)
-    value = round(points * check.score / check.max_score, 2) if check.max_score else 0
-    return int(value) if value == int(value) else value
+    return check_mark(report["exercises"][ex]["checks"].get(check.check, {}).get("points", 0), check.score, check.max_score)
 
 
 def _hidden_note(report: dict, ex: str) -> str:
@@ -78,7 +77,7 @@ def text(report: dict, row: dict) -> str:
              "", f"Total: {row['total']}/{row['max_total']}    status: {row['status']}"]
     if row["late"]:
         lines.append(f"Late by {row['late']}: {row['penalty']} points taken under the late rule.")
-    if row["status"] == NO_SUBMISSION:
+    if Status.NO_SUBMISSION in row["statuses"]:
         return "\n".join(lines + ["", NOTHING_RECEIVED]) + "\n"
     lines.append("")
     best = _best_notebooks(row)
@@ -98,19 +97,19 @@ def text(report: dict, row: dict) -> str:
                          f"{c.score}/{c.max_score} inputs, {c.status}")
             if c.status not in (results.PASSED, results.NOT_ATTEMPTED):
                 details.append(str(c))
-        lines += [f"  ! {i}" for i in nb["incidents"]]
+        lines += [f"  ! {i['text']}" for i in nb["incidents"]]
         note = _hidden_note(report, ex)
         if note:
             lines.append(f"  ({note})")
     others = [nb for nb in row["notebooks"] if nb not in best.values()]
     for nb in others:
-        lines.append(f"{Path(nb['path']).name}: not counted ({nb['status']})" + "".join(f"\n  ! {i}" for i in nb["incidents"]))
+        lines.append(f"{Path(nb['path']).name}: not counted ({nb['status']})" + "".join(f"\n  ! {i['text']}" for i in nb["incidents"]))
     if details:
         lines += ["", "What went wrong", "---------------"]
         for d in details:
             lines += [d, ""]
     if row["issues"]:
-        lines += ["", "About your submission"] + [f"- {i}" for i in row["issues"]]
+        lines += ["", "About your submission"] + [f"- {i['text']}" for i in row["issues"]]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -134,7 +133,7 @@ def page(report: dict, row: dict) -> str:
              f"<p><strong>Total: {row['total']}/{row['max_total']}</strong> &middot; status: {esc(row['status'])}</p>"]
     if row["late"]:
         parts.append(f"<p class='late'>Late by {esc(row['late'])}: {row['penalty']} points taken under the late rule.</p>")
-    if row["status"] == NO_SUBMISSION:
+    if Status.NO_SUBMISSION in row["statuses"]:
         return "".join(parts + [f"<p>{esc(NOTHING_RECEIVED)}</p></body></html>\n"])
     best = _best_notebooks(row)
     parts.append("<table class='points'><tr><th>exercise</th><th>points</th><th>notebook</th></tr>")
@@ -153,15 +152,15 @@ def page(report: dict, row: dict) -> str:
             points = info["checks"].get(result.check, {}).get("points", 0)
             parts.append(f"<p class='note'>{esc(result.function)}: {_points(report, ex, result)}/{points} points</p>")
             parts.append(result._repr_html_())
-        parts += [f"<p class='incident'>{esc(i)}</p>" for i in nb["incidents"]]
+        parts += [f"<p class='incident'>{esc(i['text'])}</p>" for i in nb["incidents"]]
         note = _hidden_note(report, ex)
         if note:
             parts.append(f"<p class='note'>{esc(note)}</p>")
     for nb in [nb for nb in row["notebooks"] if nb not in best.values()]:
         parts.append(f"<h2>{esc(Path(nb['path']).name)}: not counted</h2><p>{esc(nb['status'])}</p>")
-        parts += [f"<p class='incident'>{esc(i)}</p>" for i in nb["incidents"]]
+        parts += [f"<p class='incident'>{esc(i['text'])}</p>" for i in nb["incidents"]]
     if row["issues"]:
-        parts.append("<h2>About your submission</h2><ul>" + "".join(f"<li>{esc(i)}</li>" for i in row["issues"]) + "</ul>")
+        parts.append("<h2>About your submission</h2><ul>" + "".join(f"<li>{esc(i['text'])}</li>" for i in row["issues"]) + "</ul>")
     parts.append("</body></html>\n")
     return "".join(parts)
 

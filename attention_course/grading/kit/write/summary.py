@@ -120,7 +120,7 @@ def page(report: dict) -> str:
         parts.append("<table><tr><th>student</th><th>notebook</th><th>status</th><th>what happened</th></tr>")
         for r, nb in incidents:
             parts.append(f"<tr><td>{esc(r['name'])}</td><td>{esc(Path(nb['path']).name)}</td><td>{esc(nb['status'])}</td>"
-                         f"<td>{'<br>'.join(esc(i) for i in nb['incidents'])}</td></tr>")
+                         f"<td>{'<br>'.join(esc(i['text']) for i in nb['incidents'])}</td></tr>")
         parts.append("</table>")
     else:
         parts.append("<p>None.</p>")
