@@ -10,7 +10,8 @@ import pytest
 from attention_course.grading.checks.engine import calls
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.bubblewrap import Bubblewrap
-from attention_course.grading.kit.sandbox.process import Call, Limits, Output, WorkerProcess
+from attention_course.grading.kit.sandbox.channel import Call
+from attention_course.grading.kit.sandbox.process import Limits, Output, WorkerProcess
 from attention_course.grading.kit.sandbox.runner import run_notebook
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)

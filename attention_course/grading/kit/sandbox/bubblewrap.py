@@ -77,7 +77,7 @@ class Bubblewrap:
             args += ["--perms", "0777", "--dir", folder]
         if notebook is not None:
             fd, name = notebook
-            args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{_safe_name(name)}"]
+            args += ["--perms", "0644", "--file", str(fd), f"{WORK}/{safe_name(name)}"]
         args += ["--remount-ro", "/", "--chdir", WORK, "--info-fd", str(info_fd)]
         limits = [_prlimit(), f"--as={memory_bytes}", f"--fsize={file_bytes}", f"--nproc={processes}", "--core=0",
                   "--"]
@@ -218,7 +218,8 @@ def _inside(path: Path | str, folder: Path | str) -> bool:
     return path == folder or folder in path.parents
 
 
-def _safe_name(name: str) -> str:
+def safe_name(name: str) -> str:
+    """A notebook's file name as the worker's copy is called: letters, digits, spaces and ._- kept, the rest `_`."""
     name = "".join(c if c.isalnum() or c in "._- " else "_" for c in Path(name).name)
     return name.lstrip(".") or "notebook.ipynb"
 

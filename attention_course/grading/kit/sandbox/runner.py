@@ -31,7 +31,9 @@ from ...checks.engine.calls import Observation
 from . import audit
 from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
-from .process import Alert, Call, CellReport, Leftover, Limits, Output, WorkerProcess, size_text
+from .channel import Alert, Call, CellReport
+from .process import Limits, Output, WorkerProcess, size_text
+from .tree import Leftover
 
 __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
 

@@ -1,0 +1,215 @@
+"""A worker seen from outside, with psutil: its processes, their memory, and what is still running at the end.
+
+`SandboxProcesses` is a bubblewrap sandbox. bwrap writes the outer pid of
+the sandbox's first process (its reaper, pid 1 inside) to its info pipe; the
+grader opens a pidfd on it, checks with psutil that it is bwrap's own child
+(so that a reused pid is never signalled) and from then on reads, with
+psutil, every process under it: the worker (pid 2 inside) and whatever the
+notebook started, orphans included, since the sandbox's first process adopts
+them. A SIGKILL through the pidfd ends the whole PID namespace.
+
+`LoneProcess` is a worker without a sandbox (`--no-sandbox`): one process,
+whose own resident memory is watched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+from dataclasses import dataclass
+from typing import Callable
+
+import psutil
+
+from .bubblewrap import WORK
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A process still running in the sandbox when the worker had finished."""
+
+    command: str
+    """Its command line (shortened)."""
+    detached: bool
+    """It had left the worker's session or been orphaned (setsid, a double fork, nohup ... &)."""
+    step: tuple[str, int] | None
+    """The cell or call during which it started, when known."""
+
+
+class SandboxProcesses:
+    """The processes of one bubblewrap sandbox (see the module docstring); `bwrap` is the pid of bwrap itself."""
+
+    def __init__(self, bwrap: int):
+        self._bwrap = bwrap
+        self._info = bytearray()
+        self._first: psutil.Process | None = None
+        self._pidfd: int | None = None
+        self._worker: psutil.Process | None = None
+        self.peak = 0
+        """The most processes seen running at once (the sandbox's first process aside)."""
+
+    def add_info(self, chunk: bytes) -> None:
+        """Bytes from bwrap's info pipe; once its JSON is whole, a pidfd on the sandbox's first process."""
+        self._info += chunk
+        if self._first is not None:
+            return
+        try:
+            info = json.loads(bytes(self._info))
+        except ValueError:
+            return  # not complete yet
+        pid = info.get("child-pid") if isinstance(info, dict) else None
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 1:
+            return
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            return
+        try:
+            first = psutil.Process(pid)
+            mine = first.ppid() == self._bwrap
+        except psutil.Error:
+            mine = False
+        if not mine:  # the pid was reused: never signal a stranger
+            os.close(fd)
+            return
+        self._first, self._pidfd = first, fd
+
+    def alive(self) -> bool:
+        """Whether the sandbox's first process is known and still running (its pidfd not yet readable)."""
+        return self._pidfd is not None and not _exited(self._pidfd)
+
+    def note_worker(self) -> None:
+        """Remember the worker: the first process the sandbox started (the oldest, should the notebook's be there)."""
+        if self._worker is None and self.alive():
+            try:
+                children = self._first.children()
+                self._worker = min(children, key=lambda p: p.create_time(), default=None)
+            except psutil.Error:
+                pass
+
+    def processes(self) -> list[psutil.Process] | None:
+        """The sandbox's first process and every process under it, or None if the sandbox cannot be seen (any more)."""
+        if not self.alive():
+            return None
+        try:
+            found = [self._first, *self._first.children(recursive=True)]
+        except psutil.Error:
+            return None
+        return found if self.alive() else None  # its pid may have been reused while we read: trust nothing
+
+    def memory(self, limit: int) -> int | None:
+        """Bytes the sandbox's processes hold together: resident, or shared pages counted once when that is over."""
+        processes = self.processes()
+        if processes is None:
+            return None
+        self.peak = max(self.peak, len(processes) - 1)
+        resident = sum(_quietly(lambda p=p: p.memory_info().rss, 0) for p in processes)
+        if resident <= limit or len(processes) <= 2:
+            return resident
+        # Forked children share their parent's pages: count each page once, in shares (PSS), before killing.
+        shares = [_quietly(lambda p=p: p.memory_full_info().pss, None) for p in processes]
+        return resident if None in shares or not self.alive() else sum(shares)
+
+    def leftovers(self, step_at: Callable[[float], tuple[str, int] | None]) -> list[Leftover]:
+        """What still runs besides the worker: its command, whether it left the worker's session, and the step
+        `step_at` finds for when it started (in seconds since the machine booted, the clock of the worker's steps)."""
+        processes = self.processes() or []
+        worker = self._worker
+        found = []
+        for p in processes[1:]:
+            if worker is not None and p.pid == worker.pid:
+                continue
+            try:
+                with p.oneshot():
+                    if p.status() == psutil.STATUS_ZOMBIE:  # finished, only not reaped
+                        continue
+                    detached = (worker is None or os.getsid(p.pid) != os.getsid(worker.pid)
+                                or p.ppid() == self._first.pid)
+                    command = " ".join(p.cmdline()) or p.name()
+                    started = p.create_time() - psutil.boot_time()
+            except (psutil.Error, OSError):  # ended while we looked
+                continue
+            found.append(Leftover(command[:120], detached, step_at(started)))
+        return found if self.alive() else []
+
+    def descriptor(self, number: int) -> str | None:
+        """What the worker's file descriptor `number` is (`pipe:[inode]`), "" if closed, None if it cannot be seen."""
+        if self._worker is None or not self.alive():
+            return None
+        return _descriptor(self._worker.pid, number)
+
+    def files(self) -> list[str]:
+        """The files the notebook left in its working folder, read through the sandbox's root."""
+        return _list_files(f"/proc/{self._first.pid}/root{WORK}") if self.alive() else []
+
+    def kill(self) -> None:
+        """SIGKILL to the sandbox's first process: the kernel then ends every process of its PID namespace."""
+        if self._pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+
+class LoneProcess:
+    """A worker run without a sandbox, in `folder` (its `work/` holds the notebook): one process, watched from outside."""
+
+    peak = 0
+
+    def __init__(self, pid: int, folder: str):
+        self._pid, self._folder = pid, folder
+
+    def memory(self, limit: int) -> int | None:
+        return _quietly(lambda: psutil.Process(self._pid).memory_info().rss, None)
+
+    def descriptor(self, number: int) -> str | None:
+        return _descriptor(self._pid, number)
+
+    def files(self) -> list[str]:
+        return _list_files(os.path.join(self._folder, "work"))
+
+    def leftovers(self, step_at) -> list[Leftover]:
+        return []  # nothing holds them together to be listed: they are the machine's
+
+
+def _quietly(read, default):
+    """`read()`, or `default` if its process has ended or may not be read."""
+    try:
+        return read()
+    except psutil.Error:
+        return default
+
+
+def _descriptor(pid: int, number: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{number}")
+    except FileNotFoundError:
+        return ""  # closed
+    except OSError:
+        return None  # cannot be seen: say nothing
+
+
+def _exited(pidfd: int) -> bool:
+    """Whether the process behind a pidfd has ended (its pidfd is readable then)."""
+    try:
+        return bool(select.select([pidfd], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
+def _list_files(folder: str, limit: int = 1000) -> list[str]:
+    """Paths (relative to `folder`) of up to `limit` files found in it (never following a link)."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            found.append(os.path.relpath(os.path.join(root, name), folder))
+            if len(found) >= limit:
+                return found
+    return found
