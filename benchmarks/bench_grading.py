@@ -16,8 +16,9 @@ machines (2 cores) is under 60 s for 40 notebooks.
 
 `--overhead ROUNDS` grades every solution notebook ROUNDS times with and
 without the sandbox, one notebook at a time, the two alternating, and prints
-the median time per notebook of each and the median of their per-notebook
-differences. `--sleeper` grades the copies three ways, in turn: in the
+the median time per notebook of each, the median of their per-notebook
+differences, and the CPU time the grader's own process spends per notebook
+(starting the worker, watching it, judging what it returned). `--sleeper` grades the copies three ways, in turn: in the
 sandbox, in the sandbox with one more notebook that leaves a detached
 `sleep` behind, and without the sandbox; the sleeper must not make the batch
 slower by more than the notebook budget. The load average is printed too:
@@ -98,15 +99,17 @@ def overhead(rounds: int) -> int:
             check.prepare()
     grade_notebook(solutions[0], Limits(), sandbox=False)  # imports nbformat and IPython's transformers, once
     times: dict[bool, list[float]] = {True: [], False: []}
+    cpu: dict[bool, list[float]] = {True: [], False: []}  # the grader's own CPU time, its children's aside
     differences = []
     load_before = os.getloadavg()[0]
     for r in range(rounds):
         for path in solutions:
             pair = {}
             for sandbox in ((True, False) if r % 2 == 0 else (False, True)):  # alternate which goes first
-                start = time.perf_counter()
+                start, used = time.perf_counter(), os.times()
                 grade = grade_notebook(path, Limits(), sandbox=sandbox)
                 pair[sandbox] = time.perf_counter() - start
+                cpu[sandbox].append(sum(os.times()[:2]) - sum(used[:2]))
                 if grade.status != "ok" or grade.score != grade.max_score:
                     print(f"{path.name}: {grade.status}, {grade.score}/{grade.max_score}", file=sys.stderr)
                     return 1
@@ -121,6 +124,8 @@ def overhead(rounds: int) -> int:
           f"(ratio {with_box / without:.2f})")
     print(f"sandbox's cost:  median {statistics.median(differences) * 1000:+.0f} ms per notebook "
           f"(per-notebook differences from {min(differences) * 1000:+.0f} to {max(differences) * 1000:+.0f} ms)")
+    print(f"grader's CPU:    median {statistics.median(cpu[True]) * 1000:.0f} ms per notebook in the sandbox, "
+          f"{statistics.median(cpu[False]) * 1000:.0f} ms without (starting, watching, judging; the notebook's own aside)")
     print(f"bare start:      `python -c pass` {bare[True] * 1000:.0f} ms in the sandbox, {bare[False] * 1000:.0f} ms "
           f"without (medians of {5 * rounds} each, in turn)")
     print(f"load average:    {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")

@@ -187,7 +187,7 @@ def read_roster(path: Path | str) -> list[dict[str, str]]:
     except UnicodeDecodeError:
         raise IntakeError(f"the roster {path} is not UTF-8 text; save it as CSV UTF-8") from None
     lines = text.splitlines()
-    reader = csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))
+    reader = csv.DictReader(lines, dialect=_dialect(text))
     reader.fieldnames = [c.strip().lower() for c in reader.fieldnames or []]  # " Student_ID " is student_id
     columns = reader.fieldnames
     missing = [c for c in ("student_id", "name") if c not in columns]
@@ -214,11 +214,13 @@ def read_roster(path: Path | str) -> list[dict[str, str]]:
     return rows
 
 
-def _delimiter(header: str) -> str:
-    """The roster's delimiter: a comma, or the semicolon or tab a spreadsheet set to another locale writes."""
-    counts = {d: header.count(d) for d in ",;\t"}
-    best = max(counts, key=counts.get)
-    return best if counts[best] else ","
+def _dialect(text: str):
+    """The roster's CSV dialect, as `csv.Sniffer` finds it: commas, or the semicolons or tabs a spreadsheet set to
+    another locale writes (plain commas if it cannot tell, say for a single column)."""
+    try:
+        return csv.Sniffer().sniff(text[:1 << 16], delimiters=",;\t")
+    except csv.Error:
+        return csv.excel
 
 
 def _shown(name: str) -> str:

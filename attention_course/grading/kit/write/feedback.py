@@ -1,24 +1,24 @@
 """A feedback file per student: an offline HTML page and its plain-text twin for e-mail.
 
-Rendered from a report row (`gradebook.build_report`): the points per
+Rendered from a report row (`score.build_report`): the points per
 exercise and per check, the same per-check tables `attention-course check`
 shows, what went wrong while running the notebooks, the late penalty and what
 intake found (duplicates, ignored files). An input only the grader tries is
 described by its label and never shown: its values, the expected result and
 what came back are left out, so the feedback cannot be used to learn them.
-The HTML page has no script and loads nothing.
+The HTML page (`templates/feedback.html`) has no script and loads nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 from pathlib import Path
 
 from ...checks.engine import results
 from ..score import check_mark, student_message
 from ..status import Status
+from .html import Markup, render
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"
 NOTHING_RECEIVED = ("Nothing of yours was in the submissions downloaded for this assignment. If you did hand "
@@ -113,56 +113,28 @@ def text(report: dict, row: dict) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-_STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:60em;margin:2em auto;padding:0 1em;color:#1f2328;line-height:1.45}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}table.points{border-collapse:collapse;margin:.5em 0}
-table.points td,table.points th{border-bottom:1px solid #d0d7de;padding:.2em .8em;text-align:left;overflow-wrap:anywhere}
-table.points td:nth-child(2),table.points th:nth-child(2){white-space:nowrap}
-.late{color:#9a6700;font-weight:bold}.incident{color:#cf222e}.note{color:#57606a}pre{white-space:pre-wrap}
-"""
-
-
 def page(report: dict, row: dict) -> str:
-    """The offline HTML feedback page for one student."""
-    esc = html.escape
+    """The offline HTML feedback page for one student (`templates/feedback.html`)."""
     a = report["assignment"]
-    who = esc(row["name"]) + (f" ({esc(row['student_id'])})" if row["student_id"] else "")
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(a['title'])}: {who}</title>",
-             f"<style>{_STYLE}</style></head><body>",
-             f"<h1>{esc(a['title'])}: feedback for {who}</h1>",
-             f"<p><strong>Total: {row['total']}/{row['max_total']}</strong> &middot; status: {esc(row['status'])}</p>"]
-    if row["late"]:
-        parts.append(f"<p class='late'>Late by {esc(row['late'])}: {row['penalty']} points taken under the late rule.</p>")
-    if Status.NO_SUBMISSION in row["statuses"]:
-        return "".join(parts + [f"<p>{esc(NOTHING_RECEIVED)}</p></body></html>\n"])
+    who = row["name"] + (f" ({row['student_id']})" if row["student_id"] else "")
+    nothing = NOTHING_RECEIVED if Status.NO_SUBMISSION in row["statuses"] else ""
     best = _best_notebooks(row)
-    parts.append("<table class='points'><tr><th>exercise</th><th>points</th><th>notebook</th></tr>")
+    exercises = []
     for ex, info in report["exercises"].items():
         nb = best.get(ex)
-        parts.append(f"<tr><td>{esc(ex)} &middot; {esc(info['title'])}</td><td>{row.get(ex, 0)}/{info['points']}</td>"
-                     f"<td>{esc(Path(nb['path']).name) + ', ' + esc(nb['status']) if nb else 'no notebook received'}</td></tr>")
-    parts.append("</table>")
-    for ex, info in report["exercises"].items():
-        nb = best.get(ex)
-        if nb is None:
-            continue
-        parts.append(f"<h2>{esc(ex)}: {esc(info['title'])} ({row.get(ex, 0)}/{info['points']} points)</h2>")
-        for c in nb["checks"]:
-            result = check_result(c)
-            points = info["checks"].get(result.check, {}).get("points", 0)
-            parts.append(f"<p class='note'>{esc(result.function)}: {_points(report, ex, result)}/{points} points</p>")
-            parts.append(result._repr_html_())
-        parts += [f"<p class='incident'>{esc(i['text'])}</p>" for i in nb["incidents"]]
-        note = _hidden_note(report, ex)
-        if note:
-            parts.append(f"<p class='note'>{esc(note)}</p>")
-    for nb in [nb for nb in row["notebooks"] if nb not in best.values()]:
-        parts.append(f"<h2>{esc(Path(nb['path']).name)}: not counted</h2><p>{esc(nb['status'])}</p>")
-        parts += [f"<p class='incident'>{esc(i['text'])}</p>" for i in nb["incidents"]]
-    if row["issues"]:
-        parts.append("<h2>About your submission</h2><ul>" + "".join(f"<li>{esc(i['text'])}</li>" for i in row["issues"]) + "</ul>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
+        entry = {"id": ex, "title": info["title"], "points": row.get(ex, 0), "available": info["points"],
+                 "notebook": f"{Path(nb['path']).name}, {nb['status']}" if nb else "", "checks": None}
+        if nb is not None:
+            verdicts = [check_result(c) for c in nb["checks"]]
+            entry.update(checks=[{"function": r.function, "points": _points(report, ex, r),
+                                  "available": info["checks"].get(r.check, {}).get("points", 0),
+                                  "html": Markup(r._repr_html_())} for r in verdicts],
+                         incidents=[i["text"] for i in nb["incidents"]], note=_hidden_note(report, ex))
+        exercises.append(entry)
+    others = [{"name": Path(nb["path"]).name, "status": nb["status"], "incidents": [i["text"] for i in nb["incidents"]]}
+              for nb in row["notebooks"] if nb not in best.values()]
+    return render("feedback.html", title=a["title"], who=who, row=row, nothing=nothing, exercises=exercises,
+                  others=others, issues=[i["text"] for i in row["issues"]])
 
 
 def write_all(report: dict, folder: Path | str) -> list[Path]:
