@@ -24,7 +24,7 @@ help:
 # tests need: fast (the compiled tiled path, so the cost chapter and the benchmarks reach n = 16384
 # at full speed), book, test and cluster (Dask: grade --dask and its test on a local cluster). The torch cross-checks need the torch extra too (see README.md).
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attention-course needs Python 3.10 or newer; found " + sys.version.split()[0])'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "attention-course needs Python 3.11 or newer; found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -c requirements/constraints.txt -e ".[fast,book,test,cluster]"
 	@touch $@

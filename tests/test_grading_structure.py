@@ -7,6 +7,7 @@ untie by hand.
 """
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,54 @@ def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
     assert instructor == [], instructor
     for heavy in ("tqdm", "nbformat", "psutil", "jinja2", "distributed", "bubblewrap"):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in loaded), heavy
+
+
+# --- habits the whole package keeps ----------------------------------------------------------------
+
+ROOT = PACKAGE.parent
+LONGEST = 100
+"""No function of the package is longer than this many lines: each reads in one sitting."""
+
+
+def test_no_function_is_longer_than_a_hundred_lines():
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > LONGEST:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []
+
+
+def declared_floor() -> tuple[int, int]:
+    """The oldest Python the package says it runs on: `requires-python` in pyproject.toml."""
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    match = re.fullmatch(r">=\s*3\.(\d+)", declared)
+    assert match, f"requires-python should read >=3.N, got {declared!r}"
+    return 3, int(match.group(1))
+
+
+def test_the_declared_python_floor_is_the_one_the_code_and_the_docs_keep():
+    major, minor = declared_floor()
+    for path in sorted(PACKAGE.rglob("*.py")):  # no syntax of a later Python (say, PEP 695 type parameters)
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path), feature_version=(major, minor))
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"sys.version_info >= ({major}, {minor})" in makefile and f"needs Python {major}.{minor} or newer" in makefile
+    assert f"You need Python {major}.{minor}+" in (ROOT / "README.md").read_text()
+
+
+def test_every_grading_module_imports_on_this_python():
+    import importlib
+    import pkgutil
+
+    import attention_course.grading as grading
+
+    assert sys.version_info[:2] >= declared_floor()  # run on the floor itself, this imports every module on it
+
+    names = [m.name for m in pkgutil.walk_packages(grading.__path__, "attention_course.grading.")]
+    assert "attention_course.grading.kit.assignment" in names  # tomllib: the reason the floor is 3.11
+    for name in names:
+        importlib.import_module(name)

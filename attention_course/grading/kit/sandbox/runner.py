@@ -118,7 +118,7 @@ def code_cells(nb) -> list[str]:
 def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
                  sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
                  provided: tuple[str, ...] = ()) -> NotebookRun:
-    """Run the cells in a worker, then make the requested calls.
+    """Run the cells in a worker, then make the requested calls; again without what killed a worker.
 
     `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
     `notebook`: the submitted file, copied into the worker's folder;
@@ -126,7 +126,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
-    by_id = {c.id: c for c in requested}
+    seen = _Seen()
     skip: set[int] = set()
     cells_done: dict[int, CellReport] = {}
     observations: dict[int, Observation] = {}
@@ -134,27 +134,12 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     stopped: dict[int, Stop] = {}
     output = Output(limits.output_bytes)
     restarts = 0
-    files: set[str] = set()
-    alerts: list[Alert] = []
-    counts: dict = {}
-    leftovers: list[Leftover] = []
-    flags: set[Status] = set()
-    peak = 0
     while True:
         pending = [c for c in requested if c.id not in observations]
         attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
                                 provided=provided)
         attempt.run()
-        files.update(attempt.files_written)
-        alerts += [a for a in attempt.alerts if a not in alerts]
-        for step, found in attempt.counts.items():
-            counts[step] = counts.get(step, Counter()) | found
-        leftovers += attempt.leftovers
-        peak = max(peak, attempt.peak_processes)
-        if attempt.kill == Stop.CHANNEL:
-            flags.add(Status.TAMPERED)
-        elif attempt.kill == Stop.SANDBOX:
-            flags.add(Status.GRADER_ERROR)
+        seen.add(attempt)
         cells_done.update(attempt.cells)
         if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
@@ -171,17 +156,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             incidents.append(Incident(f"code cell {index + 1} ({_excerpt(cells[index])}) {attempt.reason}; it was skipped",
                                       died))
         else:
-            call = by_id[index]
-            status = {Stop.TIME: calls.TIMEOUT, Stop.MEMORY: calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
-            observations[index] = Observation(status, error=attempt.reason)
-            if attempt.kill is not None:
-                stopped[index] = attempt.kill
-            incidents.append(Incident(f"{call.function}() {attempt.reason}", died))
-            # The same function would most likely do it again: its other inputs are not tried.
-            why = "ran out of time" if status == calls.TIMEOUT else "ended the process"
-            for other in pending:
-                if other.group == call.group and other.id not in observations:
-                    observations[other.id] = Observation(calls.SKIPPED, error=f"not tried: an earlier input {why}")
+            incidents.append(_call_killed(attempt, index, pending, observations, stopped, died))
         restarts += 1
         if restarts > limits.restarts or time.monotonic() >= deadline:
             why = "its time budget ran out" if time.monotonic() >= deadline else f"its process died {restarts} times"
@@ -189,6 +164,56 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             break
     for call in requested:
         observations.setdefault(call.id, Observation(calls.CRASHED, error="not run: the notebook's process did not get this far"))
+    incidents += _what_it_did(cells, requested, cells_done, output, seen, limits, sandbox is not None)
+    return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
+                       output.total, time.monotonic() - start, restarts, sorted(seen.files), sorted(seen.flags), stopped,
+                       sandbox is not None)
+
+
+class _Seen:
+    """What a notebook's workers saw, over every attempt: files written, alerts, leftovers, the statuses they give."""
+
+    def __init__(self):
+        self.files: set[str] = set()
+        self.alerts: list[Alert] = []
+        self.counts: dict = {}
+        self.leftovers: list[Leftover] = []
+        self.peak = 0
+        self.flags: set[Status] = set()
+
+    def add(self, attempt: WorkerProcess) -> None:
+        self.files.update(attempt.files_written)
+        self.alerts += [a for a in attempt.alerts if a not in self.alerts]
+        for step, found in attempt.counts.items():
+            self.counts[step] = self.counts.get(step, Counter()) | found
+        self.leftovers += attempt.leftovers
+        self.peak = max(self.peak, attempt.peak_processes)
+        if attempt.kill == Stop.CHANNEL:
+            self.flags.add(Status.TAMPERED)
+        elif attempt.kill == Stop.SANDBOX:
+            self.flags.add(Status.GRADER_ERROR)
+
+
+def _call_killed(attempt: WorkerProcess, call_id: int, pending: list[Call], observations: dict[int, Observation],
+                 stopped: dict[int, Stop], died: Status) -> Incident:
+    """A call during which the worker died: its observation, its group's other inputs skipped, the incident."""
+    call = next(c for c in pending if c.id == call_id)
+    status = {Stop.TIME: calls.TIMEOUT, Stop.MEMORY: calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
+    observations[call_id] = Observation(status, error=attempt.reason)
+    if attempt.kill is not None:
+        stopped[call_id] = attempt.kill
+    # The same function would most likely do it again: its other inputs are not tried.
+    why = "ran out of time" if status == calls.TIMEOUT else "ended the process"
+    for other in pending:
+        if other.group == call.group and other.id not in observations:
+            observations[other.id] = Observation(calls.SKIPPED, error=f"not tried: an earlier input {why}")
+    return Incident(f"{call.function}() {attempt.reason}", died)
+
+
+def _what_it_did(cells: list[str], requested: list[Call], cells_done: dict[int, CellReport], output: Output,
+                 seen: _Seen, limits: Limits, sandboxed: bool) -> list[Incident]:
+    """The incidents of the whole run: output cut, cells stopped, files left, what it tried, processes."""
+    incidents = []
     if output.total > output.limit:
         incidents.append(Incident(f"the notebook printed {size_text(output.total)}; only the first "
                                   f"{size_text(output.limit)} were kept"))
@@ -196,23 +221,21 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         if report.status in CELL_STATUSES:
             incidents.append(Incident(f"code cell {report.index + 1} ({_excerpt(cells[report.index])}): {report.error}",
                                       CELL_STATUSES[report.status]))
-    if files:
-        shown = ", ".join(sorted(files)[:5]) + (", ..." if len(files) > 5 else "")
-        incidents.append(Incident(f"the notebook wrote {len(files)} file(s) into its working folder ({shown}); "
+    if seen.files:
+        shown = ", ".join(sorted(seen.files)[:5]) + (", ..." if len(seen.files) > 5 else "")
+        incidents.append(Incident(f"the notebook wrote {len(seen.files)} file(s) into its working folder ({shown}); "
                                   "they were deleted", Status.WROTE_FILES))
     where = _places(cells, requested)
-    incidents += _alert_incidents(alerts, counts, where, sandbox is not None, flags)
-    incidents += _leftover_incidents(leftovers, where, flags)
-    started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in counts.items()),
+    incidents += _alert_incidents(seen.alerts, seen.counts, where, sandboxed, seen.flags)
+    incidents += _leftover_incidents(seen.leftovers, where, seen.flags)
+    started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in seen.counts.items()),
                            default=(0, None), key=lambda pair: pair[0])
-    if started >= limits.processes or peak >= limits.processes - 1:
-        flags.add(Status.TOO_MANY_PROCESSES)
+    if started >= limits.processes or seen.peak >= limits.processes - 1:
+        seen.flags.add(Status.TOO_MANY_PROCESSES)
         incidents.append(Incident(f"{where(busiest if started >= limits.processes else None)} tried to run more "
                                   f"processes than the {limits.processes} it may run at once ({started} started, at "
-                                  f"most {peak} running together)", Status.TOO_MANY_PROCESSES))
-    return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
-                       output.total, time.monotonic() - start, restarts, sorted(files), sorted(flags), stopped,
-                       sandbox is not None)
+                                  f"most {seen.peak} running together)", Status.TOO_MANY_PROCESSES))
+    return incidents
 
 
 CELL_STATUSES = {"timeout": Status.TIMEOUT, "memory": Status.OUT_OF_MEMORY, "exit": Status.SYS_EXIT}
