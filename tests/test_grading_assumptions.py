@@ -1,4 +1,4 @@
-"""Tests for the inputs that break hidden assumptions, and for engine/observe.py and engine/shrink.py.
+"""Tests for the inputs that break hidden assumptions, and for checks/engine/observe.py and checks/engine/shrink.py.
 
 tests/grading_corpus/assumptions/ holds one wrong function per assumption a
 function could silently make (d_model = h * d_k, n_q <= n_k, a full-length

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/batch.py: whole notebooks, graded in sandboxes, in parallel.
+"""Tests for attention_course/grading/kit/batch.py and judge.py: whole notebooks, graded in sandboxes, in parallel.
 
 Every solution scores full marks, every untouched exercise scores zero without
 crashing, and the hostile corpus is graded correctly in one batch.

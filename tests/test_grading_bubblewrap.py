@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/sandbox/bubblewrap.py: the sandbox's command line, and whether one can run."""
+"""Tests for attention_course/grading/kit/sandbox/bubblewrap.py: the sandbox's command line, and whether one can run."""
 
 import os
 import pwd

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/calls.py: calling a student's function safely."""
+"""Tests for attention_course/grading/checks/engine/calls.py: calling a student's function safely."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/check.py: the engine shared by notebook and batch."""
+"""Tests for attention_course/grading/checks/engine/check.py and run.py: the engine shared by notebook and batch."""
 
 import dataclasses
 

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
+"""Tests for attention_course/grading/kit/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
 
 import csv
 import io

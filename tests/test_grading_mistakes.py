@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/engine/mistakes.py: every mistake of the corpus is recognised.
+"""Tests for attention_course/grading/checks/engine/mistakes.py: every mistake of the corpus is recognised.
 
 tests/grading_corpus/mistakes/ holds one wrong implementation per common
 mistake; each names its check (CHECK), the mistake it must be diagnosed as

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/protocol.py: only plain data crosses back."""
+"""Tests for attention_course/grading/kit/sandbox/protocol.py: only plain data crosses back."""
 
 import io
 import json

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/results.py: summaries and their text and HTML forms."""
+"""Tests for attention_course/grading/checks/engine/results.py: summaries and their text and HTML forms."""
 
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.engine.results import CaseResult, CheckResult

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/runner.py: one notebook, run again without what killed it."""
+"""Tests for attention_course/grading/kit/sandbox/runner.py: one notebook, run again without what killed it."""
 
 import numpy as np
 import pytest

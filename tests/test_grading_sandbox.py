@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/sandbox/process.py, worker.py and audit.py: one worker, its limits, its watch."""
+"""Tests for attention_course/grading/kit/sandbox/process.py (with channel.py and tree.py), worker.py and audit.py: one worker, its limits, its watch."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/exercises/sections.py: every section a mistake points to exists."""
+"""Tests for attention_course/grading/checks/exercises/sections.py: every section a mistake points to exists."""
 
 from pathlib import Path
 

@@ -1,6 +1,6 @@
 """Gradebooks an LMS imports: Canvas's gradebook CSV and Moodle's grading worksheet.
 
-Both are rendered from a report (`gradebook.build_report`) whose rows carry
+Both are rendered from a report (`score.build_report`) whose rows carry
 the roster's ids.
 
 Canvas (Grades > Import): the columns `Student`, `ID` (the Canvas user id),
