@@ -24,7 +24,9 @@ from .intake import Submission
 from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
 from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
+from .assignment import Assignment
 from .status import CLEAN, Status
+
 
 @dataclass
 class SubmissionGrade:
@@ -66,7 +68,7 @@ class SubmissionGrade:
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
-                   sandbox: bool = True, assignment=None) -> NotebookGrade:
+                   sandbox: bool = True, assignment: Assignment | None = None) -> NotebookGrade:
     """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
 
     `assignment` (an `assignment.Assignment`): its checks, time limits and
@@ -147,8 +149,8 @@ class Grading:
     """Whether the hidden inputs are tried too (an assignment's own setting replaces it)."""
     sandbox: bool = True
     """Each notebook in a bubblewrap sandbox of its own (False: a plain process, for notebooks one trusts)."""
-    assignment: object = None
-    """An `assignment.Assignment`: its checks, per-check time limits and hidden inputs; None for the default."""
+    assignment: Assignment | None = None
+    """Its checks, per-check time limits and hidden inputs are used (None: every exercise, the package's inputs)."""
 
 
 Runner = Callable[[list[Submission], Grading], Iterator[tuple[int, int, "NotebookGrade"]]]
@@ -184,8 +186,8 @@ class Threads:
 
 
 def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
-                      progress: bool = True, hidden: bool = True, sandbox: bool = True, assignment=None,
-                      runner: Runner | None = None) -> list[SubmissionGrade]:
+                      progress: bool = True, hidden: bool = True, sandbox: bool = True,
+                      assignment: Assignment | None = None, runner: Runner | None = None) -> list[SubmissionGrade]:
     """Grade every notebook of every submission with `runner` (default: `Threads(jobs)`, one per core).
 
     Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;

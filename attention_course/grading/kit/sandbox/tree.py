@@ -18,12 +18,17 @@ import json
 import os
 import select
 import signal
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 import psutil
 
 from .bubblewrap import WORK
+
+LIST_SECONDS = 0.5
+"""How often the sandbox's processes are listed again (psutil reads every process of the machine to do it);
+their memory is read as often as the supervisor asks."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class SandboxProcesses:
         self._first: psutil.Process | None = None
         self._pidfd: int | None = None
         self._worker: psutil.Process | None = None
+        self._listed: list[psutil.Process] = []
+        self._listed_at = float("-inf")
         self.peak = 0
         """The most processes seen running at once (the sandbox's first process aside)."""
 
@@ -100,17 +107,32 @@ class SandboxProcesses:
         return found if self.alive() else None  # its pid may have been reused while we read: trust nothing
 
     def memory(self, limit: int) -> int | None:
-        """Bytes the sandbox's processes hold together: resident, or shared pages counted once when that is over."""
-        processes = self.processes()
-        if processes is None:
-            return None
-        self.peak = max(self.peak, len(processes) - 1)
-        resident = sum(_quietly(lambda p=p: p.memory_info().rss, 0) for p in processes)
-        if resident <= limit or len(processes) <= 2:
+        """Bytes the sandbox's processes hold together: resident, or shared pages counted once when that is over.
+
+        The processes are those listed at most LIST_SECONDS ago; when their
+        total is over `limit`, they are listed again before anything is said.
+        """
+        processes, fresh = self._listing()
+        resident = _resident(processes)
+        if resident is not None and resident > limit and not fresh:  # a process started since may hold more
+            processes, fresh = self._listing(now=True)
+            resident = _resident(processes)
+        if resident is None or resident <= limit or len(processes) <= 2:
             return resident
         # Forked children share their parent's pages: count each page once, in shares (PSS), before killing.
         shares = [_quietly(lambda p=p: p.memory_full_info().pss, None) for p in processes]
         return resident if None in shares or not self.alive() else sum(shares)
+
+    def _listing(self, now: bool = False) -> tuple[list[psutil.Process] | None, bool]:
+        """(`processes()` as listed at most LIST_SECONDS ago, or `now`; whether it was listed by this call)."""
+        fresh = now or time.monotonic() - self._listed_at >= LIST_SECONDS
+        if fresh:
+            listed = self.processes()
+            if listed is None:
+                return None, True
+            self._listed, self._listed_at = listed, time.monotonic()
+            self.peak = max(self.peak, len(listed) - 1)
+        return (self._listed if self.alive() else None), fresh
 
     def leftovers(self, step_at: Callable[[float], tuple[str, int] | None]) -> list[Leftover]:
         """What still runs besides the worker: its command, whether it left the worker's session, and the step
@@ -165,9 +187,10 @@ class LoneProcess:
 
     def __init__(self, pid: int, folder: str):
         self._pid, self._folder = pid, folder
+        self._process = _quietly(lambda: psutil.Process(pid), None)
 
     def memory(self, limit: int) -> int | None:
-        return _quietly(lambda: psutil.Process(self._pid).memory_info().rss, None)
+        return None if self._process is None else _quietly(lambda: self._process.memory_info().rss, None)
 
     def descriptor(self, number: int) -> str | None:
         return _descriptor(self._pid, number)
@@ -175,8 +198,23 @@ class LoneProcess:
     def files(self) -> list[str]:
         return _list_files(os.path.join(self._folder, "work"))
 
+    def _recent(self, now: bool = False) -> list[psutil.Process] | None:
+        """`processes()` as listed at most LIST_SECONDS ago (or `now`), counting the most seen at once."""
+        if now or time.monotonic() - self._listed_at >= LIST_SECONDS:
+            listed = self.processes()
+            if listed is None:
+                return None
+            self._listed, self._listed_at = listed, time.monotonic()
+            self.peak = max(self.peak, len(listed) - 1)
+        return self._listed if self.alive() else None
+
     def leftovers(self, step_at) -> list[Leftover]:
         return []  # nothing holds them together to be listed: they are the machine's
+
+
+def _resident(processes: list[psutil.Process] | None) -> int | None:
+    """The resident bytes of these processes together (those that have ended count 0), or None for no list."""
+    return None if processes is None else sum(_quietly(lambda p=p: p.memory_info().rss, 0) for p in processes)
 
 
 def _quietly(read, default):
