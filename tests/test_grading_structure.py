@@ -128,6 +128,25 @@ def test_the_students_room_imports_nothing_of_the_instructors():
         assert not exercises, (name, exercises)
 
 
+KIT = "attention_course.grading.kit"
+STAGES = ("status", "assignment", "intake", "sandbox", "judge", "batch", "cluster", "score", "write", "cli")
+"""The instructor's room in the order data flows through it (after the vocabulary and the assignment file every
+stage is given): a module may import its own stage and earlier ones, never a later one."""
+
+
+def _stage(module: str) -> int:
+    return STAGES.index(module[len(KIT) + 1:].split(".")[0])
+
+
+def test_data_flows_one_way_through_the_instructor_s_room():
+    graph = import_graph()
+    kit = [name for name in graph if name.startswith(KIT + ".")]
+    assert {name[len(KIT) + 1:].split(".")[0] for name in kit} == set(STAGES)  # a new stage takes its place here
+    for name in kit:
+        later = [t for t in graph[name] if t.startswith(KIT + ".") and _stage(t) > _stage(name)]
+        assert later == [], (name, later)
+
+
 def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
     code = ("import sys\n"
             "from attention_course.grading import check_softmax\n"

@@ -230,8 +230,6 @@ class WorkerProcess:
                     raise ProtocolError("more data than any answer needs")
             except ProtocolError as err:
                 return self._stop(proc, Stop.CHANNEL, f"interfered with the grader's result channel ({err})")
-            if self.reports.ready and self.sandbox:
-                self._tree.note_worker()
             if self.finished or _ended(proc):
                 return
             overdue = self._overdue(started)

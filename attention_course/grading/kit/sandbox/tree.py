@@ -26,7 +26,7 @@ import psutil
 
 from .bubblewrap import WORK
 
-LIST_SECONDS = 0.5
+LIST_SECONDS = 1.0
 """How often the sandbox's processes are listed again (psutil reads every process of the machine to do it);
 their memory is read as often as the supervisor asks."""
 
@@ -51,7 +51,7 @@ class SandboxProcesses:
         self._info = bytearray()
         self._first: psutil.Process | None = None
         self._pidfd: int | None = None
-        self._worker: psutil.Process | None = None
+        self._worker_found: psutil.Process | None = None
         self._listed: list[psutil.Process] = []
         self._listed_at = float("-inf")
         self.peak = 0
@@ -87,14 +87,16 @@ class SandboxProcesses:
         """Whether the sandbox's first process is known and still running (its pidfd not yet readable)."""
         return self._pidfd is not None and not _exited(self._pidfd)
 
-    def note_worker(self) -> None:
-        """Remember the worker: the first process the sandbox started (the oldest, should the notebook's be there)."""
-        if self._worker is None and self.alive():
+    def _worker(self, processes: list[psutil.Process]) -> psutil.Process | None:
+        """The worker among `processes`: the first the sandbox started (older than anything the notebook started,
+        orphans the sandbox's first process adopted included)."""
+        if self._worker_found is None:
             try:
-                children = self._first.children()
-                self._worker = min(children, key=lambda p: p.create_time(), default=None)
+                started = [p for p in processes[1:] if p.ppid() == self._first.pid]
+                self._worker_found = min(started, key=lambda p: p.create_time(), default=None)
             except psutil.Error:
                 pass
+        return self._worker_found
 
     def processes(self) -> list[psutil.Process] | None:
         """The sandbox's first process and every process under it, or None if the sandbox cannot be seen (any more)."""
@@ -138,7 +140,7 @@ class SandboxProcesses:
         """What still runs besides the worker: its command, whether it left the worker's session, and the step
         `step_at` finds for when it started (in seconds since the machine booted, the clock of the worker's steps)."""
         processes = self.processes() or []
-        worker = self._worker
+        worker = self._worker(processes) if processes else None
         found = []
         for p in processes[1:]:
             if worker is not None and p.pid == worker.pid:
@@ -158,9 +160,9 @@ class SandboxProcesses:
 
     def descriptor(self, number: int) -> str | None:
         """What the worker's file descriptor `number` is (`pipe:[inode]`), "" if closed, None if it cannot be seen."""
-        if self._worker is None or not self.alive():
-            return None
-        return _descriptor(self._worker.pid, number)
+        processes, _ = self._listing()
+        worker = self._worker(processes) if processes else None
+        return None if worker is None or not self.alive() else _descriptor(worker.pid, number)
 
     def files(self) -> list[str]:
         """The files the notebook left in its working folder, read through the sandbox's root."""
@@ -197,16 +199,6 @@ class LoneProcess:
 
     def files(self) -> list[str]:
         return _list_files(os.path.join(self._folder, "work"))
-
-    def _recent(self, now: bool = False) -> list[psutil.Process] | None:
-        """`processes()` as listed at most LIST_SECONDS ago (or `now`), counting the most seen at once."""
-        if now or time.monotonic() - self._listed_at >= LIST_SECONDS:
-            listed = self.processes()
-            if listed is None:
-                return None
-            self._listed, self._listed_at = listed, time.monotonic()
-            self.peak = max(self.peak, len(listed) - 1)
-        return self._listed if self.alive() else None
 
     def leftovers(self, step_at) -> list[Leftover]:
         return []  # nothing holds them together to be listed: they are the machine's
