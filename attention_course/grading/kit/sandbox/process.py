@@ -235,7 +235,7 @@ class WorkerProcess:
             overdue = self._overdue(started)
             if overdue is not None:
                 return self._stop(proc, *overdue)
-            if time.monotonic() >= next_poll:
+            if self.reports.ready and time.monotonic() >= next_poll:  # before, only the worker's imports run
                 next_poll = time.monotonic() + POLL_SECONDS
                 used = self._tree.memory(self.limits.memory_bytes)
                 self.peak_processes = self._tree.peak
