@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..status import Stop
-from . import bubblewrap
+from . import audit, bubblewrap
 from .bubblewrap import Bubblewrap
 from .channel import Call, Reports
 from .protocol import ProtocolError, encode, pack_value
@@ -118,6 +118,7 @@ class WorkerProcess:
         self.leftovers: list[Leftover] = []
         self.peak_processes = 0
         self._tree: SandboxProcesses | LoneProcess | None = None
+        self._started = 0  # processes the worker said the notebook started, when the sandbox was last listed
         self._channel = (-1, 0)  # the result channel's descriptor number in the worker, and the pipe's inode
 
     finished = property(lambda self: self.reports.finished, doc="Whether the worker reported every cell and call.")
@@ -237,6 +238,10 @@ class WorkerProcess:
                 return self._stop(proc, *overdue)
             if self.reports.ready and time.monotonic() >= next_poll:  # before, only the worker's imports run
                 next_poll = time.monotonic() + POLL_SECONDS
+                started = sum(a.kind == audit.PROCESS for a in self.reports.alerts)
+                if started > self._started:  # the notebook started processes: look for them at once
+                    self._started = started
+                    self._tree.started_more()
                 used = self._tree.memory(self.limits.memory_bytes)
                 self.peak_processes = self._tree.peak
                 if used is not None and used > self.limits.memory_bytes:

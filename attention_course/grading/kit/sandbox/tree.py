@@ -27,8 +27,8 @@ import psutil
 from .bubblewrap import WORK
 
 LIST_SECONDS = 1.0
-"""How often the sandbox's processes are listed again (psutil reads every process of the machine to do it);
-their memory is read as often as the supervisor asks."""
+"""How often the sandbox's processes are listed again (psutil reads every process of the machine to do it),
+unless the worker says the notebook started one; their memory is read as often as the supervisor asks."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class SandboxProcesses:
         self._pidfd: int | None = None
         self._worker_found: psutil.Process | None = None
         self._listed: list[psutil.Process] = []
-        self._listed_at = float("-inf")
+        self._listed_at: float | None = None  # None: not watched yet (the worker is not ready)
         self.peak = 0
         """The most processes seen running at once (the sandbox's first process aside)."""
 
@@ -108,11 +108,18 @@ class SandboxProcesses:
             return None
         return found if self.alive() else None  # its pid may have been reused while we read: trust nothing
 
+    def started_more(self) -> None:
+        """The notebook started a process (its worker says so): list them again at the next `memory`."""
+        self._listed_at = float("-inf")
+
     def memory(self, limit: int) -> int | None:
         """Bytes the sandbox's processes hold together: resident, or shared pages counted once when that is over.
 
-        The processes are those listed at most LIST_SECONDS ago; when their
-        total is over `limit`, they are listed again before anything is said.
+        The processes are those listed at most LIST_SECONDS ago, or since the
+        notebook last started one (`started_more`); when their total is over
+        `limit`, they are listed again before anything is said. The worker
+        alone never needs it: its address space is limited to `limit` (see
+        `bubblewrap.py`), so the first listing waits LIST_SECONDS.
         """
         processes, fresh = self._listing()
         resident = _resident(processes)
@@ -127,6 +134,8 @@ class SandboxProcesses:
 
     def _listing(self, now: bool = False) -> tuple[list[psutil.Process] | None, bool]:
         """(`processes()` as listed at most LIST_SECONDS ago, or `now`; whether it was listed by this call)."""
+        if self._listed_at is None:  # the worker has just become ready: it runs alone
+            self._listed_at = time.monotonic()
         fresh = now or time.monotonic() - self._listed_at >= LIST_SECONDS
         if fresh:
             listed = self.processes()
@@ -160,7 +169,7 @@ class SandboxProcesses:
 
     def descriptor(self, number: int) -> str | None:
         """What the worker's file descriptor `number` is (`pipe:[inode]`), "" if closed, None if it cannot be seen."""
-        processes, _ = self._listing()
+        processes, _ = self._listing(now=self._worker_found is None)
         worker = self._worker(processes) if processes else None
         return None if worker is None or not self.alive() else _descriptor(worker.pid, number)
 
@@ -196,6 +205,9 @@ class LoneProcess:
 
     def descriptor(self, number: int) -> str | None:
         return _descriptor(self._pid, number)
+
+    def started_more(self) -> None:
+        pass  # its own memory is all that is watched
 
     def files(self) -> list[str]:
         return _list_files(os.path.join(self._folder, "work"))
