@@ -7,7 +7,9 @@
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
 - `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
   without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
-- `frameworks`: what the installed torch and transformers do with a fully masked row (book/stable_softmax.ipynb).
+- `frameworks`: what torch and transformers do (masked rows, masks, 16-bit kernels, layers without positions),
+  measured where they are installed and stored with their versions for builds without them
+  (book/stable_softmax.ipynb, masks.ipynb, low_precision.ipynb, positions.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
