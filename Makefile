@@ -51,7 +51,14 @@ _build/.package-stamp: $(PACKAGE_FILES)
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && touch $@
 
-book: env _build/.package-stamp
+# The book's own extension and styles (book/_ext) and _config.yml change every page but no notebook:
+# re-read and re-write the pages (Sphinx would find nothing out of date) without executing them again.
+BOOK_SETUP_FILES := $(shell find book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null) _config.yml _toc.yml
+_build/.setup-stamp: $(BOOK_SETUP_FILES)
+	rm -rf _build/.doctrees
+	@mkdir -p _build && touch $@
+
+book: env _build/.package-stamp _build/.setup-stamp
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
 	@echo
 	@echo "The book is ready: open file://$(CURDIR)/_build/html/index.html"
