@@ -66,10 +66,11 @@ book: env _build/.package-stamp _build/.setup-stamp
 test: book
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The unit tests: tests/ without the browser tests and the checks of the built book (no notebook
-# is collected there: the notebooks under tests/ are test data).
+# The unit tests: tests/ without the browser tests, the checks of the built book and the run of each
+# chapter's visible code (no notebook is collected there: the notebooks under tests/ are test data).
 check: $(VENV)/.installed
-	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py \
+	  --ignore=tests/test_book_visible_code.py $(PYTEST_ARGS)
 
 # The wheel for students (dist/attention_course-<version>-py3-none-any.whl): the package with the
 # exercise notebooks as package data (setup.py copies exercises/ into it), never solutions/, and the
