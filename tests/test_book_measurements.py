@@ -79,3 +79,10 @@ def test_the_masked_row_measurement_says_what_the_stable_softmax_chapter_says():
     assert seen["fill"]["float16"] == float(torch.finfo(torch.float16).min) == -65504
     assert seen["fill"]["float32"] == float(torch.finfo(torch.float32).min)
     assert seen["fill_weights"] == [0.25] * 4
+
+
+def test_a_chapter_asks_for_the_measurements_it_shows(monkeypatch):
+    monkeypatch.setattr(frameworks, "installed_versions", lambda: None)
+    assert frameworks.framework_measurements("masked_row")["masked_row"]["n_rows"] == 4
+    with pytest.raises(ValueError, match=r"unknown measurement \['masked_rows'\]; the measurements are masked_row"):
+        frameworks.framework_measurements("masked_rows")

@@ -289,13 +289,24 @@ def installed_versions() -> tuple[str, str] | None:
     return torch.__version__, transformers.__version__
 
 
-def measure_all() -> FrameworkMeasurements:
-    """Every measurement, made now. ImportError without torch and transformers (the `[torch]` extra)."""
+def measure_all(names=None) -> FrameworkMeasurements:
+    """The measurements `names` (all of them by default), made now.
+
+    ImportError without torch and transformers (the `[torch]` extra); ValueError for an unknown name.
+    """
     import torch
     import transformers
 
-    results = {name: measure(torch) for name, measure in MEASUREMENTS.items()}
+    names = list(MEASUREMENTS) if names is None else _known(names)
+    results = {name: MEASUREMENTS[name](torch) for name in names}
     return FrameworkMeasurements(results, torch.__version__, transformers.__version__, fresh=True)
+
+
+def _known(names) -> list[str]:
+    unknown = sorted(set(names) - set(MEASUREMENTS))
+    if unknown:
+        raise ValueError(f"unknown measurement {unknown}; the measurements are {', '.join(MEASUREMENTS)}")
+    return list(names)
 
 
 def stored_measurements(path: Path = MEASURED) -> FrameworkMeasurements:
@@ -309,9 +320,11 @@ def stored_measurements(path: Path = MEASURED) -> FrameworkMeasurements:
     return FrameworkMeasurements(data["results"], versions["torch"], versions["transformers"], fresh=False)
 
 
-def framework_measurements() -> FrameworkMeasurements:
-    """Fresh measurements where torch and transformers are installed, else the stored ones."""
-    return measure_all() if installed_versions() is not None else stored_measurements()
+def framework_measurements(*names: str) -> FrameworkMeasurements:
+    """The measurements `names` (all by default): made now where torch and transformers are installed,
+    else the stored ones."""
+    names = _known(names) if names else None
+    return measure_all(names) if installed_versions() is not None else stored_measurements()
 
 
 def record(path: Path = MEASURED) -> FrameworkMeasurements:
