@@ -130,8 +130,12 @@ def test_rope_theta_at_the_top_level_as_older_checkpoints_write_it(copy_of_fixtu
 
 
 @pytest.mark.parametrize("changes, match", [
-    ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}}, r"rope_parameters\.rope_type = 'llama3'"),
-    ({"rope_parameters": None, "rope_theta": 1e4, "rope_scaling": {"type": "linear", "factor": 2.0}}, r"rope_scaling\.rope_type = 'linear'"),
+    ({"rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4, "short_factor": [1.0] * 4}},
+     r"rope_parameters\.rope_type = 'longrope'"),
+    ({"rope_parameters": None, "rope_theta": 1e4, "rope_scaling": {"type": "proportional", "factor": 2.0}},
+     r"rope_scaling\.rope_type = 'proportional'"),
+    ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}}, r"rope_parameters: the key 'low_freq_factor'"),
+    ({"quantization_config": {"quant_method": "fp8"}}, "quantization_config"),
     ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}}, "partial_rotary_factor"),
     ({"model_type": "gemma"}, "model_type 'gemma'"),
     ({"hidden_act": "gelu_pytorch_tanh"}, "hidden_act"),
