@@ -297,3 +297,16 @@ def test_qwen2_has_qkv_biases_and_llama_follows_attention_bias():
     assert (llama.qkv_bias, llama.o_bias, llama.mlp_bias) == (True, True, True)
     with pytest.raises(UnsupportedConfigError, match="sliding_window is null"):
         DecoderConfig.from_dict({**BASE, "model_type": "qwen2", "layer_types": ["sliding_attention"] * 4})
+
+
+def test_a_damaged_safetensors_file_is_refused_naming_the_file(tmp_path):
+    data = np.arange(6, dtype="<f4").tobytes()
+    write_safetensors(tmp_path / "short.safetensors", {"w": ("F32", (2, 4), data)})  # 8 numbers claimed, 6 stored
+    with pytest.raises(ValueError, match=r"short.safetensors: tensor 'w' of shape \(2, 4\) and dtype F32 does not fit"):
+        read_safetensors(tmp_path / "short.safetensors")
+    (tmp_path / "bad.safetensors").write_bytes(struct.pack("<Q", 5) + b"{nope")
+    with pytest.raises(ValueError, match="bad.safetensors is not a safetensors file: its header is not JSON"):
+        read_safetensors(tmp_path / "bad.safetensors")
+    (tmp_path / "tiny.safetensors").write_bytes(b"\x01")
+    with pytest.raises(ValueError, match="shorter than its 8-byte header length"):
+        read_safetensors(tmp_path / "tiny.safetensors")

@@ -62,7 +62,8 @@ def read_config(cfg: dict, source: str = "config.json") -> DecoderConfig:
     if latent is not None:
         head_dim = latent.qk_head_dim
     else:
-        head_dim = int(cfg.get("head_dim") or _DEFAULT_HEAD_DIM.get(model_type) or d_model // n_heads)
+        head_dim = cfg.get("head_dim", _DEFAULT_HEAD_DIM.get(model_type))  # absent: the family's default
+        head_dim = int(head_dim or d_model // n_heads)  # null: hidden_size / num_attention_heads
     layer_types = _layer_types(cfg, model_type, n_layers, source)
     ropes = _ropes(cfg, model_type, layer_types, source)
     rope_theta = next((r.base for r, t in zip(ropes, layer_types) if r is not None and t == "full_attention"),

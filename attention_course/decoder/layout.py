@@ -69,8 +69,8 @@ def _mlp(c: DecoderConfig, layer: int, p: str) -> dict[str, tuple[int, ...]]:
     out = {p + "mlp.gate.weight": (e, h), p + "mlp.gate.e_score_correction_bias": (e,)}
     for j in range(e):  # DeepSeek: one small MLP per expert, as the published files store them
         out.update(_dense(f"{p}mlp.experts.{j}.", h, i, False))
-    if c.moe.n_shared_experts:
-        out.update(_dense(p + "mlp.shared_experts.", h, i * c.moe.n_shared_experts, False))
+    # the shared experts as one MLP, stored (with zero width) even when there are none, as transformers saves them
+    out.update(_dense(p + "mlp.shared_experts.", h, i * c.moe.n_shared_experts, False))
     return out
 
 

@@ -356,4 +356,5 @@ def random_decoder(rng: np.random.Generator, *, config: DecoderConfig | dict | N
     elif not isinstance(config, DecoderConfig):
         raise TypeError(f"config must be a DecoderConfig, a config.json dict or None; got {type(config).__name__}")
     tensors = random_tensors(rng, config, dtype)
-    return DecoderModel(decoder_weights(tensors, config, dtype, source="random_decoder"), name="random decoder")
+    weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn here: ours already
+    return DecoderModel(weights, name="random decoder")

@@ -13,7 +13,6 @@ refused rather than run with wrong numbers.
 from __future__ import annotations
 
 import json
-import mmap
 import os
 import re
 import struct
@@ -159,9 +158,9 @@ def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Every tensor of a .safetensors file as a NumPy array (bfloat16 widened to float32, exactly).
 
     The format is an 8-byte little-endian header length, a JSON header (each
-    tensor's dtype, shape and byte offsets) and the bytes. The file is mapped,
-    not read whole, and each tensor copied out once: a bfloat16 checkpoint
-    costs its float32 size in memory, not that plus the file's size.
+    tensor's dtype, shape and byte offsets) and the bytes. Each tensor is read
+    on its own: loading a bfloat16 checkpoint takes its float32 size in memory
+    plus its largest tensor's bytes, not the whole file besides.
     """
     path = Path(path)
     with open(path, "rb") as f:
@@ -173,13 +172,13 @@ def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
             header = json.loads(f.read(size))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise ValueError(f"{path} is not a safetensors file: its header is not JSON ({err})") from None
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return {name: _tensor(data, 8 + size, name, spec, path) for name, spec in header.items()
-                    if name != "__metadata__"}
+        length = f.seek(0, os.SEEK_END)
+        return {name: _tensor(f, length, 8 + size, name, spec, path) for name, spec in header.items()
+                if name != "__metadata__"}
 
 
-def _tensor(data: mmap.mmap, start: int, name: str, spec: dict, path: Path) -> np.ndarray:
-    """One tensor copied out of the mapped file (bfloat16 widened to float32)."""
+def _tensor(f, length: int, start: int, name: str, spec: dict, path: Path) -> np.ndarray:
+    """One tensor read from the open file (bfloat16 widened to float32)."""
     dtype = spec.get("dtype")
     if dtype not in _DTYPES:
         raise UnsupportedConfigError(f"{path}: tensor {name!r} is stored as {dtype}, which is not implemented "
@@ -187,13 +186,16 @@ def _tensor(data: mmap.mmap, start: int, name: str, spec: dict, path: Path) -> n
     item = np.dtype(_DTYPES[dtype]).newbyteorder("<")
     shape, (begin, end) = tuple(spec["shape"]), spec["data_offsets"]
     count = int(np.prod(shape, dtype=np.int64))
-    if end - begin != count * item.itemsize or start + end > len(data):
+    if end - begin != count * item.itemsize or start + end > length:
         raise ValueError(f"{path}: tensor {name!r} of shape {shape} and dtype {dtype} does not fit its byte range "
                          f"[{begin}, {end})")
-    view = np.frombuffer(data, dtype=item, count=count, offset=start + begin).reshape(shape)  # in place, no copy
-    out = view.astype(np.float32) if dtype == "BF16" else view.astype(item.newbyteorder("="))  # a copy: exact
-    del view  # the map can close: nothing points into it any more
-    return out
+    stored = np.empty(shape, dtype=item)  # (shape) as stored, little-endian
+    f.seek(start + begin)
+    if f.readinto(stored.reshape(-1).view(np.uint8)) != stored.nbytes:  # its bytes, straight from the file
+        raise ValueError(f"{path}: tensor {name!r} is cut short: the file ends inside it")
+    if dtype == "BF16":
+        return stored.astype(np.float32)  # exact: every bfloat16 is a float32
+    return stored.astype(item.newbyteorder("="), copy=False)  # native byte order (a no-op on little-endian machines)
 
 
 def read_checkpoint(folder: str | os.PathLike) -> dict[str, np.ndarray]:
@@ -267,16 +269,17 @@ def _experts(t: _Taker, c: DecoderConfig, m: str) -> Experts:
     """A layer's experts under the prefix m ("model.layers.i.mlp.")."""
     if c.moe.router == "softmax_top_k":  # gpt-oss: gate and up interleaved in one (in, out) tensor
         gate_up, b_gate_up = t.get(m + "experts.gate_up_proj"), t.get(m + "experts.gate_up_proj_bias")
-        return Experts(router=_frozen(t.raw(m + "router.weight").T, t.dtype, t.copy), router_bias=t.get(m + "router.bias"),
+        router = _frozen(t.raw(m + "router.weight").T, t.dtype, t.copy)  # (E, d_model) -> (d_model, E)
+        return Experts(router=router, router_bias=t.get(m + "router.bias"),
                        w_gate=gate_up[..., 0::2], w_up=gate_up[..., 1::2], w_down=t.get(m + "experts.down_proj"),
                        b_gate=b_gate_up[..., 0::2], b_up=b_gate_up[..., 1::2], b_down=t.get(m + "experts.down_proj_bias"))
     experts = [[t.linear(f"{m}experts.{j}.{name}")[0] for j in range(c.moe.n_experts)]
                for name in ("gate_proj", "up_proj", "down_proj")]
     w_gate, w_up, w_down = (_frozen(np.stack(ws), t.dtype, copy=False) for ws in experts)  # E x (in, out) -> (E, in, out)
-    shared = None
-    if c.moe.n_shared_experts:
-        shared = tuple(t.linear(m + "shared_experts." + name)[0] for name in ("gate_proj", "up_proj", "down_proj"))
-    return Experts(router=_frozen(t.raw(m + "gate.weight").T, t.dtype, t.copy), correction_bias=t.get(m + "gate.e_score_correction_bias"),
+    shared = tuple(t.linear(m + "shared_experts." + name)[0] for name in ("gate_proj", "up_proj", "down_proj"))
+    shared = shared if c.moe.n_shared_experts else None  # stored with zero width when there are none
+    router = _frozen(t.raw(m + "gate.weight").T, t.dtype, t.copy)  # (E, d_model) -> (d_model, E)
+    return Experts(router=router, correction_bias=t.get(m + "gate.e_score_correction_bias"),
                    w_gate=w_gate, w_up=w_up, w_down=w_down, shared=shared)
 
 
