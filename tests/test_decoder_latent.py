@@ -73,3 +73,19 @@ def test_a_latent_cache_has_the_kv_cache_interface():
     assert cache.nbytes == 4 * (8 + 2) * 8 and "LatentCache(2 layers, 4 tokens seen" in repr(cache)
     with pytest.raises(ValueError, match="only the sequence axis"):
         cache.update(0, np.ones((1, 1, 5)), np.zeros((1, 1, 2)))
+
+
+def test_qkv_of_a_latent_layer_gives_each_heads_rebuilt_keys_and_values():
+    model = random_decoder(np.random.default_rng(5), config=config_json("deepseek-v3"))
+    c, m = model.config, model.config.latent
+    ids = np.arange(6) * 11
+    x = model.forward(ids).hidden_states[1]
+    q, k, v = model.qkv(1, x, np.arange(6))
+    assert q.shape == k.shape == (c.n_heads, 6, m.qk_head_dim) and v.shape == (c.n_heads, 6, m.v_head_dim)
+    assert np.array_equal(k[0, :, m.qk_nope_head_dim:], k[3, :, m.qk_nope_head_dim:])  # one RoPE key for every head
+    q_raw, k_raw, v_raw = model.qkv(1, x, np.arange(6), rotate=False)
+    np.testing.assert_array_equal(v_raw, v)
+    np.testing.assert_array_equal(k_raw[..., :m.qk_nope_head_dim], k[..., :m.qk_nope_head_dim])
+    factor = c.ropes[1].frequencies(m.qk_rope_head_dim)[1]  # YaRN's: not applied without the rotation
+    np.testing.assert_allclose(np.linalg.norm(k[..., m.qk_nope_head_dim:], axis=-1),
+                               factor * np.linalg.norm(k_raw[..., m.qk_nope_head_dim:], axis=-1), rtol=1e-12)

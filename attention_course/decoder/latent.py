@@ -32,10 +32,11 @@ LATENT_NORM_EPS = 1e-6
 """The epsilon of the q_a and kv_a norms: transformers builds them with RMSNorm's default, not rms_norm_eps."""
 
 
-def latent_qkv(config: DecoderConfig, a: LatentAttention, layer: int, h: np.ndarray, positions: np.ndarray):
+def latent_qkv(config: DecoderConfig, a: LatentAttention, layer: int, h: np.ndarray, positions: np.ndarray,
+               rotate_qk: bool = True):
     """(q_nope (h, n, d_nope), q_rope (h, n, d_rope), latent (n, r), k_rope (1, n, d_rope)) of the normed input h.
 
-    q_rope and k_rope are rotated (and scaled by YaRN's attention factor).
+    q_rope and k_rope are rotated (and scaled by YaRN's attention factor), unless rotate_qk is False.
     """
     c, m = config, config.latent
     if a.w_q is not None:
@@ -48,9 +49,10 @@ def latent_qkv(config: DecoderConfig, a: LatentAttention, layer: int, h: np.ndar
     kv = project(h, a.w_kv_a, a.b_kv_a)  # (n, d_model) x (d_model, r + d_rope) -> (n, r + d_rope)
     latent = rms_norm(kv[:, :m.kv_lora_rank], a.kv_a_norm, LATENT_NORM_EPS)  # (n, r)
     k_rope = kv[None, :, m.kv_lora_rank:]  # (n, d_rope) -> (1, n, d_rope): one key for every head
-    rope = c.ropes[layer]
-    q_rope = rotate(q_rope, positions, rope, c.rope_interleaved)  # (h, n, d_rope)
-    k_rope = rotate(k_rope, positions, rope, c.rope_interleaved)  # (1, n, d_rope)
+    if rotate_qk:
+        rope = c.ropes[layer]
+        q_rope = rotate(q_rope, positions, rope, c.rope_interleaved)  # (h, n, d_rope)
+        k_rope = rotate(k_rope, positions, rope, c.rope_interleaved)  # (1, n, d_rope)
     return q_nope, q_rope, latent, k_rope
 
 

@@ -136,10 +136,7 @@ class DecoderModel:
         positions = np.asarray(positions)
         if c.latent is None:
             return _qkv(c, p, layer, h, positions, rotate_qk=rotate)
-        rotated = latent_qkv(c, p.latent, layer, h, positions)
-        if not rotate:  # the same projections at position 0: RoPE turns nothing there
-            rotated = latent_qkv(c, p.latent, layer, h, np.zeros_like(positions))
-        q_nope, q_rope, latent, k_rope = rotated
+        q_nope, q_rope, latent, k_rope = latent_qkv(c, p.latent, layer, h, positions, rotate_qk=rotate)
         w_uk, w_uv = p.latent.absorbed(c.n_heads, c.latent.qk_nope_head_dim)  # (h, r, d_nope), (h, r, d_v)
         k_nope = latent[None] @ w_uk  # (1, n, r) x (h, r, d_nope) -> (h, n, d_nope)
         k = np.concatenate([k_nope, np.broadcast_to(k_rope, k_nope.shape[:-1] + k_rope.shape[-1:])], axis=-1)
