@@ -56,13 +56,16 @@ MODELS = ("google/gemma-3-270m", "Qwen/Qwen3-0.6B")
 """The published models timed by default: the two small ones a reader can run on a laptop."""
 
 LOAD = """
-import resource, sys, time
+import sys, time
 from attention_course.decoder import load_decoder
 start = time.perf_counter()
 model = load_decoder(sys.argv[1])
-print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+seconds = time.perf_counter() - start
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(seconds, int(status["VmHWM"].split()[0]) * 1024)
 """
-"""Loads a checkpoint in a fresh process: its time and its peak resident memory in bytes (Linux: ru_maxrss in KiB)."""
+"""Loads a checkpoint in a fresh process: its time, and its peak resident memory in bytes (Linux's VmHWM: unlike
+ru_maxrss, which keeps the parent's figure across fork and exec, it counts this program alone)."""
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -21,11 +21,15 @@
 A small real checkpoint runs here as it is: a Qwen3 0.6B or Gemma 3 270M
 folder (config.json, model.safetensors, tokenizer.json) loads with
 `load_decoder(folder)`. Its memory, computed from the published configuration
-(`size.parameter_count`), not measured: 596 million parameters for Qwen3 0.6B,
-2.4 GB once widened to float32 (1.2 GB on disk in bfloat16); 268 million for
-Gemma 3 270M, 1.1 GB in float32. A token costs about 2 multiply-adds per
-parameter it touches (`size.decode_flops_per_token`); the time this takes in
-NumPy is measured by benchmarks/bench_published.py (benchmarks/README.md).
+(`size.parameter_count`, `published.PUBLISHED_CONFIGS`), not measured on the
+real files: 596 million parameters for Qwen3 0.6B, 2.4 GB once widened to
+float32 (1.2 GB on disk in bfloat16); 268 million for Gemma 3 270M, 1.1 GB in
+float32 (0.5 GB on disk). Loading reads one tensor at a time, so it needs
+about the float32 size. A new token costs about 2 FLOPs (a multiply and an
+add) per parameter it is multiplied by (`size.decode_flops_per_token`), and
+its time is mostly the time to read those float32 weights from memory:
+benchmarks/bench_published.py measures both on models of these shapes
+(benchmarks/README.md).
 
 >>> import numpy as np
 >>> from attention_course.decoder import random_decoder
