@@ -24,7 +24,7 @@ from ..core.attention import _mix, attention_weights
 from ..core.masks import causal_mask, sliding_window_mask
 from ..core.multi_head import merge_heads, split_heads
 from ..core.positions import apply_rope
-from .cache import KVCache
+from .cache import KVCache, LayerCache
 from .config import DecoderConfig
 from .weights import DecoderLayer, DecoderWeights, decoder_weights, read_checkpoint
 
@@ -172,7 +172,7 @@ class DecoderModel:
         Args:
             ids: (n,) token ids, or a str (with a tokenizer).
             cache: None (the ids are the whole sequence, at positions 0..n-1),
-                or a KVCache of earlier tokens: the ids then sit at positions
+                or a KVCache (or a Paged, Reserved or Quantized one) of earlier tokens: the ids then sit at positions
                 len(cache) .. len(cache) + n - 1, and their keys and values
                 are appended to it.
             need_weights: also return every layer's attention weights.
@@ -183,8 +183,9 @@ class DecoderModel:
         """
         c, w = self.config, self.weights
         ids = self._ids(ids)
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache (model.new_cache()) or None; got {type(cache).__name__}")
+        if cache is not None and not isinstance(cache, LayerCache):
+            raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
+                            f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
         if cache is not None and cache.n_layers != c.n_layers:
             raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
         past = 0 if cache is None else len(cache)
