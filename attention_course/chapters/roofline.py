@@ -452,10 +452,13 @@ def roofline_plot(ceilings: Ceilings, points=(), *, ax=None, styles=None, intens
     grid = np.geomspace(low, high, 200)
     ax.plot(grid, ceilings.attainable(grid) / 1e9, color="black", linewidth=1.5)
     ax.axvline(ceilings.ridge, color="0.6", linestyle=":", linewidth=1)
-    ax.annotate(f"memory: {ceilings.bandwidth / 1e9:.1f} GB/s", (low, ceilings.bandwidth * low / 1e9),
-                xytext=(4, 6), textcoords="offset points", rotation=0, fontsize=8)
+    start = low * 1.5  # label the slope a little inside the axes, below the line
+    ax.annotate(f"memory: {ceilings.bandwidth / 1e9:.1f} GB/s", (start, ceilings.bandwidth * start / 1e9),
+                xytext=(8, 0), textcoords="offset points", va="top", fontsize=8)
     ax.annotate(f"compute: {ceilings.flops / 1e9:.1f} GFLOP/s", (high, ceilings.flops / 1e9),
                 xytext=(-4, 4), textcoords="offset points", ha="right", fontsize=8)
+    lowest = min([ceilings.bandwidth * low] + [p.achieved for p in points])
+    ax.set_ylim(lowest / 1e9 / 2, ceilings.flops / 1e9 * 2.5)  # room above the roof for its label
     for p in points:
         style = dict(marker="o", linestyle="none")
         style.update((styles or {}).get(p.label, {}))

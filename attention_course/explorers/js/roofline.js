@@ -190,13 +190,13 @@ function render({ model, el }) {
       else { dots.decode.setAttribute("cx", px.toFixed(1)); dots.decode.setAttribute("cy", py.toFixed(1)); }
       const before = px > right - 70; // label on the left near the right edge
       dotText[phase].setAttribute("x", (before ? px - 10 : px + 10).toFixed(1));
-      dotText[phase].setAttribute("y", (py + (phase === "prefill" ? 18 : -10)).toFixed(1));
+      dotText[phase].setAttribute("y", (py + 18).toFixed(1)); // below the roof, which rises to the right
       dotText[phase].setAttribute("text-anchor", before ? "end" : "start");
     }
     const marks = [];
     for (let e = -1; e <= 4; e++) {
       const t = svgEl("text", { x: x(10 ** e).toFixed(1), y: bottom + 16, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
-      t.textContent = e < 0 ? "0.1" : String(10 ** e);
+      t.textContent = ["0.1", "1", "10", "100", "1k", "10k"][e + 1];
       marks.push(t);
     }
     for (let e = Math.ceil(Math.log10(yLo)); e <= Math.floor(Math.log10(yHi)); e++) {
