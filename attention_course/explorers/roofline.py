@@ -87,7 +87,7 @@ class RooflineExplorer(Explorer):
                             f"got {type(ceilings).__name__}")
         threads = "one thread" if ceilings.threads == 1 else f"{ceilings.threads or 'all'} threads"
         measured = (f"measured on the machine that built this page ({threads}): a matrix-vector product streaming "
-                    f"256 MiB, and a 1024 x 1024 float32 matrix product")
+                    f"an array larger than the processor's caches, and a square float32 matrix product")
         layouts = [{f: getattr(x, f) for f in LAYOUT_FIELDS} for x in LAYOUTS]
         model = {f.name: getattr(LLAMA_3_8B, f.name) for f in dataclasses.fields(LLAMA_3_8B) if f.name != "layout"}
         super().__init__(layouts=layouts, model=model, itemsizes={name: itemsize(name) for name in DTYPES},
