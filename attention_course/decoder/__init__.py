@@ -12,6 +12,12 @@
 - `attention`: grouped-query attention with QK-norm, per-layer RoPE or none,
   soft-capping, sinks and sliding windows; `latent`: multi-head latent
   attention, expanded or absorbed; `mlp`: gated MLPs and mixtures of experts.
+- `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
+  block table, as vLLM keeps them (book/generating_cost.ipynb).
+- `reserved`: `ReservedKVCache`, one buffer per layer for the longest sequence,
+  written in place (book/generating_cost.ipynb).
+- `quantized`: `QuantizedKVCache`, int8 or float8 codes with absmax scales
+  (book/generating_cost.ipynb).
 - `step`: `decode_step`, one new token's attention against the cache, by hand.
 - `model`: `load_decoder(folder)`, `random_decoder(rng)` and the NumPy
   forward pass, `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`.
@@ -39,9 +45,12 @@ benchmarks/bench_published.py measures both on models of these shapes
 ((3, 64), (2, 4, 3, 3))
 """
 
-from .cache import KVCache, LatentCache, cache_bytes, itemsize, kv_cache_bytes, latent_cache_bytes
+from .cache import KVCache, LatentCache, LayerCache, cache_bytes, itemsize, kv_cache_bytes, latent_cache_bytes
 from .config import DecoderConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 from .step import decode_step
+from .paged import PagedKVCache
+from .reserved import ReservedKVCache
+from .quantized import QuantizedKVCache, attention_error_bound, quantize
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 
@@ -54,14 +63,20 @@ __all__ = [
     "KVCache",
     "LatentAttentionConfig",
     "LatentCache",
+    "LayerCache",
     "MoEConfig",
+    "PagedKVCache",
+    "QuantizedKVCache",
+    "ReservedKVCache",
     "UnsupportedConfigError",
+    "attention_error_bound",
     "cache_bytes",
     "decode_step",
     "itemsize",
     "kv_cache_bytes",
     "latent_cache_bytes",
     "load_decoder",
+    "quantize",
     "random_decoder",
     "read_checkpoint",
     "rms_norm",

@@ -18,6 +18,7 @@ a `DecoderConfig`, sliding windows included.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -264,3 +265,31 @@ def _read_only(a: np.ndarray | None) -> np.ndarray | None:
     view = a.view()
     view.flags.writeable = False
     return view
+
+
+@runtime_checkable
+class LayerCache(Protocol):
+    """What `DecoderModel.forward` asks of a cache: `KVCache`, `PagedKVCache` and `QuantizedKVCache` all give it.
+
+    They differ in how they store the keys and values (one array per layer,
+    fixed blocks, quantized numbers), not in what `update` returns: every
+    earlier key and value the layer keeps, followed by the new ones.
+    """
+
+    n_layers: int
+    windows: tuple[int | None, ...]
+
+    def update(self, layer: int, key, value) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def keys(self, layer: int) -> np.ndarray | None: ...
+
+    def values(self, layer: int) -> np.ndarray | None: ...
+
+    def seen(self, layer: int = 0) -> int: ...
+
+    def kept(self, layer: int = 0) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...

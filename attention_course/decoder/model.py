@@ -24,7 +24,7 @@ import numpy as np
 from ..core.norms import rms_norm
 from ..core.softcap import softcap
 from .attention import grouped_query_attention, qkv as _qkv
-from .cache import KVCache, LatentCache
+from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
 from .layout import checkpoint_shapes
 from .latent import latent_attention, latent_qkv
@@ -173,9 +173,10 @@ class DecoderModel:
         Args:
             ids: (n,) token ids, or a str (with a tokenizer).
             cache: None (the ids are the whole sequence, at positions 0..n-1),
-                or a cache of earlier tokens (`new_cache()`): the ids then sit
-                at positions len(cache) .. len(cache) + n - 1, and their keys
-                and values (latents, for latent attention) are appended to it.
+                or a cache of earlier tokens (`new_cache()`, or a Paged,
+                Reserved or Quantized one): the ids then sit at positions
+                len(cache) .. len(cache) + n - 1, and their keys and values
+                (latents, for latent attention) are appended to it.
             need_weights: also return every layer's attention weights.
 
         Returns:
@@ -184,8 +185,9 @@ class DecoderModel:
         """
         c, w = self.config, self.weights
         ids = self._ids(ids)
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache (model.new_cache()) or None; got {type(cache).__name__}")
+        if cache is not None and not isinstance(cache, LayerCache):
+            raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
+                            f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
         if cache is not None and cache.n_layers != c.n_layers:
             raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
         past = 0 if cache is None else len(cache)
