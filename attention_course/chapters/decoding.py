@@ -112,8 +112,8 @@ def decode_flops(config: DecoderConfig, n: int, use_cache: bool) -> int:
     return n * _weight_flops(config) + _attention_flops(config, np.arange(1, n + 1))
 
 
-def filled_cache(model, n_tokens: int, rng: np.random.Generator):
-    """A KVCache for `model` holding `n_tokens` tokens of random keys and values.
+def filled_cache(model, n_tokens: int, rng: np.random.Generator, cache=None):
+    """`cache` (a new KVCache for `model` by default) holding `n_tokens` tokens of random keys and values.
 
     What a step costs depends on how many keys it meets, not on their
     numbers, so a step can be timed after a long context without computing
@@ -121,7 +121,7 @@ def filled_cache(model, n_tokens: int, rng: np.random.Generator):
     """
     c = model.config
     dtype = model.weights.embeddings.dtype
-    cache = model.new_cache()
+    cache = model.new_cache() if cache is None else cache
     for layer in range(c.n_layers):
         k, v = (rng.standard_normal((c.n_kv_heads, n_tokens, c.head_dim)).astype(dtype) for _ in range(2))
         cache.update(layer, k, v)  # (h_kv, n_tokens, d) each
