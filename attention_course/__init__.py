@@ -5,7 +5,7 @@ multi-head, positions: what the book teaches), `tiled` (attention tile by tile w
 online softmax, and its optional compiled accelerator), `chapters` (the data,
 traces and measurements of one chapter each), `explorers` (the interactive
 widgets), `pretrained` (a real model run with the course's own attention),
-`decoder` (generating text: the KV cache and a Llama-architecture checkpoint) and
+`decoder` (generating text: the KV cache and today's open checkpoints) and
 `grading` (the exercises' checks, the sandboxed grader, release and
 gradebooks). The names below are re-exported from them.
 

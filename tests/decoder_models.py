@@ -3,8 +3,11 @@
 No download: each model is built from a config, its weights re-drawn so that
 attention is far from uniform (transformers' own initialisation, normal with
 std 0.02, makes every score nearly 0), and saved with `save_pretrained` as a
-checkpoint folder. Used by tests/test_decoder_transformers.py and by
-tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
+checkpoint folder. Every architecture `load_decoder` runs is here, most in
+several configurations (sizes, windows, RoPE scalings, expert counts, low-rank
+queries or not). Used by tests/test_decoder_transformers.py, by the NumPy-only
+tests (`config_json` gives the same configurations without transformers) and
+by tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
 """
 
 from __future__ import annotations
@@ -36,6 +39,18 @@ ARCHITECTURES = {
     "llama-options": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, head_dim=12,
                                                 attention_bias=True, mlp_bias=True, tie_word_embeddings=True,
                                                 rope_parameters={"rope_type": "default", "rope_theta": 100.0})),
+    # Llama 3.1's RoPE: with d = 8 and base 10^4, one pair kept, one blended, two slowed by the factor.
+    "llama3-rope": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=2, max_position_embeddings=512,
+                                              rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0,
+                                                               "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                               "original_max_position_embeddings": 64})),
+    "llama-linear-rope": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=1, head_dim=6,
+                                                    rope_parameters={"rope_type": "linear", "rope_theta": 1000.0,
+                                                                     "factor": 2.5})),
+    # Dynamic NTK: a trained context of 8 tokens, shorter than the prompt, so the base grows with every token.
+    "llama-dynamic-rope": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=2, max_position_embeddings=8,
+                                                     rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0,
+                                                                      "factor": 3.0})),
     # Mistral: a sliding window much shorter than the prompt on every layer, multi-query attention.
     "mistral": ("MistralForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=1, sliding_window=4,
                                             rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
@@ -43,7 +58,113 @@ ARCHITECTURES = {
     "qwen2": ("Qwen2ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=2, use_sliding_window=True,
                                         sliding_window=5, max_window_layers=1, tie_word_embeddings=True,
                                         rope_parameters={"rope_type": "default", "rope_theta": 1000.0})),
+    # Qwen3: QK-norm, head_dim 12 (not 32 / 4).
+    "qwen3": ("Qwen3ForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=2, head_dim=12,
+                                        rope_parameters={"rope_type": "default", "rope_theta": 1000.0})),
+    # Qwen3 with every option: biases, MQA, tied embeddings, a window from layer 1 on, YaRN.
+    "qwen3-window-yarn": ("Qwen3ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=1, head_dim=6,
+                                                    max_position_embeddings=64,
+                                                    attention_bias=True, tie_word_embeddings=True,
+                                                    use_sliding_window=True, sliding_window=5, max_window_layers=1,
+                                                    rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0,
+                                                                     "factor": 4.0, "original_max_position_embeddings": 16})),
+    # Gemma 2: sliding and global layers alternating, scores capped at 3 (they bend), logits at 5,
+    # query_pre_attn_scalar 10 (not head_dim), head_dim 12.
+    "gemma2": ("Gemma2ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=2, head_dim=12, sliding_window=4,
+                                          query_pre_attn_scalar=10, attn_logit_softcapping=3.0,
+                                          final_logit_softcapping=5.0,
+                                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
+    "gemma2-mqa": ("Gemma2ForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=1, head_dim=8, sliding_window=6,
+                                              layer_types=["full_attention", "sliding_attention"],
+                                              query_pre_attn_scalar=8, attn_logit_softcapping=20.0,
+                                              final_logit_softcapping=None, tie_word_embeddings=False,
+                                              rope_parameters={"rope_type": "default", "rope_theta": 100.0})),
+    # Gemma 3: QK-norm, local and global layers, each kind with its own RoPE (the global one scaled).
+    "gemma3": ("Gemma3ForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=2, head_dim=12, sliding_window=4,
+                                          layer_types=["sliding_attention", "sliding_attention", "full_attention",
+                                                       "sliding_attention"], query_pre_attn_scalar=12,
+                                          rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0,
+                                                                              "rope_theta": 1000000.0},
+                                                           "sliding_attention": {"rope_type": "default",
+                                                                                 "rope_theta": 10000.0}})),
+    "gemma3-mqa": ("Gemma3ForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=1, head_dim=16, sliding_window=3,
+                                              layer_types=["full_attention", "sliding_attention"],
+                                              query_pre_attn_scalar=16, final_logit_softcapping=8.0,
+                                              rope_parameters={"full_attention": {"rope_type": "default",
+                                                                                  "rope_theta": 1000.0},
+                                                               "sliding_attention": {"rope_type": "default",
+                                                                                     "rope_theta": 50.0}})),
+    # SmolLM3: layers without positions (NoPE) among RoPE layers.
+    "smollm3": ("SmolLM3ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=2, no_rope_layers=[1, 0, 1],
+                                            rope_parameters={"rope_type": "default", "rope_theta": 1000.0})),
+    "smollm3-interval": ("SmolLM3ForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=4, no_rope_layer_interval=2,
+                                                     attention_bias=True, mlp_bias=True, tie_word_embeddings=False,
+                                                     rope_parameters={"rope_type": "default", "rope_theta": 2000000.0})),
+    # gpt-oss: sinks, sliding and full layers alternating, its YaRN, biases, 4 experts, 2 per token.
+    "gpt-oss": ("GptOssForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=2, head_dim=8, sliding_window=4,
+                                           num_local_experts=4, num_experts_per_tok=2, intermediate_size=24,
+                                           max_position_embeddings=131072)),
+    "gpt-oss-8e": ("GptOssForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=1, head_dim=6, sliding_window=3,
+                                              num_local_experts=8, num_experts_per_tok=3, intermediate_size=16,
+                                              swiglu_limit=1.0, swiglu_alpha=1.2, max_position_embeddings=256,
+                                              rope_parameters={"rope_type": "yarn", "rope_theta": 500.0, "factor": 8.0,
+                                                               "beta_fast": 8.0, "beta_slow": 0.5, "truncate": True,
+                                                               "original_max_position_embeddings": 32})),
+    # DeepSeek-V3: latent attention with low-rank queries, YaRN with its mscale, a dense layer then experts
+    # (sigmoid scores, the correction bias, 2 groups of 4 with 1 kept, a shared expert).
+    "deepseek-v3": ("DeepseekV3ForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=12,
+                                                   kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4,
+                                                   v_head_dim=6, first_k_dense_replace=1, n_routed_experts=8,
+                                                   num_experts_per_tok=2, n_group=2, topk_group=1, n_shared_experts=1,
+                                                   moe_intermediate_size=16, max_position_embeddings=64,
+                                                   rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0,
+                                                                    "factor": 4.0, "mscale": 0.707,
+                                                                    "mscale_all_dim": 1.0, "beta_fast": 32, "beta_slow": 1,
+                                                                    "original_max_position_embeddings": 16})),
+    # DeepSeek-V3 with one query projection (q_lora_rank null), rotate-half RoPE, 16 experts in 4 groups.
+    "deepseek-v3-plain-q": ("DeepseekV3ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=2, num_attention_heads=2,
+                                                           q_lora_rank=None, kv_lora_rank=12, qk_nope_head_dim=6,
+                                                           qk_rope_head_dim=6, v_head_dim=10, first_k_dense_replace=1,
+                                                           n_routed_experts=16, num_experts_per_tok=3, n_group=4,
+                                                           topk_group=2, n_shared_experts=2, moe_intermediate_size=8,
+                                                           norm_topk_prob=False, routed_scaling_factor=1.5,
+                                                           attention_bias=True, rope_interleave=False,
+                                                           rope_parameters={"rope_type": "default", "rope_theta": 100.0})),
 }
+"""name -> (transformers class, config options beside COMMON): each architecture, several configurations of most."""
+
+
+MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
+               "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
+               "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3"}
+"""config.json's model_type of each transformers class above."""
+
+
+def config_json(name: str) -> dict:
+    """The config.json fields of architecture `name` as written above, without transformers' defaults filled in."""
+    class_name, options = ARCHITECTURES[name]
+    return {"model_type": MODEL_TYPES[class_name], **COMMON, **options}
+
+
+def older_form(cfg: dict) -> dict:
+    """config.json with its RoPE settings written the older way: top-level rope_theta and rope_scaling.
+
+    Gemma 3 writes its sliding layers' base as rope_local_base_freq, and its
+    full-attention layers' scaling (if any) as rope_scaling.
+    """
+    cfg = dict(cfg)
+    params = cfg.pop("rope_parameters", None) or {}
+    if "full_attention" in params or "sliding_attention" in params:
+        full, local = dict(params.get("full_attention") or {}), dict(params.get("sliding_attention") or {})
+        cfg["rope_theta"] = full.pop("rope_theta")
+        cfg["rope_local_base_freq"] = local.pop("rope_theta")
+        cfg["rope_scaling"] = full if full.get("rope_type", "default") != "default" else None
+        return cfg
+    params = dict(params)
+    if "rope_theta" in params:
+        cfg["rope_theta"] = params.pop("rope_theta")
+    cfg["rope_scaling"] = params if params.get("rope_type", "default") != "default" else None
+    return cfg
 
 
 def tiny_tokenizer():
@@ -66,20 +187,29 @@ def tiny_model(name: str, seed: int = 0):
 
     class_name, options = ARCHITECTURES[name]
     model_class = getattr(transformers, class_name)
-    config = model_class.config_class(**COMMON, **options)
+    config = model_class.config_class(**{**COMMON, **options})
     config._attn_implementation = "eager"  # returns the attention weights
     torch.manual_seed(seed)
     model = model_class(config).eval()
+    gemma = config.model_type.startswith("gemma")
     with torch.no_grad():
         for param_name, p in model.named_parameters():
             if param_name.endswith("norm.weight"):
-                p.copy_(1 + 0.3 * torch.randn_like(p))  # RMSNorm gains near 1, each different
+                # RMSNorm gains near 1, each different (Gemma stores gain - 1)
+                p.copy_((0 if gemma else 1) + 0.3 * torch.randn_like(p))
             elif param_name.endswith("embed_tokens.weight"):
                 p.normal_(0, 1)
             elif p.ndim == 2:
                 p.normal_(0, 1.5 / np.sqrt(p.shape[1]))  # (out, in): large enough for peaked attention
+            elif p.ndim == 3:  # stacked experts: gpt-oss stores them (E, in, out), DeepSeek (E, out, in)
+                p.normal_(0, 1.5 / np.sqrt(p.shape[1] if config.model_type == "gpt_oss" else p.shape[2]))
+            elif param_name.endswith("sinks"):
+                p.normal_(0, 1.5)  # comparable to the scores: the sink takes a visible share
             else:
                 p.normal_(0, 0.5)  # biases
+        for buffer_name, b in model.named_buffers():
+            if buffer_name.endswith("e_score_correction_bias"):
+                b.normal_(0, 0.3)  # large enough to change which experts are chosen
     return model
 
 
@@ -93,16 +223,23 @@ def save(model, folder: Path, tokenizer=None) -> Path:
 
 
 def reference_run(model, ids: np.ndarray, max_new_tokens: int) -> dict[str, np.ndarray]:
-    """What transformers computes for `ids`: logits, attention weights, greedy tokens with and without its cache."""
+    """What transformers computes for `ids`: logits, attention weights, greedy tokens with and without its cache.
+
+    Each of the three runs uses a fresh copy of `model`: a dynamic RoPE keeps,
+    between calls, the frequencies of the longest sequence it has seen.
+    """
+    import copy
+
     import torch
 
     t = torch.tensor(ids)[None]  # (1, n)
     with torch.no_grad():
-        out = model(t, output_attentions=True)
+        out = copy.deepcopy(model)(t, output_attentions=True)
         generated = {}
         for use_cache in (True, False):
-            generated[use_cache] = model.generate(t, max_new_tokens=max_new_tokens, do_sample=False, use_cache=use_cache,
-                                                  attention_mask=torch.ones_like(t))[0].numpy()
+            generated[use_cache] = copy.deepcopy(model).generate(
+                t, max_new_tokens=max_new_tokens, do_sample=False, use_cache=use_cache,
+                attention_mask=torch.ones_like(t))[0].numpy()
     return {
         "logits": out.logits[0].numpy(),  # (n, vocab)
         "attentions": torch.stack(out.attentions)[:, 0].numpy(),  # (L, h, n, n)

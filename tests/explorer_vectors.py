@@ -18,13 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
+from attention_course.chapters.roofline import Ceilings
 from attention_course.explorers import (
-    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,
+    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer, ScoresExplorer,
 )
 from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.positions import compute_positions
+from attention_course.explorers.roofline import compute_roofline
 from attention_course.explorers.scaling import scaling_stats
 from attention_course.explorers.scores import compute_scores
 
@@ -206,6 +208,33 @@ def kv_cache_cases() -> list[dict]:
     return cases
 
 
+TEST_CEILINGS = Ceilings(bandwidth=12.5e9, flops=80e9)
+"""Ceilings for the roofline's test states: fixed numbers, so that the vectors do not depend on the machine."""
+
+
+def roofline_state(**edits) -> dict:
+    """A RooflineExplorer state at TEST_CEILINGS, with `edits`."""
+    return {**RooflineExplorer(TEST_CEILINGS).state(), **edits}
+
+
+def roofline_expected(state: dict) -> dict:
+    """compute_roofline's numbers under the names the JavaScript uses."""
+    r = compute_roofline(state)
+    rename = {"cache_bytes": "cacheBytes", "weight_bytes": "weightBytes"}
+    return {"ridge": r["ridge"], **{phase: {rename.get(k, k): v for k, v in r[phase].items()} for phase in ("prefill", "decode")}}
+
+
+def roofline_cases() -> list[dict]:
+    """RooflineExplorer states (every layout and dtype, batches, the extremes) and their counts by the package."""
+    edits = [{}]
+    edits += [{"head_layout": name, "dtype": dtype} for name in ("MHA", "GQA", "MQA", "MLA")
+              for dtype in ("bfloat16", "float32", "float8_e4m3fn")]
+    edits += [{"batch": 64}, {"batch": 256, "head_layout": "MHA"}, {"context": 1}, {"context": 7, "batch": 3},
+              {"context": 2**17, "batch": 256, "head_layout": "MLA", "dtype": "float32"},  # the largest state offered
+              {"bandwidth": 1e12, "flops": 1e15}]  # a GPU-like ridge: 1000 FLOPs per byte
+    return [{"state": (state := roofline_state(**edit)), "expected": roofline_expected(state)} for edit in edits]
+
+
 def bytes_cases() -> list[dict]:
     """Byte counts and how `bytesText` must print them."""
     xs = [0, 1, 1023, 1024, 1536, 131072, 2**30 - 1, 2**30, 5 * 2**40 + 2**39, 2**53]
@@ -224,8 +253,8 @@ def build_vectors() -> dict:
     sample, scaling = scaling_cases()
     return to_json({
         "scores": scores_cases(), "masks": masks_cases(), "scaling_sample": sample, "scaling": scaling,
-        "cost": cost_cases(), "positions": positions_cases(), "kv_cache": kv_cache_cases(), "format": format_cases(),
-        "bytes": bytes_cases(),
+        "cost": cost_cases(), "positions": positions_cases(), "kv_cache": kv_cache_cases(), "roofline": roofline_cases(),
+        "format": format_cases(), "bytes": bytes_cases(),
     })
 
 

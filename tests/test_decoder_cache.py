@@ -140,3 +140,24 @@ def test_decode_step_equals_the_last_row_of_full_causal_attention_with_rope():
         decode_step(q[:, :2], k[:, :1], v[:, :1], k_cache, v_cache)
     with pytest.raises(ValueError, match="k_cache must have shape"):
         decode_step(q[:, :1], k[:, :1], v[:, :1], k_cache[:1], v_cache)
+
+
+def test_cache_bytes_counts_from_a_config_what_the_caches_keep():
+    from attention_course.decoder import DecoderConfig, cache_bytes, latent_cache_bytes
+
+    base = {"vocab_size": 10, "hidden_size": 16, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 8}
+    gqa = DecoderConfig.from_dict({**base, "model_type": "gpt_oss", "num_key_value_heads": 2, "head_dim": 8,
+                                   "sliding_window": 3, "torch_dtype": "bfloat16"})
+    assert cache_bytes(gqa) == kv_cache_bytes(4, 2, 8, 1, "bfloat16")  # the checkpoint's dtype by default
+    assert cache_bytes(gqa, 10, "float32", batch=3) == kv_cache_bytes(4, 2, 8, 10, "float32", batch=3)
+    # sliding layers 0 and 2 keep window - 1 = 2 tokens
+    assert cache_bytes(gqa, 10, "float32", keep_window=True) == kv_cache_bytes(1, 2, 8, 2 + 10 + 2 + 10, "float32")
+    mla = DecoderConfig.from_dict({**base, "model_type": "deepseek_v3", "kv_lora_rank": 6, "qk_rope_head_dim": 2,
+                                   "qk_nope_head_dim": 4, "v_head_dim": 3, "n_routed_experts": 4, "n_group": 2,
+                                   "topk_group": 1, "num_experts_per_tok": 2})
+    assert cache_bytes(mla, 5, "float32") == latent_cache_bytes(4, 6, 2, 5, "float32") == 4 * 8 * 5 * 4
+    assert cache_bytes(mla, 5, "float32", latent=False) == 4 * 4 * (6 + 3) * 5 * 4
+    with pytest.raises(ValueError, match="seq_len must be a positive integer"):
+        cache_bytes(gqa, 0)
+    with pytest.raises(TypeError, match="kv_lora_rank must be a positive integer"):
+        latent_cache_bytes(4, 6.0, 2, 5)

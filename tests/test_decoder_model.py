@@ -130,8 +130,12 @@ def test_rope_theta_at_the_top_level_as_older_checkpoints_write_it(copy_of_fixtu
 
 
 @pytest.mark.parametrize("changes, match", [
-    ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}}, r"rope_parameters\.rope_type = 'llama3'"),
-    ({"rope_parameters": None, "rope_theta": 1e4, "rope_scaling": {"type": "linear", "factor": 2.0}}, r"rope_scaling\.rope_type = 'linear'"),
+    ({"rope_parameters": {"rope_type": "longrope", "rope_theta": 1e4, "short_factor": [1.0] * 4}},
+     r"rope_parameters\.rope_type = 'longrope'"),
+    ({"rope_parameters": None, "rope_theta": 1e4, "rope_scaling": {"type": "proportional", "factor": 2.0}},
+     r"rope_scaling\.rope_type = 'proportional'"),
+    ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0}}, r"rope_parameters: the key 'low_freq_factor'"),
+    ({"quantization_config": {"quant_method": "fp8"}}, "quantization_config"),
     ({"rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}}, "partial_rotary_factor"),
     ({"model_type": "gemma"}, "model_type 'gemma'"),
     ({"hidden_act": "gelu_pytorch_tanh"}, "hidden_act"),
@@ -293,3 +297,16 @@ def test_qwen2_has_qkv_biases_and_llama_follows_attention_bias():
     assert (llama.qkv_bias, llama.o_bias, llama.mlp_bias) == (True, True, True)
     with pytest.raises(UnsupportedConfigError, match="sliding_window is null"):
         DecoderConfig.from_dict({**BASE, "model_type": "qwen2", "layer_types": ["sliding_attention"] * 4})
+
+
+def test_a_damaged_safetensors_file_is_refused_naming_the_file(tmp_path):
+    data = np.arange(6, dtype="<f4").tobytes()
+    write_safetensors(tmp_path / "short.safetensors", {"w": ("F32", (2, 4), data)})  # 8 numbers claimed, 6 stored
+    with pytest.raises(ValueError, match=r"short.safetensors: tensor 'w' of shape \(2, 4\) and dtype F32 does not fit"):
+        read_safetensors(tmp_path / "short.safetensors")
+    (tmp_path / "bad.safetensors").write_bytes(struct.pack("<Q", 5) + b"{nope")
+    with pytest.raises(ValueError, match="bad.safetensors is not a safetensors file: its header is not JSON"):
+        read_safetensors(tmp_path / "bad.safetensors")
+    (tmp_path / "tiny.safetensors").write_bytes(b"\x01")
+    with pytest.raises(ValueError, match="shorter than its 8-byte header length"):
+        read_safetensors(tmp_path / "tiny.safetensors")

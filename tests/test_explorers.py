@@ -23,8 +23,10 @@ import traitlets
 from attention_course import BANK_BOT, BANK_BOT_QUERIES, alibi_bias, apply_rope, attention_weights, causal_mask, padding_mask, trace_attention
 from attention_course.chapters.cost import attention_flops, score_matrix_bytes
 from attention_course.decoder import kv_cache_bytes
+from attention_course.chapters.roofline import LLAMA_3_8B, Ceilings, step_cost
 from attention_course.explorers import (
-    EXPLORERS, CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,
+    EXPLORERS, CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer,
+    ScoresExplorer,
 )
 from attention_course.explorers.bundle import bundle
 from attention_course.explorers.scaling import compute_scaling, decode_sample, encode_sample, scaling_stats
@@ -130,6 +132,13 @@ def test_bundled_kv_cache_module_counts_exactly_like_the_package(tmp_path):
     results = run_bundled(tmp_path, KVCacheExplorer._esm, "computeKvCache", [[c["state"]] for c in cases])
     for case, result in zip(cases, results):
         assert result == case["expected"]
+
+
+def test_bundled_roofline_module_counts_like_the_package(tmp_path):
+    cases = build_vectors()["roofline"]
+    results = run_bundled(tmp_path, RooflineExplorer._esm, "computeRoofline", [[c["state"]] for c in cases])
+    for case, result in zip(cases, results):
+        assert_close(result, case["expected"], rtol=1e-12)
 
 
 # --- initial state comes from the package -------------------------------------------
@@ -280,6 +289,27 @@ def test_kv_cache_explorer_counts_with_kv_cache_bytes_and_starts_at_llama_3_8b()
     widget.n_kv_heads = 3  # 32 query heads cannot share 3 key/value heads
     with pytest.raises(ValueError, match="multiple"):
         widget.summary_numbers()
+
+
+def test_roofline_explorer_counts_with_step_cost_and_states_its_ceilings():
+    widget = RooflineExplorer(Ceilings(bandwidth=10e9, flops=50e9))
+    assert (widget.head_layout, widget.dtype, widget.context, widget.batch) == ("GQA", "bfloat16", 4096, 1)
+    r = widget.numbers()
+    decode = step_cost(LLAMA_3_8B, 1, 4096).total
+    assert r["decode"]["bytes"] == decode.bytes and r["decode"]["flops"] == decode.flops
+    assert r["decode"]["seconds"] == decode.bytes / 10e9 and r["decode"]["bound"] == "memory"
+    assert r["prefill"]["bound"] == "compute" and r["ridge"] == 5.0
+    assert "10.0 GB/s" in widget.summary() and "measured on the machine that built this page" in widget.measured
+    widget.head_layout = "MLA"
+    assert widget.numbers()["decode"]["cache_bytes"] < r["decode"]["cache_bytes"]
+    with pytest.raises(traitlets.TraitError, match="head_layout must be one of"):
+        widget.head_layout = "MoE"
+    with pytest.raises(traitlets.TraitError, match="batch must be between 1 and 256"):
+        widget.batch = 0
+    with pytest.raises(TypeError, match="ceilings must be"):
+        RooflineExplorer((10e9, 50e9))
+    measured = RooflineExplorer()  # measures this machine: a second or two
+    assert measured.bandwidth > 0 and measured.flops > 0
 
 
 # --- live widget: the traitlets state the kernel syncs ------------------------------

@@ -7,7 +7,15 @@
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
 - `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
   without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
-- `frameworks`: what the installed torch and transformers do with a fully masked row (book/stable_softmax.ipynb).
+- `frameworks`: what torch and transformers do (masked rows, masks, 16-bit kernels, layers without positions),
+  measured where they are installed and stored with their versions for builds without them
+  (book/stable_softmax.ipynb, masks.ipynb, low_precision.ipynb, positions.ipynb).
+- `roofline`: FLOPs and bytes of prefill and decoding counted (MHA, GQA, MQA, MLA), the machine's
+  bandwidth and matrix-product rate measured, the roofline (book/generating_cost.ipynb).
+- `io_traffic`: the bytes the plain and the tiled attention move between slow and fast memory,
+  counted on the tiled loop itself, and the FlashAttention papers' figures (book/generating_cost.ipynb).
+- `kv_memory`: the memory a batch of requests' caches holds, and the logit error of a quantized
+  cache, measured (book/generating_cost.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
@@ -15,7 +23,17 @@ from .cost import attention_flops, backward_flops, loglog_slope, measure, score_
 from .decoding import (
     PUBLISHED_CONFIGS, ModelShape, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
 )
+from .io_traffic import (
+    PUBLISHED_FLASH_FIGURES, PublishedFigure, SlowMemory, Traffic, flash_block_sizes, flash_io_formula, plain_numbers,
+    plain_traffic, tiled_traffic,
+)
+from .kv_memory import logit_errors, memory_held
 from .positions import ROPE_MODELS, RopeModel, rope_decay, rope_wavelengths, slow_pairs
+from .roofline import (
+    LAYOUTS, LLAMA_3_8B, PUBLISHED_LAYOUTS, AttentionLayout, Ceilings, Cost, DecoderShape, Rate, RooflinePoint,
+    StepCost, attention_cost, measure_bandwidth, measure_ceilings, measure_matmul_rate, roofline_plot, step_cost,
+    time_decode_step, time_prefill,
+)
 from .scaling import (
     PROJECTION_INITS, jacobian_norm, max_weight, peakedness, projected_score_std, score_std, softmax_entropy,
     softmax_jacobian,
@@ -58,4 +76,33 @@ __all__ = [
     "time_decode_step",
     "trace_attention",
     "train",
+    "LAYOUTS",
+    "LLAMA_3_8B",
+    "PUBLISHED_FLASH_FIGURES",
+    "PUBLISHED_LAYOUTS",
+    "AttentionLayout",
+    "Ceilings",
+    "Cost",
+    "DecoderShape",
+    "PublishedFigure",
+    "Rate",
+    "RooflinePoint",
+    "SlowMemory",
+    "StepCost",
+    "Traffic",
+    "attention_cost",
+    "flash_block_sizes",
+    "flash_io_formula",
+    "logit_errors",
+    "measure_bandwidth",
+    "measure_ceilings",
+    "measure_matmul_rate",
+    "memory_held",
+    "plain_numbers",
+    "plain_traffic",
+    "roofline_plot",
+    "step_cost",
+    "tiled_traffic",
+    "time_decode_step",
+    "time_prefill",
 ]

@@ -7,34 +7,48 @@
 - `backward`: its gradients for Q, K and V, from the stored weights (book/backward.ipynb).
 - `multi_head`: h heads side by side, with W_q, W_k, W_v and W_o (book/learned_projections.ipynb).
 - `positions`: sinusoidal positions, RoPE and ALiBi, where position enters the scores (book/positions.ipynb).
+- `rope_scaling`: RoPE's frequencies rescaled for longer contexts: linear, dynamic NTK, Llama 3.1's, YaRN.
+- `norms`: RMSNorm, of the residual stream and of each query and key (QK-norm).
+- `softcap`: c * tanh(s / c), Gemma 2's cap on scores and logits.
+- `sinks`: a learned sink logit per head joined to every softmax row (gpt-oss).
 
 `_checks` holds the input checks every public function shares, and the rule
 for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
 dtype (book/low_precision.ipynb).
 """
 
-from .attention import attention_weights, repeat_kv, scaled_dot_product_attention
+from .attention import attention_scores, attention_weights, repeat_kv, scaled_dot_product_attention
 from .backward import attention_backward
 from .masks import causal_mask, padding_mask, sliding_window_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
+from .norms import rms_norm
 from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
+from .rope_scaling import RopeScaling
+from .sinks import sink_attention, sink_softmax
+from .softcap import softcap
 from .softmax import softmax
 
 __all__ = [
+    "RopeScaling",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
     "attention_backward",
+    "attention_scores",
     "attention_weights",
     "causal_mask",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
     "repeat_kv",
+    "rms_norm",
     "rope_frequencies",
     "scaled_dot_product_attention",
+    "sink_attention",
+    "sink_softmax",
     "sinusoidal_positions",
     "sliding_window_mask",
+    "softcap",
     "softmax",
     "split_heads",
 ]

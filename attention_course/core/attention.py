@@ -122,6 +122,16 @@ def _ungrouped(x: np.ndarray) -> np.ndarray:
     return x.reshape(*x.shape[:-4], x.shape[-4] * x.shape[-3], *x.shape[-2:])
 
 
+def _scores(q: np.ndarray, k: np.ndarray, scale: float, enable_gqa: bool = False) -> np.ndarray:
+    """q k^T * scale for already-checked arrays."""
+    k_t = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
+    if enable_gqa:  # each group of g query heads meets its one key/value head, which is shared, not copied
+        groups = kv_groups(q, k)
+        scores = _grouped(q, groups) @ k_t[..., None, :, :]  # (..., h_kv, g, n_q, d_k) x (..., h_kv, 1, d_k, n_k)
+        return _ungrouped(scores) * scale  # (..., h_kv, g, n_q, n_k) -> (..., h_q, n_q, n_k)
+    return (q @ k_t) * scale  # (..., n_q, d_k) x (..., d_k, n_k) -> (..., n_q, n_k)
+
+
 def _weights(q: np.ndarray, k: np.ndarray, attn_mask, is_causal: bool, scale, enable_gqa: bool = False) -> np.ndarray:
     """softmax(q k^T * scale + mask) for already-checked arrays."""
     n_q, d_k = q.shape[-2:]
@@ -130,13 +140,7 @@ def _weights(q: np.ndarray, k: np.ndarray, attn_mask, is_causal: bool, scale, en
     mask = check_attn_mask(attn_mask, is_causal, n_q, n_k)
     if is_causal:
         mask = causal_mask(n_q, n_k)
-    k_t = np.swapaxes(k, -1, -2)  # (..., d_k, n_k)
-    if enable_gqa:  # each group of g query heads meets its one key/value head, which is shared, not copied
-        groups = kv_groups(q, k)
-        scores = _grouped(q, groups) @ k_t[..., None, :, :]  # (..., h_kv, g, n_q, d_k) x (..., h_kv, 1, d_k, n_k)
-        scores = _ungrouped(scores) * scale  # (..., h_kv, g, n_q, n_k) -> (..., h_q, n_q, n_k)
-    else:
-        scores = (q @ k_t) * scale  # (..., n_q, d_k) x (..., d_k, n_k) -> (..., n_q, n_k)
+    scores = _scores(q, k, scale, enable_gqa)  # (..., n_q, n_k)
     if mask is not None:
         scores = scores + mask_to_bias(mask, scores.dtype)  # masked scores -> -inf; (..., n_q, n_k)
     return softmax(scores, axis=-1)
@@ -149,6 +153,26 @@ def _mix(weights: np.ndarray, v: np.ndarray, enable_gqa: bool = False) -> np.nda
     groups = weights.shape[-3] // v.shape[-3]
     mixed = _grouped(weights, groups) @ v[..., None, :, :]  # (..., h_kv, g, n_q, n_k) x (..., h_kv, 1, n_k, d_v)
     return _ungrouped(mixed)  # (..., h_kv, g, n_q, d_v) -> (..., h_q, n_q, d_v)
+
+
+def attention_scores(query, key, scale=None, enable_gqa: bool = False) -> np.ndarray:
+    """The scores Q K^T * scale, before any mask or softmax.
+
+    Models that change the scores before the softmax (a soft cap, a sink
+    column: `core.softcap`, `core.sinks`) start from these.
+
+    Args:
+        query: (..., n_q, d_k) queries Q.
+        key: (..., n_k, d_k) keys K. Leading batch/head dims broadcast with query's.
+        scale: multiplies the scores; defaults to 1/sqrt(d_k).
+        enable_gqa: grouped-query attention, as in `attention_weights`.
+
+    Returns:
+        (..., n_q, n_k) scores (with enable_gqa, (..., h_q, n_q, n_k)), in
+        the inputs' float dtype.
+    """
+    q, k, _ = check_qkv(query, key, enable_gqa=enable_gqa)
+    return _scores(q, k, check_scale(scale, q.shape[-1]), enable_gqa)
 
 
 def attention_weights(query, key, attn_mask=None, is_causal: bool = False, scale=None,

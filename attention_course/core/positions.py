@@ -8,7 +8,8 @@ moves with its token. Models put position back in one of three ways:
 - `rope_frequencies`, `apply_rope`: rotary position embeddings (RoPE). Each
   query and key is rotated, pair of coordinates by pair, by angles
   proportional to its position, so the score of a query at m and a key at n
-  depends on m - n only. Llama, Mistral, Qwen2, Gemma and GPT-NeoX use it.
+  depends on m - n only. Llama, Mistral, Qwen2, Gemma and GPT-NeoX use it;
+  models extended to longer contexts rescale its frequencies (`rope_scaling`).
 - `alibi_slopes`, `alibi_bias`: ALiBi, a bias of -slope x distance added to the
   scores as a float mask (book/masks.ipynb). BLOOM and MPT use it.
 """
@@ -106,6 +107,17 @@ def _check_positions(positions, x_shape: tuple) -> np.ndarray:
     return pos.astype(np.int64)
 
 
+def _check_frequencies(frequencies, d: int) -> np.ndarray:
+    """`frequencies` as float64 of shape (d/2,), finite."""
+    theta = as_float_array(frequencies, "frequencies").astype(np.float64, copy=False)
+    if theta.shape != (d // 2,):
+        raise ValueError(f"frequencies must have shape (d/2,) = ({d // 2},), one per pair of x's last axis; "
+                         f"got shape {theta.shape}")
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("frequencies must be finite")
+    return theta
+
+
 def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, interleaved: bool) -> np.ndarray:
     """Rotate each pair (a, b) of x's last axis to (a cos - b sin, b cos + a sin); cos, sin: (..., n, d/2)."""
     half = x.shape[-1] // 2
@@ -121,7 +133,7 @@ def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, interleaved: bool) 
     return np.concatenate([a_rot, b_rot], axis=-1)  # (..., n, d/2) twice -> (..., n, d)
 
 
-def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = False) -> np.ndarray:
+def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = False, frequencies=None) -> np.ndarray:
     """Rotary position embedding: rotate x's pairs of coordinates by position x frequency.
 
     The vector of the token at position p has its pair i rotated by the angle
@@ -146,6 +158,9 @@ def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = Fal
             gives each sequence of x (B, h, n, d) its own. Default 0..n-1.
         base: rope_theta, the base of the frequencies (10000 in Llama 2, 500000 in Llama 3).
         interleaved: which coordinates form a pair, see above.
+        frequencies: (d/2,) the angle per position of each pair, for a
+            rescaled RoPE (`core.rope_scaling`: Llama 3.1, YaRN, ...); when
+            given, `base` is not used. Default `rope_frequencies(d, base)`.
 
     Returns:
         (..., n, d) the rotated x, a new array with x's float dtype (float32
@@ -159,7 +174,8 @@ def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = Fal
     if not isinstance(interleaved, (bool, np.bool_)):
         raise TypeError(f"interleaved must be True or False; got {interleaved!r}")
     pos = _check_positions(positions, x.shape)  # (..., n)
-    angles = pos[..., None] * rope_frequencies(d, base)  # (..., n, 1) x (d/2,) -> (..., n, d/2), float64
+    theta = rope_frequencies(d, base) if frequencies is None else _check_frequencies(frequencies, d)
+    angles = pos[..., None] * theta  # (..., n, 1) x (d/2,) -> (..., n, d/2), float64
     cos = np.cos(angles).astype(x.dtype, copy=False)  # (..., n, d/2)
     sin = np.sin(angles).astype(x.dtype, copy=False)
     return _rotate(x, cos, sin, bool(interleaved))

@@ -1,12 +1,41 @@
-"""Decoders that generate text: the KV cache, grouped-query attention and a real checkpoint (book/decoding.ipynb).
+"""Decoders that generate text: the KV cache, grouped-query and latent attention, real checkpoints (book/decoding.ipynb).
 
 - `cache`: `KVCache` (per layer, keys and values appended along the sequence
-  axis) and `kv_cache_bytes` (what a cache takes, counted).
-- `config`: what a Llama / Mistral / Qwen2 config.json says, checked.
-- `weights`: the checkpoint's tensors, read from safetensors.
+  axis), `LatentCache` (latent attention: a latent and a shared RoPE key per
+  token), and what they take, counted: `kv_cache_bytes`,
+  `latent_cache_bytes`, `cache_bytes` (from a config).
+- `config`, `config_json`: what a config.json says, checked and read per
+  model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
+  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3).
+- `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
+  (bfloat16 through ml_dtypes).
+- `attention`: grouped-query attention with QK-norm, per-layer RoPE or none,
+  soft-capping, sinks and sliding windows; `latent`: multi-head latent
+  attention, expanded or absorbed; `mlp`: gated MLPs and mixtures of experts.
+- `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
+  block table, as vLLM keeps them (book/generating_cost.ipynb).
+- `reserved`: `ReservedKVCache`, one buffer per layer for the longest sequence,
+  written in place (book/generating_cost.ipynb).
+- `quantized`: `QuantizedKVCache`, int8 or float8 codes with absmax scales
+  (book/generating_cost.ipynb).
 - `step`: `decode_step`, one new token's attention against the cache, by hand.
 - `model`: `load_decoder(folder)`, `random_decoder(rng)` and the NumPy
   forward pass, `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`.
+- `size`, `published`: parameters, memory and cache per token of published
+  configurations, computed from their config.json values.
+
+A small real checkpoint runs here as it is: a Qwen3 0.6B or Gemma 3 270M
+folder (config.json, model.safetensors, tokenizer.json) loads with
+`load_decoder(folder)`. Its memory, computed from the published configuration
+(`size.parameter_count`, `published.PUBLISHED_CONFIGS`), not measured on the
+real files: 596 million parameters for Qwen3 0.6B, 2.4 GB once widened to
+float32 (1.2 GB on disk in bfloat16); 268 million for Gemma 3 270M, 1.1 GB in
+float32 (0.5 GB on disk). Loading reads one tensor at a time, so it needs
+about the float32 size. A new token costs about 2 FLOPs (a multiply and an
+add) per parameter it is multiplied by (`size.decode_flops_per_token`), and
+its time is mostly the time to read those float32 weights from memory:
+benchmarks/bench_published.py measures both on models of these shapes
+(benchmarks/README.md).
 
 >>> import numpy as np
 >>> from attention_course.decoder import random_decoder
@@ -16,9 +45,12 @@
 ((3, 64), (2, 4, 3, 3))
 """
 
-from .cache import KVCache, itemsize, kv_cache_bytes
-from .config import DecoderConfig, UnsupportedConfigError
+from .cache import KVCache, LatentCache, LayerCache, cache_bytes, itemsize, kv_cache_bytes, latent_cache_bytes
+from .config import DecoderConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 from .step import decode_step
+from .paged import PagedKVCache
+from .reserved import ReservedKVCache
+from .quantized import QuantizedKVCache, attention_error_bound, quantize
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 
@@ -29,11 +61,22 @@ __all__ = [
     "DecoderOutput",
     "DecoderWeights",
     "KVCache",
+    "LatentAttentionConfig",
+    "LatentCache",
+    "LayerCache",
+    "MoEConfig",
+    "PagedKVCache",
+    "QuantizedKVCache",
+    "ReservedKVCache",
     "UnsupportedConfigError",
+    "attention_error_bound",
+    "cache_bytes",
     "decode_step",
     "itemsize",
     "kv_cache_bytes",
+    "latent_cache_bytes",
     "load_decoder",
+    "quantize",
     "random_decoder",
     "read_checkpoint",
     "rms_norm",

@@ -8,16 +8,22 @@ per layer and each step appends one new key and value per head:
     step t:  K_cache (h_kv, t, d)  ->  append k_t (h_kv, 1, d)  ->  K (h_kv, t + 1, d)
 
 `KVCache` holds them; `kv_cache_bytes` counts what they take for a given
-model and context length, without building anything.
+model and context length, without building anything. Multi-head latent
+attention (DeepSeek-V3) caches less: per token and layer, one latent of
+kv_lora_rank numbers and one RoPE key of qk_rope_head_dim shared by every
+head (`LatentCache`, `latent_cache_bytes`). `cache_bytes` counts either from
+a `DecoderConfig`, sliding windows included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..core._checks import as_float_array, positive_int, require_ndim
+from .config import DecoderConfig
 
 EXTRA_ITEMSIZES = {"bfloat16": 2, "bf16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "fp8": 1}
 """Bytes per number of the dtypes models are stored in that NumPy itself does not name."""
@@ -57,6 +63,53 @@ def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, 
     for size in sizes:
         total *= size
     return total
+
+
+def latent_cache_bytes(n_layers: int, kv_lora_rank: int, qk_rope_head_dim: int, seq_len: int, dtype="float32",
+                       batch: int = 1) -> int:
+    """Bytes a multi-head latent attention cache takes: layers x (latent + shared RoPE key) x tokens x batch x itemsize.
+
+    No per-head keys or values: each token keeps one latent of kv_lora_rank
+    numbers and one RoPE key of qk_rope_head_dim, whatever the number of heads.
+
+    Returns:
+        The size in bytes, an int (exact).
+    """
+    sizes = [positive_int(x, name) for x, name in ((n_layers, "n_layers"), (kv_lora_rank, "kv_lora_rank"),
+                                                     (qk_rope_head_dim, "qk_rope_head_dim"), (seq_len, "seq_len"),
+                                                     (batch, "batch"))]
+    n_layers, r, d_rope, seq_len, batch = sizes
+    return n_layers * (r + d_rope) * seq_len * batch * itemsize(dtype)
+
+
+def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int = 1, keep_window: bool = False,
+                latent: bool = True) -> int:
+    """Bytes the cache of a model with `config` takes after seq_len tokens, counted from its config fields.
+
+    Per layer and token: h_kv x (d + d_v) numbers for grouped-query (and
+    multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
+    latent attention.
+
+    Args:
+        config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
+        seq_len: tokens cached; 1 gives the bytes per token.
+        dtype: what the cache is stored in; default the checkpoint's dtype (config.dtype).
+        batch: sequences cached side by side.
+        keep_window: sliding-window layers keep only window - 1 tokens (`KVCache(window=...)`).
+        latent: False counts a latent-attention model as if each head's rebuilt key and value
+            were cached (h x (d_nope + d_rope + d_v) per layer): what the latent saves.
+
+    Returns:
+        The size in bytes, an int (exact).
+    """
+    c = config
+    seq_len, batch = positive_int(seq_len, "seq_len"), positive_int(batch, "batch")
+    if c.latent is not None and latent:
+        per_layer = c.latent.kv_lora_rank + c.latent.qk_rope_head_dim  # one latent and one shared RoPE key
+    else:
+        per_layer = c.n_kv_heads * (c.head_dim + c.v_head_dim)  # a key and a value per key/value head
+    tokens = [min(seq_len, w - 1) if keep_window and w is not None else seq_len for w in c.windows]
+    return per_layer * sum(tokens) * batch * itemsize(c.dtype if dtype is None else dtype)
 
 
 def _windows(n_layers: int, window) -> tuple[int | None, ...]:
@@ -177,9 +230,66 @@ class KVCache:
         return f"KVCache({self.n_layers} layers, {len(self)} tokens seen, {self.nbytes:,} bytes{windows})"
 
 
+class LatentCache(KVCache):
+    """What multi-head latent attention caches: per layer, each token's latent and its shared RoPE key.
+
+    The same interface as `KVCache`, with the latent (1, n, r) in place of
+    the keys and the RoPE key (1, n, d_rope) in place of the values: neither
+    has a head axis worth the name (one for all heads).
+
+    >>> cache = LatentCache(n_layers=1)
+    >>> latents, rope_keys = cache.update(0, np.ones((1, 3, 8)), np.ones((1, 3, 2)))
+    >>> cache.latents(0).shape, cache.rope_keys(0).shape, cache.nbytes     # 3 x (8 + 2) float64 numbers
+    ((1, 3, 8), (1, 3, 2), 240)
+    """
+
+    def update(self, layer: int, latent, rope_key) -> tuple[np.ndarray, np.ndarray]:
+        """Append latents (1, n_new, r) and RoPE keys (1, n_new, d_rope); return every one kept: (1, n_k, r), (1, n_k, d_rope)."""
+        return super().update(layer, latent, rope_key)
+
+    def latents(self, layer: int) -> np.ndarray | None:
+        """(1, n_kept, r) the latents `layer` keeps (read-only), or None before the first token."""
+        return self.keys(layer)
+
+    def rope_keys(self, layer: int) -> np.ndarray | None:
+        """(1, n_kept, d_rope) the shared RoPE keys `layer` keeps (read-only), or None before the first token."""
+        return self.values(layer)
+
+    def __repr__(self) -> str:
+        return f"LatentCache({self.n_layers} layers, {len(self)} tokens seen, {self.nbytes:,} bytes)"
+
+
 def _read_only(a: np.ndarray | None) -> np.ndarray | None:
     if a is None:
         return None
     view = a.view()
     view.flags.writeable = False
     return view
+
+
+@runtime_checkable
+class LayerCache(Protocol):
+    """What `DecoderModel.forward` asks of a cache: `KVCache`, `PagedKVCache` and `QuantizedKVCache` all give it.
+
+    They differ in how they store the keys and values (one array per layer,
+    fixed blocks, quantized numbers), not in what `update` returns: every
+    earlier key and value the layer keeps, followed by the new ones.
+    """
+
+    n_layers: int
+    windows: tuple[int | None, ...]
+
+    def update(self, layer: int, key, value) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def keys(self, layer: int) -> np.ndarray | None: ...
+
+    def values(self, layer: int) -> np.ndarray | None: ...
+
+    def seen(self, layer: int = 0) -> int: ...
+
+    def kept(self, layer: int = 0) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...

@@ -1,29 +1,29 @@
-"""What a Llama-architecture decoder checkpoint's config.json says, checked (book/decoding.ipynb).
+"""What a decoder checkpoint's config.json says, as one checked record (book/decoding.ipynb).
 
-Llama, Mistral and Qwen2 share one architecture: token embeddings, L layers of
+Every decoder this package runs has the same skeleton: token embeddings, L
+layers of
 
-    x = x + Attention(RMSNorm(x))     queries and keys rotated by RoPE, h_kv <= h key/value heads
-    x = x + SwiGLU(RMSNorm(x))        down(silu(gate(x)) * up(x))
+    x = x + Attention(Norm(x))        h_q query heads, h_kv <= h_q key/value heads, RoPE
+    x = x + MLP(Norm(x))              a gated feed-forward layer, or a mixture of experts
 
-and a final RMSNorm before the output projection (`lm_head`, or the embedding
-matrix itself when the two are tied). They differ in a few options, all read
-here: biases on the query/key/value projections (Qwen2), a sliding window
-(Mistral, some Qwen2 layers), the RoPE base. An option this package does not
-implement is refused with an error naming the key, never run with wrong numbers.
+and a final norm before the output projection. The models differ in options,
+each a field below: where RoPE sits and how it is scaled (per layer, or not at
+all), a norm on every query and key (Qwen3, Gemma 3), the score's scale and a
+tanh cap on it (Gemma 2), a sink logit per head (gpt-oss), sliding windows per
+layer, Gemma's extra norms and scaled embeddings, multi-head latent attention
+(DeepSeek-V3) and mixtures of experts (gpt-oss, DeepSeek-V3). `config_json`
+reads them from config.json, per model family, and refuses what this package
+does not implement with an `UnsupportedConfigError` naming the key.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-MODEL_TYPES = ("llama", "mistral", "qwen2")
-"""The `model_type`s of config.json that `load_decoder` runs."""
-
-ROPE_TYPES = ("default",)
-"""The RoPE variants implemented: the plain rotation with one base (no context-extension scaling)."""
+from ..core.rope_scaling import RopeScaling
 
 
 class UnsupportedConfigError(ValueError):
@@ -31,11 +31,70 @@ class UnsupportedConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class LatentAttentionConfig:
+    """Multi-head latent attention (DeepSeek-V2/V3): keys and values rebuilt per head from one shared latent.
+
+    Per token, the cache keeps a latent c (kv_lora_rank) and one RoPE key
+    k_rope (qk_rope_head_dim) shared by every head; head i's key is
+    [c W_UK_i, k_rope] (qk_nope_head_dim + qk_rope_head_dim) and its value
+    c W_UV_i (v_head_dim).
+    """
+
+    kv_lora_rank: int
+    """r, the size of the latent every head's key and value are rebuilt from."""
+    qk_nope_head_dim: int
+    """The part of each query and key without position (rebuilt from the latent)."""
+    qk_rope_head_dim: int
+    """The part with RoPE: one key shared by every head, rotated once."""
+    v_head_dim: int
+    """d_v, the size of each head's value (need not equal the key's size)."""
+    q_lora_rank: int | None = None
+    """Queries through a low-rank pair q_a (d_model -> q_lora_rank), a norm, q_b; None: one q_proj."""
+
+    @property
+    def qk_head_dim(self) -> int:
+        """The size of each head's query and key: qk_nope_head_dim + qk_rope_head_dim."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim
+
+
+@dataclass(frozen=True)
+class MoEConfig:
+    """A mixture-of-experts feed-forward layer: a router sends each token to top_k of n_experts small MLPs."""
+
+    router: str
+    """"softmax_top_k" (gpt-oss: softmax over the top_k router logits) or "sigmoid_grouped" (DeepSeek-V3:
+    sigmoid scores, a correction bias for the choice, top_k within the best topk_group of n_group groups)."""
+    n_experts: int
+    """Experts per layer (num_local_experts, n_routed_experts)."""
+    top_k: int
+    """Experts per token (num_experts_per_tok)."""
+    d_expert: int
+    """Width of one expert's hidden layer (intermediate_size in gpt-oss, moe_intermediate_size in DeepSeek)."""
+    first_layer: int = 0
+    """Layers before this one have a dense MLP of width d_ff (first_k_dense_replace)."""
+    n_shared_experts: int = 0
+    """Experts every token goes through besides the routed ones (DeepSeek)."""
+    routed_scaling_factor: float = 1.0
+    """Multiplies the routed experts' weights (DeepSeek)."""
+    n_group: int = 1
+    """DeepSeek: experts form n_group groups; a token picks among topk_group of them."""
+    topk_group: int = 1
+    """DeepSeek: the groups kept, by the sum of their two best scores."""
+    norm_topk_prob: bool = True
+    """DeepSeek: the top_k weights are divided by their sum."""
+    swiglu_alpha: float = 1.702
+    """gpt-oss: gate * sigmoid(alpha * gate), its experts' activation."""
+    swiglu_limit: float = 7.0
+    """gpt-oss: the gate is clamped above at limit, the up projection to [-limit, limit]."""
+
+
+@dataclass(frozen=True)
 class DecoderConfig:
-    """The sizes and options of a Llama-architecture decoder."""
+    """The sizes and options of a decoder (see the module docstring)."""
 
     model_type: str
-    """"llama", "mistral" or "qwen2"."""
+    """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
+    "gpt_oss" or "deepseek_v3"."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -47,19 +106,20 @@ class DecoderConfig:
     n_kv_heads: int
     """h_kv, key/value heads per layer (num_key_value_heads): h_q for multi-head, 1 for multi-query."""
     head_dim: int
-    """d, the size of one head (head_dim, or hidden_size / num_attention_heads)."""
+    """d, the size of one head's query and key (head_dim, or hidden_size / num_attention_heads; with
+    latent attention, qk_nope_head_dim + qk_rope_head_dim)."""
     d_ff: int
-    """Width of the SwiGLU feed-forward layer (intermediate_size)."""
+    """Width of the dense feed-forward layer (intermediate_size)."""
     rms_norm_eps: float
     """The epsilon inside every RMSNorm."""
     rope_theta: float
-    """The RoPE base (rope_theta, at the top level or under rope_parameters)."""
+    """The RoPE base of the full-attention layers (rope_theta, at the top level or under rope_parameters)."""
     tie_word_embeddings: bool
     """The output projection is the embedding matrix itself (no lm_head weight)."""
     qkv_bias: bool
-    """The query, key and value projections have biases (Qwen2; Llama's attention_bias)."""
+    """The query, key and value projections have biases (Qwen2; attention_bias elsewhere)."""
     o_bias: bool
-    """The output projection has a bias (Llama's attention_bias)."""
+    """The output projection has a bias (attention_bias)."""
     mlp_bias: bool
     """The feed-forward projections have biases (Llama's mlp_bias)."""
     windows: tuple[int | None, ...]
@@ -68,59 +128,87 @@ class DecoderConfig:
     """max_position_embeddings: the context length the model was trained for."""
     eos_token_ids: tuple[int, ...] = ()
     """Tokens that end a generation (eos_token_id, an int or a list)."""
+    ropes: tuple[RopeScaling | None, ...] = ()
+    """One entry per layer: how it rotates queries and keys, or None for a layer without positions (NoPE,
+    SmolLM3). Empty: every layer plain RoPE with rope_theta."""
+    rope_interleaved: bool = False
+    """RoPE pairs coordinates (2i, 2i + 1) (DeepSeek's rope_interleave) instead of (i, i + d/2)."""
+    qk_norm: bool = False
+    """An RMSNorm on each head's query and key before RoPE (Qwen3, Gemma 3)."""
+    score_scale: float | None = None
+    """What the scores q . k are multiplied by; None: 1 / sqrt(head_dim). Gemma: query_pre_attn_scalar^-1/2;
+    DeepSeek with YaRN: also times yarn_mscale(factor, mscale_all_dim)^2."""
+    attn_softcap: float | None = None
+    """Scores become c * tanh(s / c) before the mask (Gemma 2's attn_logit_softcapping)."""
+    final_softcap: float | None = None
+    """Logits become c * tanh(z / c) (Gemma's final_logit_softcapping)."""
+    sinks: bool = False
+    """Each head has a learned sink logit joined to its softmax rows (gpt-oss)."""
+    norm_offset: float = 0.0
+    """Gemma's RMSNorm multiplies by (1 + weight): the loader keeps weight + norm_offset."""
+    sandwich_norms: bool = False
+    """Gemma: the attention and the MLP outputs are normed too before the residual (post_attention_layernorm,
+    post_feedforward_layernorm; the MLP's input norm is pre_feedforward_layernorm)."""
+    embed_scale: float | None = None
+    """Gemma: embeddings are multiplied by sqrt(d_model), rounded to float32 as transformers keeps it."""
+    activation: str = "silu"
+    """The gate's activation in the MLP: "silu" (SwiGLU) or "gelu_tanh" (GELU, tanh approximation; Gemma)."""
+    latent: LatentAttentionConfig | None = None
+    """Multi-head latent attention (DeepSeek-V3), or None for grouped-query attention."""
+    moe: MoEConfig | None = None
+    """The mixture of experts (gpt-oss, DeepSeek-V3), or None for a dense MLP in every layer."""
+    dtype: str = "float32"
+    """The dtype config.json says the checkpoint is stored in (dtype or torch_dtype)."""
+    extra_layers: int = field(default=0, repr=False)
+    """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
+    prediction layer, num_nextn_predict_layers): their tensors are skipped."""
+
+    def __post_init__(self):
+        if not self.ropes:
+            object.__setattr__(self, "ropes", (RopeScaling("default", self.rope_theta),) * self.n_layers)
+        if len(self.ropes) != self.n_layers or len(self.windows) != self.n_layers:
+            raise ValueError(f"ropes and windows need one entry per layer ({self.n_layers}); got {len(self.ropes)} "
+                             f"and {len(self.windows)}")
 
     @property
     def kv_groups(self) -> int:
         """g = h_q / h_kv, the query heads that share one key/value head."""
         return self.n_heads // self.n_kv_heads
 
+    @property
+    def scale(self) -> float:
+        """What the scores q . k are multiplied by before the softmax."""
+        return self.head_dim ** -0.5 if self.score_scale is None else self.score_scale
+
+    @property
+    def rope_dim(self) -> int:
+        """The coordinates of each query and key that RoPE rotates (qk_rope_head_dim with latent attention)."""
+        return self.head_dim if self.latent is None else self.latent.qk_rope_head_dim
+
+    @property
+    def v_head_dim(self) -> int:
+        """d_v, the size of each head's value."""
+        return self.head_dim if self.latent is None else self.latent.v_head_dim
+
+    def is_moe_layer(self, layer: int) -> bool:
+        """Whether `layer` has a mixture of experts (else a dense MLP of width d_ff)."""
+        return self.moe is not None and layer >= self.moe.first_layer
+
+    @property
+    def attention_kind(self) -> str:
+        """"multi-head latent", "multi-head", "multi-query" or "grouped-query"."""
+        if self.latent is not None:
+            return "multi-head latent"
+        if self.n_kv_heads == self.n_heads:
+            return "multi-head"
+        return "multi-query" if self.n_kv_heads == 1 else "grouped-query"
+
     @classmethod
     def from_dict(cls, cfg: dict, source: str = "config.json") -> "DecoderConfig":
         """Read a Hugging Face config (as a dict); refuse what this forward pass does not implement."""
+        from .config_json import read_config  # here: config_json builds this class
 
-        def need(key):
-            if key not in cfg or cfg[key] is None:
-                raise UnsupportedConfigError(f"{source}: the key {key!r} is missing")
-            return cfg[key]
-
-        model_type = cfg.get("model_type")
-        if model_type not in MODEL_TYPES:
-            raise UnsupportedConfigError(
-                f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}"
-            )
-        if cfg.get("hidden_act", "silu") != "silu":
-            raise UnsupportedConfigError(f"{source}: hidden_act {cfg['hidden_act']!r} is not implemented; only 'silu' (SwiGLU)")
-        n_heads = int(need("num_attention_heads"))
-        n_kv_heads = int(cfg.get("num_key_value_heads") or n_heads)
-        if n_heads % n_kv_heads:
-            raise UnsupportedConfigError(
-                f"{source}: num_attention_heads = {n_heads} is not a multiple of num_key_value_heads = {n_kv_heads}"
-            )
-        d_model = int(need("hidden_size"))
-        head_dim = int(cfg.get("head_dim") or d_model // n_heads)
-        n_layers = int(need("num_hidden_layers"))
-        attention_bias = bool(cfg.get("attention_bias", False))
-        eos = cfg.get("eos_token_id")
-        eos_ids = () if eos is None else tuple(int(e) for e in (eos if isinstance(eos, list) else [eos]))
-        return cls(
-            model_type=model_type,
-            vocab_size=int(need("vocab_size")),
-            d_model=d_model,
-            n_layers=n_layers,
-            n_heads=n_heads,
-            n_kv_heads=n_kv_heads,
-            head_dim=head_dim,
-            d_ff=int(need("intermediate_size")),
-            rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
-            rope_theta=_rope_theta(cfg, source),
-            tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-            qkv_bias=True if model_type == "qwen2" else attention_bias,
-            o_bias=False if model_type == "qwen2" else attention_bias,
-            mlp_bias=bool(cfg.get("mlp_bias", False)),
-            windows=_windows(cfg, model_type, n_layers, source),
-            max_positions=int(cfg.get("max_position_embeddings") or 0),
-            eos_token_ids=eos_ids,
-        )
+        return read_config(cfg, source)
 
     @classmethod
     def from_json(cls, path: str | os.PathLike) -> "DecoderConfig":
@@ -131,53 +219,3 @@ class DecoderConfig:
         except json.JSONDecodeError as err:
             raise ValueError(f"{path} is not valid JSON: {err}") from None
         return cls.from_dict(cfg, str(path))
-
-
-def _rope_theta(cfg: dict, source: str) -> float:
-    """The RoPE base from rope_parameters (transformers 5) or rope_theta / rope_scaling (older files)."""
-    params = cfg.get("rope_parameters")
-    if isinstance(params, dict) and "full_attention" in params and "rope_theta" not in params:
-        raise UnsupportedConfigError(f"{source}: rope_parameters per layer type are not implemented")
-    if params is None:
-        params = dict(cfg.get("rope_scaling") or {})
-        key = "rope_scaling"
-        if "rope_theta" in cfg:
-            params.setdefault("rope_theta", cfg["rope_theta"])
-    else:
-        key = "rope_parameters"
-    rope_type = params.get("rope_type", params.get("type", "default"))
-    if rope_type not in ROPE_TYPES:
-        raise UnsupportedConfigError(
-            f"{source}: {key}.rope_type = {rope_type!r} (RoPE scaling for longer contexts) is not implemented; "
-            f"only {', '.join(map(repr, ROPE_TYPES))}"
-        )
-    factor = params.get("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0))
-    if factor not in (None, 1, 1.0):
-        raise UnsupportedConfigError(f"{source}: partial_rotary_factor = {factor!r} is not implemented; only 1.0")
-    theta = params.get("rope_theta", 10000.0)
-    if not isinstance(theta, (int, float)) or isinstance(theta, bool) or theta <= 0:
-        raise UnsupportedConfigError(f"{source}: {key}.rope_theta must be a positive number; got {theta!r}")
-    return float(theta)
-
-
-def _windows(cfg: dict, model_type: str, n_layers: int, source: str) -> tuple[int | None, ...]:
-    """The sliding window of each layer (None: full causal attention)."""
-    window = cfg.get("sliding_window")
-    layer_types = cfg.get("layer_types")
-    if model_type == "qwen2" and not cfg.get("use_sliding_window", False):
-        window = None  # Qwen2 writes a sliding_window size even when it does not use one
-    if layer_types is not None:
-        if len(layer_types) != n_layers:
-            raise UnsupportedConfigError(f"{source}: layer_types has {len(layer_types)} entries for {n_layers} layers")
-        unknown = sorted(set(layer_types) - {"full_attention", "sliding_attention"})
-        if unknown:
-            raise UnsupportedConfigError(f"{source}: layer_types {unknown} are not implemented")
-        if "sliding_attention" in layer_types and window is None:
-            raise UnsupportedConfigError(f"{source}: layer_types has sliding_attention layers but sliding_window is null")
-        return tuple(int(window) if t == "sliding_attention" else None for t in layer_types)
-    if window is None:
-        return (None,) * n_layers
-    if model_type == "qwen2":  # layers from max_window_layers on use the window
-        first = int(cfg.get("max_window_layers", n_layers))
-        return tuple(int(window) if i >= first else None for i in range(n_layers))
-    return (int(window),) * n_layers

@@ -1,15 +1,16 @@
-"""A Llama-architecture decoder run in NumPy with the course's own attention (book/decoding.ipynb).
+"""A decoder run in NumPy with the course's own attention: today's open models, checkpoint in, logits out (book/decoding.ipynb).
 
-    x_0 = embed[ids]
-    x_l = x'  + SwiGLU(RMSNorm(x'))  with  x' = x_{l-1} + Attention(RMSNorm(x_{l-1}))   for l = 1..L
-    logits = RMSNorm(x_L) @ lm_head
+    x_0 = embed[ids]                           (Gemma: times sqrt(d_model))
+    x_l = x' + MLP(Norm(x'))  with  x' = x_{l-1} + Attention(Norm(x_{l-1}))   for l = 1..L
+    logits = Norm(x_L) @ lm_head               (Gemma 2: soft-capped)
 
-Attention is grouped-query attention with RoPE: h_q query heads, h_kv <= h_q
-key/value heads (query head i reads key/value head i // (h_q / h_kv)), queries
-and keys rotated by their positions, a causal mask aligned lower-right (the new
-tokens are the last ones) and, on sliding-window layers, only the window's keys.
-With a `KVCache`, each call appends its tokens' keys and values and attends
-over everything cached, so generating a token needs one query row per head.
+Attention is `attention.grouped_query_attention` (h_q query heads reading
+h_kv <= h_q key/value heads; QK-norm, RoPE per layer, soft-capping, sinks and
+sliding windows as the config asks) or, for DeepSeek-V3, `latent.latent_attention`.
+The MLP is `mlp.feed_forward`: a gated MLP or a mixture of experts. Gemma
+norms the attention's and the MLP's outputs too before adding them. With a
+`KVCache`, each call appends its tokens' keys and values and attends over
+everything cached, so generating a token needs one query row per head.
 """
 
 from __future__ import annotations
@@ -20,40 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.attention import _mix, attention_weights
-from ..core.masks import causal_mask, sliding_window_mask
-from ..core.multi_head import merge_heads, split_heads
-from ..core.positions import apply_rope
-from .cache import KVCache
+from ..core.norms import rms_norm
+from ..core.softcap import softcap
+from .attention import grouped_query_attention, qkv as _qkv
+from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
-from .weights import DecoderLayer, DecoderWeights, decoder_weights, read_checkpoint
+from .layout import checkpoint_shapes
+from .latent import latent_attention, latent_qkv
+from .mlp import feed_forward, silu, swiglu
+from .weights import DecoderWeights, decoder_weights, read_checkpoint
 
-
-def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
-    """(..., d) -> (..., d): divide each vector by its root mean square, then scale by `weight`.
-
-    No mean is subtracted and there is no bias (unlike LayerNorm). Computed in
-    float32 at least, as transformers does, then cast back to x's dtype.
-    """
-    work = x.astype(np.result_type(x.dtype, np.float32), copy=False)
-    ms = np.mean(work * work, axis=-1, keepdims=True)  # (..., 1) mean of squares
-    return weight * (work / np.sqrt(ms + eps)).astype(x.dtype, copy=False)
-
-
-def silu(x: np.ndarray) -> np.ndarray:
-    """x * sigmoid(x), elementwise, without overflow for large |x|."""
-    return x * (0.5 * (1.0 + np.tanh(0.5 * x)))  # sigmoid(x) = (1 + tanh(x/2)) / 2, finite everywhere
-
-
-def _project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    y = x @ w  # (n, d_in) x (d_in, d_out) -> (n, d_out)
-    return y if b is None else y + b
-
-
-def swiglu(layer: DecoderLayer, x: np.ndarray) -> np.ndarray:
-    """(n, d_model) -> (n, d_model): down(silu(gate(x)) * up(x))."""
-    hidden = silu(_project(x, layer.w_gate, layer.b_gate)) * _project(x, layer.w_up, layer.b_up)  # (n, d_ff)
-    return _project(hidden, layer.w_down, layer.b_down)  # (n, d_ff) x (d_ff, d_model) -> (n, d_model)
+__all__ = ["DecoderModel", "DecoderOutput", "load_decoder", "random_decoder", "random_tensors", "rms_norm", "silu", "swiglu"]
 
 
 @dataclass(frozen=True)
@@ -64,13 +42,14 @@ class DecoderOutput:
     """(n, vocab_size) next-token scores after each of the n input tokens."""
     attentions: np.ndarray | None
     """(L, h_q, n, n_k) attention weights, n_k = tokens cached before the call + n; keys a sliding
-    window hides (or a sliding-window cache no longer keeps) have weight 0. None if not asked for."""
+    window hides (or a sliding-window cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
+    sums to less than 1. None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer."""
 
 
 class DecoderModel:
-    """A Llama / Mistral / Qwen2 decoder whose attention is the course's `attention_weights`.
+    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3) run with the course's attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -120,8 +99,20 @@ class DecoderModel:
     # --- the forward pass ---------------------------------------------------------------------
 
     def new_cache(self, keep_window: bool = False) -> KVCache:
-        """An empty KVCache for this model; with keep_window, sliding-window layers keep only what their window needs."""
-        return KVCache(self.config.n_layers, window=self.config.windows if keep_window else None)
+        """An empty cache for this model: a KVCache, or a LatentCache for latent attention.
+
+        With keep_window, sliding-window layers keep only what their window needs.
+        """
+        windows = self.config.windows if keep_window else None
+        if self.config.latent is not None:
+            return LatentCache(self.config.n_layers, window=windows)
+        return KVCache(self.config.n_layers, window=windows)
+
+    def _layer_index(self, layer) -> int:
+        if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)) or \
+                not 0 <= layer < self.config.n_layers:
+            raise ValueError(f"layer must be in 0..{self.config.n_layers - 1}; got {layer}")
+        return int(layer)
 
     def qkv(self, layer: int, x: np.ndarray, positions: np.ndarray, rotate: bool = True):
         """The queries, keys and values `layer` computes from the residual stream `x`.
@@ -131,40 +122,50 @@ class DecoderModel:
             x: (n, d_model) the layer's input (hidden_states[layer] of a forward call).
             positions: (n,) the tokens' positions in the sequence.
             rotate: apply RoPE to q and k (as attention uses them); False
-                returns them as the projections give them.
+                returns them as the projections (and QK-norm) give them.
 
         Returns:
-            q (h_q, n, d), k (h_kv, n, d) (rotated by their positions, with
-            rotate) and v (h_kv, n, d).
+            q (h_q, n, d), k (h_kv, n, d) (QK-normed and rotated by their
+            positions, with rotate) and v (h_kv, n, d_v). With latent
+            attention, each head's key and value rebuilt from the latent:
+            k (h, n, d_nope + d_rope), v (h, n, d_v).
         """
-        if not 0 <= layer < self.config.n_layers:
-            raise ValueError(f"layer must be in 0..{self.config.n_layers - 1}; got {layer}")
+        layer = self._layer_index(layer)
         c, p = self.config, self.weights.layers[layer]
         h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
-        q = split_heads(_project(h, p.w_q, p.b_q), c.n_heads)  # (n, h_q*d) -> (h_q, n, d)
-        k = split_heads(_project(h, p.w_k, p.b_k), c.n_kv_heads)  # (n, h_kv*d) -> (h_kv, n, d)
-        v = split_heads(_project(h, p.w_v, p.b_v), c.n_kv_heads)  # (h_kv, n, d)
-        if not rotate:
-            return q, k, v
-        q = apply_rope(q, positions, base=c.rope_theta)  # rotated by position; same shape
-        k = apply_rope(k, positions, base=c.rope_theta)  # the cache keeps keys rotated
-        return q, k, v
+        positions = np.asarray(positions)
+        if c.latent is None:
+            return _qkv(c, p, layer, h, positions, rotate_qk=rotate)
+        q_nope, q_rope, latent, k_rope = latent_qkv(c, p.latent, layer, h, positions, rotate_qk=rotate)
+        w_uk, w_uv = p.latent.absorbed(c.n_heads, c.latent.qk_nope_head_dim)  # (h, r, d_nope), (h, r, d_v)
+        k_nope = latent[None] @ w_uk  # (1, n, r) x (h, r, d_nope) -> (h, n, d_nope)
+        k = np.concatenate([k_nope, np.broadcast_to(k_rope, k_nope.shape[:-1] + k_rope.shape[-1:])], axis=-1)
+        return np.concatenate([q_nope, q_rope], axis=-1), k, latent[None] @ w_uv  # v: (h, n, d_v)
 
     def _attention(self, layer: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None):
-        """One layer's attention: (output (n, d_model), weights (h_q, n, n_k))."""
+        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k))."""
         c, p = self.config, self.weights.layers[layer]
-        q, k, v = self.qkv(layer, x, positions)  # (h_q, n, d), (h_kv, n, d), (h_kv, n, d)
-        if cache is not None:
-            k, v = cache.update(layer, k, v)  # (h_kv, n_k, d): what was cached, then the new tokens
-        n, n_k = q.shape[-2], k.shape[-2]
-        window = c.windows[layer]
-        if window is None:
-            mask = causal_mask(n, n_k, lower_right=True)  # the n queries are the last n of the n_k positions
+        h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
+        if c.latent is not None:
+            out, weights = latent_attention(c, p, layer, h, positions, cache)
         else:
-            mask = sliding_window_mask(n, n_k, window, lower_right=True)
-        weights = attention_weights(q, k, attn_mask=mask, enable_gqa=True)  # (h_q, n, n_k)
-        heads = _mix(weights, v, enable_gqa=True)  # (h_q, n, n_k) x (h_kv, n_k, d) -> (h_q, n, d), shared heads
-        return _project(merge_heads(heads), p.w_o, p.b_o), weights  # (n, h_q*d) x (h_q*d, d_model)
+            out, weights = grouped_query_attention(c, p, layer, h, positions, cache)
+        if p.post_attn_norm is not None:  # Gemma norms the attention's output before the residual
+            out = rms_norm(out, p.post_attn_norm, c.rms_norm_eps)
+        return out, weights
+
+    def _feed_forward(self, layer: int, x: np.ndarray) -> np.ndarray:
+        """One layer's MLP (or mixture of experts) on the residual stream x: (n, d_model)."""
+        c, p = self.config, self.weights.layers[layer]
+        out = feed_forward(c, p, rms_norm(x, p.mlp_norm, c.rms_norm_eps))  # (n, d_model)
+        return out if p.post_mlp_norm is None else rms_norm(out, p.post_mlp_norm, c.rms_norm_eps)
+
+    def embed(self, ids) -> np.ndarray:
+        """(n,) ids -> (n, d_model): the embedding rows (Gemma: times sqrt(d_model), rounded to float32 first)."""
+        x = self.weights.embeddings[self._ids(ids)]  # (n,) -> (n, d_model)
+        if self.config.embed_scale is None:
+            return x
+        return x * x.dtype.type(np.float32(self.config.embed_scale))  # transformers keeps the scale in float32
 
     def forward(self, ids, cache: KVCache | None = None, need_weights: bool = True) -> DecoderOutput:
         """Run the decoder on `ids`, after what `cache` holds (if given), and append to the cache.
@@ -172,9 +173,10 @@ class DecoderModel:
         Args:
             ids: (n,) token ids, or a str (with a tokenizer).
             cache: None (the ids are the whole sequence, at positions 0..n-1),
-                or a KVCache of earlier tokens: the ids then sit at positions
+                or a cache of earlier tokens (`new_cache()`, or a Paged,
+                Reserved or Quantized one): the ids then sit at positions
                 len(cache) .. len(cache) + n - 1, and their keys and values
-                are appended to it.
+                (latents, for latent attention) are appended to it.
             need_weights: also return every layer's attention weights.
 
         Returns:
@@ -183,22 +185,25 @@ class DecoderModel:
         """
         c, w = self.config, self.weights
         ids = self._ids(ids)
-        if cache is not None and not isinstance(cache, KVCache):
-            raise TypeError(f"cache must be a KVCache (model.new_cache()) or None; got {type(cache).__name__}")
+        if cache is not None and not isinstance(cache, LayerCache):
+            raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
+                            f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
         if cache is not None and cache.n_layers != c.n_layers:
             raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
         past = 0 if cache is None else len(cache)
         positions = past + np.arange(ids.shape[0])  # (n,) where the new tokens sit
-        x = w.embeddings[ids]  # (n,) -> (n, d_model)
+        x = self.embed(ids)  # (n, d_model)
         hidden, attentions = [x], []
-        for i, p in enumerate(w.layers):
+        for i in range(c.n_layers):
             attended, weights = self._attention(i, x, positions, cache)  # (n, d_model), (h_q, n, n_k)
             x = x + attended  # residual
-            x = x + swiglu(p, rms_norm(x, p.mlp_norm, c.rms_norm_eps))  # residual
+            x = x + self._feed_forward(i, x)  # residual
             hidden.append(x)
             if need_weights:
                 attentions.append(_all_keys(weights, past + ids.shape[0]))
         logits = rms_norm(x, w.final_norm, c.rms_norm_eps) @ w.lm_head  # (n, d_model) x (d_model, vocab)
+        if c.final_softcap is not None:
+            logits = softcap(logits, c.final_softcap)  # Gemma 2: logits squeezed into (-30, 30)
         return DecoderOutput(logits=logits, attentions=np.stack(attentions) if need_weights else None,
                              hidden_states=np.stack(hidden))
 
@@ -210,7 +215,7 @@ class DecoderModel:
         Args:
             ids: (n,) prompt token ids, or a str (with a tokenizer).
             max_new_tokens: how many tokens to add at most.
-            use_cache: keep a KVCache, so each step runs one token through
+            use_cache: keep a cache, so each step runs one token through
                 the model; False runs the whole sequence again at every step
                 (the same tokens, much more work).
             stop_at_eos: stop after a token of config.eos_token_ids.
@@ -223,7 +228,7 @@ class DecoderModel:
             raise ValueError(f"max_new_tokens must be a non-negative integer; got {max_new_tokens!r}")
         prompt = self._ids(ids)
         tokens = [int(t) for t in prompt]
-        cache = self.new_cache() if use_cache else None
+        cache = self.new_cache(keep_window=True) if use_cache else None  # what each layer can still attend to
         step_input = prompt
         for _ in range(int(max_new_tokens)):
             if cache is not None:
@@ -244,8 +249,13 @@ class DecoderModel:
         c = self.config
         windows = sorted({w for w in c.windows if w is not None})
         sliding = f", sliding window {windows}" if windows else ""
-        return (f"DecoderModel({self.name!r}: {c.model_type}, {c.n_layers} layers, {c.n_heads} query heads sharing "
-                f"{c.n_kv_heads} key/value heads of d = {c.head_dim}, d_model = {c.d_model}{sliding})")
+        if c.latent is not None:
+            heads = (f"{c.n_heads} heads of latent attention (latent {c.latent.kv_lora_rank}, RoPE key "
+                     f"{c.latent.qk_rope_head_dim})")
+        else:
+            heads = f"{c.n_heads} query heads sharing {c.n_kv_heads} key/value heads of d = {c.head_dim}"
+        experts = f", {c.moe.n_experts} experts (top {c.moe.top_k})" if c.moe is not None else ""
+        return f"DecoderModel({self.name!r}: {c.model_type}, {c.n_layers} layers, {heads}, d_model = {c.d_model}{sliding}{experts})"
 
 
 def _all_keys(weights: np.ndarray, n_total: int) -> np.ndarray:
@@ -266,7 +276,10 @@ def _continue_text(prompt: str, prompt_decoded: str, all_decoded: str) -> str:
 
 
 def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
-    """Read a Hugging Face Llama, Mistral or Qwen2 checkpoint folder and run it in NumPy.
+    """Read a Hugging Face decoder checkpoint folder and run it in NumPy.
+
+    Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
+    Gemma 3 (text), SmolLM3, gpt-oss and DeepSeek-V3 (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in
@@ -280,7 +293,7 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64; got {np.dtype(dtype)}")
     config = DecoderConfig.from_json(folder / "config.json")
-    weights = decoder_weights(read_checkpoint(folder), config, dtype, source=str(folder))
+    weights = decoder_weights(read_checkpoint(folder), config, dtype, source=str(folder), copy=False)
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
         try:
@@ -294,35 +307,53 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     return DecoderModel(weights, tokenizer, name=folder.name)
 
 
-def random_decoder(rng: np.random.Generator, *, vocab_size: int = 64, d_model: int = 32, n_layers: int = 2,
-                   n_heads: int = 4, n_kv_heads: int = 2, head_dim: int | None = None, d_ff: int | None = None,
-                   window: int | None = None, rope_theta: float = 10000.0, dtype=np.float64) -> DecoderModel:
-    """A decoder with random weights (normal, scaled by 1/sqrt(fan-in)), for examples and measurements.
+def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.float64) -> dict[str, np.ndarray]:
+    """A checkpoint's tensors for `config`, drawn: matrices normal / sqrt(fan-in), norms neutral, biases and sinks 0.
 
-    Every layer uses `window` (None: full causal attention). The weights come
-    from `rng`, so the same seed gives the same model.
+    The embeddings are drawn first (standard normal), then the output
+    projection, then every other matrix in `checkpoint_shapes` order.
     """
-    head_dim = head_dim or d_model // n_heads
-    d_ff = d_ff or 2 * d_model
-    cfg = {"model_type": "llama", "vocab_size": vocab_size, "hidden_size": d_model, "num_hidden_layers": n_layers,
-           "num_attention_heads": n_heads, "num_key_value_heads": n_kv_heads, "head_dim": head_dim,
-           "intermediate_size": d_ff, "rms_norm_eps": 1e-6, "rope_theta": rope_theta}
-    config = replace(DecoderConfig.from_dict(cfg, "random_decoder"), windows=(window,) * n_layers)
+    shapes = checkpoint_shapes(config)
+    order = ["model.embed_tokens.weight", *(["lm_head.weight"] if "lm_head.weight" in shapes else [])]
+    order += [name for name in shapes if name not in order]
+    tensors = {}
+    for name in order:
+        shape = shapes[name]
+        if name == "model.embed_tokens.weight":
+            tensors[name] = rng.standard_normal(shape).astype(dtype)
+        elif len(shape) >= 2:  # (out, in) Linear weights; gpt-oss's stacked experts are (E, in, out)
+            fan_in = shape[-1] if len(shape) == 2 else shape[-2]
+            tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
+        elif "norm" in name:
+            tensors[name] = np.full(shape, 1.0 - config.norm_offset, dtype)  # a gain of 1 (Gemma stores gain - 1)
+        else:
+            tensors[name] = np.zeros(shape, dtype)
+    return tensors
 
-    def linear(d_in, d_out):  # stored (out, in), as a checkpoint stores it
-        return rng.standard_normal((d_out, d_in)) / np.sqrt(d_in)
 
-    tensors = {"model.embed_tokens.weight": rng.standard_normal((vocab_size, d_model)),
-               "model.norm.weight": np.ones(d_model), "lm_head.weight": linear(d_model, vocab_size)}
-    for i in range(n_layers):
-        p = f"model.layers.{i}."
-        for name, d_in, d_out in (("self_attn.q_proj", d_model, n_heads * head_dim),
-                                  ("self_attn.k_proj", d_model, n_kv_heads * head_dim),
-                                  ("self_attn.v_proj", d_model, n_kv_heads * head_dim),
-                                  ("self_attn.o_proj", n_heads * head_dim, d_model),
-                                  ("mlp.gate_proj", d_model, d_ff), ("mlp.up_proj", d_model, d_ff),
-                                  ("mlp.down_proj", d_ff, d_model)):
-            tensors[p + name + ".weight"] = linear(d_in, d_out)
-        tensors[p + "input_layernorm.weight"] = np.ones(d_model)
-        tensors[p + "post_attention_layernorm.weight"] = np.ones(d_model)
-    return DecoderModel(decoder_weights(tensors, config, dtype, source="random_decoder"), name="random decoder")
+def random_decoder(rng: np.random.Generator, *, config: DecoderConfig | dict | None = None, vocab_size: int = 64,
+                   d_model: int = 32, n_layers: int = 2, n_heads: int = 4, n_kv_heads: int = 2,
+                   head_dim: int | None = None, d_ff: int | None = None, window: int | None = None,
+                   rope_theta: float = 10000.0, dtype=np.float64) -> DecoderModel:
+    """A decoder with random weights (`random_tensors`), for examples and measurements.
+
+    Without `config`: a Llama-architecture model of the sizes given, every
+    layer with `window` (None: full causal attention). With `config` (a
+    `DecoderConfig`, or a config.json dict such as `published.PUBLISHED_CONFIGS`
+    gives), a model of that architecture and those sizes; the other size
+    arguments are then not used. The weights come from `rng`, so the same seed
+    gives the same model.
+    """
+    if config is None:
+        head_dim = head_dim or d_model // n_heads
+        cfg = {"model_type": "llama", "vocab_size": vocab_size, "hidden_size": d_model, "num_hidden_layers": n_layers,
+               "num_attention_heads": n_heads, "num_key_value_heads": n_kv_heads, "head_dim": head_dim,
+               "intermediate_size": d_ff or 2 * d_model, "rms_norm_eps": 1e-6, "rope_theta": rope_theta}
+        config = replace(DecoderConfig.from_dict(cfg, "random_decoder"), windows=(window,) * n_layers)
+    elif isinstance(config, dict):
+        config = DecoderConfig.from_dict(config, "random_decoder")
+    elif not isinstance(config, DecoderConfig):
+        raise TypeError(f"config must be a DecoderConfig, a config.json dict or None; got {type(config).__name__}")
+    tensors = random_tensors(rng, config, dtype)
+    weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn here: ours already
+    return DecoderModel(weights, name="random decoder")

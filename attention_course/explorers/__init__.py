@@ -15,18 +15,19 @@ from .cost import CostExplorer
 from .kv_cache import KVCacheExplorer
 from .masking import MaskExplorer
 from .positions import PositionsExplorer
+from .roofline import RooflineExplorer
 from .scaling import ScalingExplorer
 from .scores import ScoresExplorer
 from .widget import Explorer
 
 EXPLORERS: tuple[type[Explorer], ...] = (
-    ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer, PositionsExplorer, KVCacheExplorer,
+    ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer, PositionsExplorer, KVCacheExplorer, RooflineExplorer,
 )
 """Every explorer that starts from the package's numbers alone (no arguments), in the order of the
 playground page (book/explorers.ipynb). The tests read this list. The head view of the legal-summariser
 chapter (`head_view.HeadViewExplorer`) needs the pretrained model and is tested with it."""
 
 __all__ = [
-    "EXPLORERS", "CostExplorer", "Explorer", "KVCacheExplorer", "MaskExplorer", "PositionsExplorer", "ScalingExplorer",
-    "ScoresExplorer",
+    "EXPLORERS", "CostExplorer", "Explorer", "KVCacheExplorer", "MaskExplorer", "PositionsExplorer", "RooflineExplorer",
+    "ScalingExplorer", "ScoresExplorer",
 ]

@@ -22,6 +22,7 @@ from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.positions import compute_positions
+from attention_course.explorers.roofline import compute_roofline
 from attention_course.explorers.scaling import compute_scaling
 from attention_course.explorers.scores import compute_scores
 from attention_course.explorers.widget import script_json
@@ -40,7 +41,7 @@ def playground(offline, book_html):
         pytest.fail(f"{path} is missing: run `make book` first")
     page = new_page()
     page.goto(path.as_uri())
-    for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache"):
+    for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache", "roofline"):
         page.locator(f'[data-explorer="{name}"]').wait_for()
     return page
 
@@ -450,13 +451,76 @@ def test_kv_cache_explorer_fits_a_phone_screen(playground, screenshots):
     box.screenshot(path=screenshots / "kv-cache-400px.png")
 
 
+# --- 7. the roofline ----------------------------------------------------------------------
+
+def check_roofline(box, state):
+    """Every number the roofline explorer shows equals compute_roofline's, exactly (data-value) and as printed."""
+    r = compute_roofline(state)
+    for phase in ("prefill", "decode"):
+        p = r[phase]
+        for role, key in (("flops", "flops"), ("bytes", "bytes"), ("cache", "cache_bytes"), ("intensity", "intensity"),
+                          ("time", "seconds")):
+            (text, value), = shown(box.locator(f'[data-role="{phase}-{role}"]'))
+            assert math.isclose(value, p[key], rel_tol=1e-12), f"{phase}-{role}: page {value}, package {p[key]}"
+        assert box.locator(f'[data-role="{phase}-bytes"]').text_content() == js_bytes_text(p["bytes"])
+        assert box.locator(f'[data-role="{phase}-intensity"]').text_content() == js_fixed(p["intensity"], 2)
+        assert box.locator(f'[data-role="{phase}-bound"]').text_content() == (
+            "memory" if p["bound"] == "memory" else "arithmetic")
+    return r
+
+
+def test_roofline_explorer_counts_like_the_package_and_states_the_measured_ceilings(playground, screenshots):
+    page = playground
+    box = explorer(page, "roofline")
+    state = state_of(page, "roofline")
+    r = check_roofline(box, state)
+    note = box.locator('[data-role="ceilings"]').text_content()
+    assert f"{js_fixed(state['bandwidth'] / 1e9, 1)} GB/s" in note and "measured on the machine that built this page" in note
+    assert box.locator('[data-role="decode-intensity"]').text_content() == "1.10"  # Llama 3 8B, GQA, bfloat16
+    box.screenshot(path=screenshots / "roofline-start.png")
+
+    box.get_by_label("batch (requests)").fill("64")
+    box.get_by_label("head layout").select_option("MLA")
+    box.get_by_label("dtype").select_option("float8_e4m3fn")
+    state = state_of(page, "roofline")
+    assert (state["batch"], state["head_layout"], state["dtype"]) == (64, "MLA", "float8_e4m3fn")
+    check_roofline(box, state)
+    box.get_by_label("context length (tokens)").fill("131072")
+    r = check_roofline(box, state_of(page, "roofline"))
+    dot = box.locator("svg circle").bounding_box()
+    assert dot is not None and dot["width"] > 0  # the decoding step is drawn
+    assert f"decoding step at {js_fixed(r['decode']['intensity'], 2)} is" in box.locator("svg").get_attribute("aria-label")
+    box.screenshot(path=screenshots / "roofline-mla-batch64.png")
+
+    box.get_by_label("context length (tokens)").fill("0")  # out of range: flagged, the state keeps the last good value
+    assert box.get_by_label("context length (tokens)").get_attribute("aria-invalid") == "true"
+    assert state_of(page, "roofline")["context"] == 131072
+
+
+def test_roofline_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html, screenshots):
+    new_page, problems = offline
+    page = new_page()
+    page.set_viewport_size({"width": 400, "height": 900})
+    page.goto((book_html / "book" / "generating_cost.html").as_uri())
+    box = page.locator('[data-explorer="roofline"]')
+    box.wait_for()
+    box.scroll_into_view_if_needed()
+    widths = box.evaluate("el => [el.scrollWidth, el.clientWidth, document.documentElement.scrollWidth]")
+    assert widths[0] <= widths[1] + 1, f"the explorer scrolls sideways at 400 px: {widths}"
+    assert widths[2] <= 400, f"the page is wider than the screen: {widths}"
+    box.get_by_label("batch (requests)").fill("8")
+    check_roofline(box, state_of(page, "roofline"))
+    box.screenshot(path=screenshots / "roofline-400px.png")
+    problems.assert_none()
+
+
 # --- controls: labelled, keyboard, fast ---------------------------------------------------
 
 def test_every_control_is_a_labelled_form_control_reachable_by_tab(playground):
     page = playground
     controls = page.locator(".ac-explorer input, .ac-explorer select")
     count = controls.count()
-    assert count >= 4 + 1 + 4 + 2 + 3 + 4 + 6 + 9  # q, d_k, scores; slider, switch; masks; cost; positions; KV cache
+    assert count >= 4 + 1 + 4 + 2 + 3 + 4 + 6 + 9 + 4  # q, d_k, scores; slider, switch; masks; cost; positions; KV cache; roofline
     unlabelled = controls.evaluate_all("els => els.filter(e => !e.labels || e.labels.length === 0 || !e.labels[0].textContent.trim()).map(e => e.outerHTML)")
     assert unlabelled == []
     # Tab from the first control visits every control shown, in order (the page's own
@@ -502,6 +566,8 @@ def test_updates_take_less_than_a_frame(playground):
         ("KV cache: configuration", '[data-explorer="kv-cache"] [data-role="preset"]',
          ["tiiuae/falcon-7b", "meta-llama/Meta-Llama-3-70B"], "change"),
         ("KV cache: key/value heads", '[data-explorer="kv-cache"] [data-role="n_kv_heads"]', ["1", "8", "3", "64"], "input"),
+        ("roofline: context", '[data-explorer="roofline"] [data-role="context"]', ["4096", "1", "131072", "300"], "input"),
+        ("roofline: head layout", '[data-explorer="roofline"] [data-role="head_layout"]', ["MLA", "MHA", "GQA"], "change"),
     ]
     # Judged by the best of 40 (as timeit does): the machine running the tests may be busy,
     # and what is measured is the work an update needs, not how often it is interrupted.

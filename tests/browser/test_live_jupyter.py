@@ -71,7 +71,7 @@ def frontend(request):
 
 @pytest.fixture
 def lab_server(tmp_path, frontend):
-    """A Jupyter server on a free local port with a notebook of the five explorers; yields (notebook URL, base URL)."""
+    """A Jupyter server on a free local port with a notebook of the explorers; yields (notebook URL, base URL)."""
     executable = frontend.executable()
     if executable is None:
         pytest.skip(f"{frontend.name} is not installed: pip install {frontend.command.removeprefix('jupyter-')}, "
@@ -89,7 +89,8 @@ def lab_server(tmp_path, frontend):
     nb.metadata["kernelspec"] = {"name": "attention-course", "display_name": "attention-course", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(code) for code in (
         "from attention_course.explorers import (\n"
-        "    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, ScalingExplorer, ScoresExplorer,\n"
+        "    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer,\n"
+        "    ScoresExplorer,\n"
         ")\n"
         "scores = ScoresExplorer()\nscores",
         "scaling = ScalingExplorer()\nscaling",
@@ -97,6 +98,7 @@ def lab_server(tmp_path, frontend):
         "cost = CostExplorer()\ncost",
         "positions = PositionsExplorer()\npositions",
         "kv = KVCacheExplorer()\nkv",
+        "roof = RooflineExplorer()\nroof",
     )]
     nbformat.write(nb, work / "live.ipynb")
     port = free_port()
@@ -196,7 +198,7 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         # cell only (seen with a load average of 15 on the 2 cores): run them all again if so.
         for attempt in range(3):
             try:
-                for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache"):
+                for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache", "roofline"):
                     page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
                 break
             except PlaywrightTimeout:
@@ -207,7 +209,7 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
                 page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry
         # (which JupyterLab would show in a .jp-RenderedHTMLCommon); the sync below proves it.
-        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 6
+        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 7
         assert page.locator(".jp-RenderedHTMLCommon .ac-explorer").count() == 0
 
         # Page -> kernel: the reader sets d_k; Python sees it and computes the same weights.
@@ -248,6 +250,15 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots):
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"kv-cache\"] [data-role=\"n_kv_heads\"]').value === '1'")
         assert "multi-query" in kv.locator('[data-role="groups-heading"]').text_content()
+        # The roofline both ways: the reader picks a layout, Python raises the batch.
+        roof = page.locator('[data-explorer="roofline"]')
+        roof.get_by_label("head layout").select_option("MLA")
+        shown_intensity = roof.locator('[data-role="decode-intensity"]').text_content()
+        printed = run_cell(page, "print(roof.head_layout, f\"{roof.numbers()['decode']['intensity']:.2f}\")")
+        assert printed.strip() == f"MLA {shown_intensity}"
+        run_cell(page, "roof.batch = 64; print('set')")
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"roofline\"] [data-role=\"batch\"]').value === '64'")
         page.screenshot(path=screenshots / f"{frontend.screenshot}.png")
     except Exception:
         page.screenshot(path=screenshots / f"{frontend.screenshot}-failure.png")

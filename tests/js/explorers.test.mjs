@@ -11,6 +11,7 @@ import { computeKvCache } from "../../attention_course/explorers/js/kv_cache.js"
 import { computeMasks } from "../../attention_course/explorers/js/masking.js";
 import { softmax } from "../../attention_course/explorers/js/math.js";
 import { alibiSlopes, computePositions, movePositions, ropeVector } from "../../attention_course/explorers/js/positions.js";
+import { computeRoofline, timeText } from "../../attention_course/explorers/js/roofline.js";
 import { computeScaling, decodeSample, rawScores, scoresByDk } from "../../attention_course/explorers/js/scaling.js";
 import { computeScores } from "../../attention_course/explorers/js/scores.js";
 import { decode, mismatches } from "./compare.mjs";
@@ -127,4 +128,19 @@ test("positions: moving both together keeps m - n and stays inside 0..max", () =
   assert.deepEqual(movePositions(s, "m", 150), [100, 98]);
   assert.deepEqual(movePositions({ ...s, together: false }, "n", 40), [3, 40]);
   assert.deepEqual(alibiSlopes(8), [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128, 1 / 256]);
+});
+
+test("roofline: FLOPs, bytes, intensity and least time equal attention_course.chapters.roofline's", () => {
+  assert.ok(vectors.roofline.length >= 15);
+  vectors.roofline.forEach(({ state, expected }, i) => assertMatches(computeRoofline(state), expected, `roofline case ${i}`));
+});
+
+test("roofline: a decoding step reads every weight and the cache, and batching shares only the weights", () => {
+  const { state } = vectors.roofline[0];
+  const one = computeRoofline(state).decode;
+  const many = computeRoofline({ ...state, batch: 32 }).decode;
+  assert.equal(many.weightBytes - one.weightBytes, 31 * state.model.d_model * 2); // one more embedding row a request
+  assert.equal(many.cacheBytes, 32 * one.cacheBytes); // every request its own cache
+  assert.ok(one.bound === "memory" && computeRoofline(state).prefill.bound === "compute");
+  assert.deepEqual([timeText(2.5), timeText(0.00823), timeText(3.5e-5)], ["2.50 s", "8.23 ms", "35.0 µs"]);
 });

@@ -1,0 +1,319 @@
+"""config.json, read per model family into a `DecoderConfig`, as transformers reads it (book/decoding.ipynb).
+
+A key config.json leaves out takes the default of transformers' configuration
+class for that model type. RoPE settings are read in both forms files use:
+transformers 5's `rope_parameters` (one dict, or one per layer type as Gemma 3
+writes it) and the older top-level `rope_theta` / `rope_scaling` (Gemma 3:
+`rope_local_base_freq` for its sliding layers). Whatever this package does
+not implement is refused with an `UnsupportedConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
+from .config import DecoderConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
+
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3")
+"""The `model_type`s of config.json that `load_decoder` runs."""
+
+LAYER_TYPES = ("full_attention", "sliding_attention")
+"""The layer_types implemented."""
+
+_DEFAULT_THETA = {"gemma3_text": 1_000_000.0, "smollm3": 2_000_000.0, "gpt_oss": 150_000.0}
+"""transformers' default rope_theta per model type (10000 for the others)."""
+
+_DEFAULT_HEAD_DIM = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "gpt_oss": 64}
+"""transformers' default head_dim where it is not hidden_size / num_attention_heads."""
+
+_DEFAULT_MAX_POSITIONS = {"llama": 2048, "mistral": 131072, "qwen2": 32768, "qwen3": 32768, "gemma2": 8192,
+                          "gemma3_text": 131072, "smollm3": 32768, "gpt_oss": 131072, "deepseek_v3": 4096}
+"""transformers' default max_position_embeddings per model type."""
+
+_GPT_OSS_ROPE = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                 "original_max_position_embeddings": 4096}
+"""gpt-oss's RoPE when config.json gives none (GptOssConfig's default)."""
+
+
+def _need(cfg: dict, key: str, source: str):
+    if key not in cfg or cfg[key] is None:
+        raise UnsupportedConfigError(f"{source}: the key {key!r} is missing")
+    return cfg[key]
+
+
+def read_config(cfg: dict, source: str = "config.json") -> DecoderConfig:
+    """A `DecoderConfig` from a config.json dict; UnsupportedConfigError, naming the key, for what is not implemented."""
+    model_type = cfg.get("model_type")
+    if model_type == "gemma3":
+        raise UnsupportedConfigError(f"{source}: model_type 'gemma3' is Gemma 3 with its vision tower; this package "
+                                     "runs the text model alone (model_type 'gemma3_text', the config under text_config)")
+    if model_type not in MODEL_TYPES:
+        raise UnsupportedConfigError(
+            f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
+    _refuse(cfg, model_type, source)
+    cfg = {**cfg, "max_position_embeddings": cfg.get("max_position_embeddings") or _DEFAULT_MAX_POSITIONS[model_type]}
+    n_layers = int(_need(cfg, "num_hidden_layers", source))
+    n_heads = int(_need(cfg, "num_attention_heads", source))
+    n_kv_heads = int(cfg.get("num_key_value_heads") or n_heads)
+    if n_heads % n_kv_heads:
+        raise UnsupportedConfigError(
+            f"{source}: num_attention_heads = {n_heads} is not a multiple of num_key_value_heads = {n_kv_heads}")
+    d_model = int(_need(cfg, "hidden_size", source))
+    latent = _latent(cfg, source) if model_type == "deepseek_v3" else None
+    if latent is not None:
+        head_dim = latent.qk_head_dim
+    else:
+        head_dim = cfg.get("head_dim", _DEFAULT_HEAD_DIM.get(model_type))  # absent: the family's default
+        head_dim = int(head_dim or d_model // n_heads)  # null: hidden_size / num_attention_heads
+    layer_types = _layer_types(cfg, model_type, n_layers, source)
+    ropes = _ropes(cfg, model_type, layer_types, source)
+    rope_theta = next((r.base for r, t in zip(ropes, layer_types) if r is not None and t == "full_attention"),
+                      next((r.base for r in ropes if r is not None), _DEFAULT_THETA.get(model_type, 10000.0)))
+    qkv_bias, o_bias, mlp_bias = _biases(cfg, model_type)
+    gemma = model_type in ("gemma2", "gemma3_text")
+    eos = cfg.get("eos_token_id")
+    return DecoderConfig(
+        model_type=model_type,
+        vocab_size=int(_need(cfg, "vocab_size", source)),
+        d_model=d_model,
+        n_layers=n_layers,
+        n_heads=n_heads,
+        n_kv_heads=n_kv_heads,
+        head_dim=head_dim,
+        d_ff=int(_need(cfg, "intermediate_size", source)),
+        rms_norm_eps=float(cfg.get("rms_norm_eps") or (1e-5 if model_type == "gpt_oss" else 1e-6)),
+        rope_theta=float(rope_theta),
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", gemma or model_type == "smollm3")),
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        mlp_bias=mlp_bias,
+        windows=_windows(cfg, model_type, layer_types, source),
+        max_positions=int(cfg["max_position_embeddings"]),
+        eos_token_ids=() if eos is None else tuple(int(e) for e in (eos if isinstance(eos, list) else [eos])),
+        ropes=ropes,
+        rope_interleaved=latent is not None and bool(cfg.get("rope_interleave", True)),
+        qk_norm=model_type in ("qwen3", "gemma3_text"),
+        score_scale=_score_scale(cfg, model_type, latent, ropes),
+        attn_softcap=cfg.get("attn_logit_softcapping", 50.0) if model_type == "gemma2" else None,
+        final_softcap=cfg.get("final_logit_softcapping", 30.0 if model_type == "gemma2" else None) if gemma else None,
+        sinks=model_type == "gpt_oss",
+        norm_offset=1.0 if gemma else 0.0,
+        sandwich_norms=gemma,
+        embed_scale=float(d_model ** 0.5) if gemma else None,
+        activation=_activation(cfg, model_type, source),
+        latent=latent,
+        moe=_moe(cfg, model_type, n_layers, source),
+        dtype=str(cfg.get("dtype") or cfg.get("torch_dtype") or "float32"),
+        extra_layers=int(cfg.get("num_nextn_predict_layers", 1) or 0) if model_type == "deepseek_v3" else 0,
+    )
+
+
+def _refuse(cfg: dict, model_type: str, source: str) -> None:
+    """Options of these families that this forward pass does not implement."""
+    if cfg.get("quantization_config"):
+        method = cfg["quantization_config"].get("quant_method", "?") if isinstance(cfg["quantization_config"], dict) else "?"
+        raise UnsupportedConfigError(f"{source}: quantization_config ({method!r}) is not implemented: the weights are "
+                                     "stored quantized; use a checkpoint in bfloat16 or float32")
+    if cfg.get("use_bidirectional_attention"):
+        raise UnsupportedConfigError(f"{source}: use_bidirectional_attention = true is not implemented (a causal "
+                                     "decoder only)")
+    factor = cfg.get("partial_rotary_factor")
+    if factor not in (None, 1, 1.0):
+        raise UnsupportedConfigError(f"{source}: partial_rotary_factor = {factor!r} is not implemented; only 1.0")
+    if model_type == "deepseek_v3":
+        for key, implemented in (("scoring_func", "sigmoid"), ("topk_method", "noaux_tc")):
+            if cfg.get(key, implemented) != implemented:
+                raise UnsupportedConfigError(f"{source}: {key} = {cfg[key]!r} is not implemented; only {implemented!r}")
+        if int(cfg.get("num_key_value_heads") or cfg.get("num_attention_heads") or 0) != int(cfg.get("num_attention_heads") or 0):
+            raise UnsupportedConfigError(f"{source}: num_key_value_heads must equal num_attention_heads in latent attention")
+
+
+def _activation(cfg: dict, model_type: str, source: str) -> str:
+    if model_type in ("gemma2", "gemma3_text"):
+        act = cfg.get("hidden_activation") or "gelu_pytorch_tanh"
+        if act != "gelu_pytorch_tanh":
+            raise UnsupportedConfigError(f"{source}: hidden_activation {act!r} is not implemented; only "
+                                         "'gelu_pytorch_tanh' (GELU, tanh approximation)")
+        return "gelu_tanh"
+    act = cfg.get("hidden_act", "silu")
+    if model_type != "gpt_oss" and act != "silu":  # gpt-oss's experts have their own activation
+        raise UnsupportedConfigError(f"{source}: hidden_act {act!r} is not implemented; only 'silu' (SwiGLU)")
+    return "silu"
+
+
+def _biases(cfg: dict, model_type: str) -> tuple[bool, bool, bool]:
+    """(q/k/v biases, output projection bias, MLP biases), as each family's modeling code builds its layers."""
+    if model_type == "qwen2":
+        return True, False, False
+    if model_type == "mistral":
+        return False, False, False
+    attention_bias = bool(cfg.get("attention_bias", model_type == "gpt_oss"))
+    mlp_bias = bool(cfg.get("mlp_bias", False)) if model_type in ("llama", "smollm3") else False
+    return attention_bias, attention_bias, mlp_bias
+
+
+def _layer_types(cfg: dict, model_type: str, n_layers: int, source: str) -> tuple[str, ...]:
+    """Each layer's type, "full_attention" or "sliding_attention", from layer_types or the family's default."""
+    given = cfg.get("layer_types")
+    if model_type in ("llama", "mistral", "deepseek_v3"):
+        return ("full_attention",) * n_layers  # these read no layer_types (Mistral: one window for all layers)
+    if given is not None:
+        if len(given) != n_layers:
+            raise UnsupportedConfigError(f"{source}: layer_types has {len(given)} entries for {n_layers} layers")
+        unknown = sorted(set(given) - set(LAYER_TYPES))
+        if unknown:
+            raise UnsupportedConfigError(f"{source}: layer_types {unknown} are not implemented; only {list(LAYER_TYPES)}")
+        return tuple(given)
+    sliding = "sliding_attention"
+    if model_type in ("qwen2", "qwen3"):
+        window = cfg.get("sliding_window") if cfg.get("use_sliding_window", False) else None
+        first = int(cfg.get("max_window_layers", 28))
+        return tuple(sliding if window is not None and i >= first else "full_attention" for i in range(n_layers))
+    if model_type == "smollm3":
+        uses_rope = _no_rope_layers(cfg, n_layers, source)
+        slides = cfg.get("use_sliding_window", False) and cfg.get("sliding_window") is not None
+        return tuple(sliding if slides and not uses_rope[i] else "full_attention" for i in range(n_layers))
+    pattern = int(cfg.get("sliding_window_pattern") or cfg.get("_sliding_window_pattern") or 6) \
+        if model_type == "gemma3_text" else 2  # Gemma 2 and gpt-oss alternate, sliding first
+    return tuple(sliding if (i + 1) % pattern else "full_attention" for i in range(n_layers))
+
+
+def _windows(cfg: dict, model_type: str, layer_types: tuple[str, ...], source: str) -> tuple[int | None, ...]:
+    """The sliding window of each layer (None: full causal attention)."""
+    window = cfg.get("sliding_window", 4096 if model_type in ("mistral", "gemma2", "gemma3_text") else None)
+    if model_type == "gpt_oss" and "sliding_window" not in cfg:
+        window = 128
+    if model_type in ("qwen2", "qwen3") and not cfg.get("use_sliding_window", False):
+        window = None  # Qwen writes a sliding_window size even when it does not use one
+    if model_type == "mistral":
+        return (None if window is None else int(window),) * len(layer_types)
+    if "sliding_attention" in layer_types and window is None:
+        raise UnsupportedConfigError(f"{source}: layer_types has sliding_attention layers but sliding_window is null")
+    return tuple(int(window) if t == "sliding_attention" else None for t in layer_types)
+
+
+def _no_rope_layers(cfg: dict, n_layers: int, source: str) -> list[int]:
+    """SmolLM3: 1 for each layer that uses RoPE, 0 for a layer without positions (NoPE)."""
+    given = cfg.get("no_rope_layers")
+    if given is None:
+        interval = int(cfg.get("no_rope_layer_interval") or 4)
+        return [int((i + 1) % interval != 0) for i in range(n_layers)]
+    if len(given) != n_layers:
+        raise UnsupportedConfigError(f"{source}: no_rope_layers has {len(given)} entries for {n_layers} layers")
+    return [int(bool(u)) for u in given]
+
+
+def _ropes(cfg: dict, model_type: str, layer_types: tuple[str, ...], source: str) -> tuple[RopeScaling | None, ...]:
+    """Each layer's RoPE (None for NoPE layers), read from rope_parameters or rope_theta / rope_scaling."""
+    theta = cfg.get("rope_theta", _DEFAULT_THETA.get(model_type, 10000.0))
+    params = cfg.get("rope_parameters")
+    key = "rope_parameters"
+    if model_type == "gemma3_text" and not params:
+        scaling = dict(cfg.get("rope_scaling") or {})
+        params = {"full_attention": {"rope_type": "default", "rope_theta": theta, **scaling},
+                  "sliding_attention": {"rope_type": "default",
+                                        "rope_theta": cfg.get("rope_local_base_freq", 10000.0)}}
+        key = "rope_scaling"
+    elif not params:
+        params = dict(cfg.get("rope_scaling") or (_GPT_OSS_ROPE if model_type == "gpt_oss" else {}))
+        key = "rope_scaling" if cfg.get("rope_scaling") else key
+    nested = isinstance(params, dict) and params and all(k in LAYER_TYPES for k in params)
+    if nested:
+        local_theta = cfg.get("rope_local_base_freq", 10000.0) if model_type == "gemma3_text" else theta
+        per_type = {t: _rope(dict(params[t] or {}), local_theta if t == "sliding_attention" else theta, cfg,
+                             f"{key}.{t}", source, nested=True) for t in params}
+        missing = sorted(set(layer_types) - set(per_type))
+        if missing:
+            raise UnsupportedConfigError(f"{source}: {key} has no entry for the layer types {missing}")
+        ropes = [per_type[t] for t in layer_types]
+    else:
+        ropes = [_rope(dict(params), theta, cfg, key, source, nested=False)] * len(layer_types)
+    if model_type == "smollm3":
+        uses_rope = _no_rope_layers(cfg, len(layer_types), source)
+        ropes = [r if uses_rope[i] else None for i, r in enumerate(ropes)]
+    return tuple(ropes)
+
+
+def _rope(params: dict, theta, cfg: dict, key: str, source: str, nested: bool) -> RopeScaling:
+    """One RoPE setting: its base and its scaling rule, transformers' defaults filled in."""
+    rope_type = params.get("rope_type", params.get("type", "default"))
+    if rope_type not in ROPE_TYPES:
+        raise UnsupportedConfigError(
+            f"{source}: {key}.rope_type = {rope_type!r} is not implemented; only {', '.join(map(repr, ROPE_TYPES))}")
+    factor = params.get("partial_rotary_factor")
+    if factor not in (None, 1, 1.0):
+        raise UnsupportedConfigError(f"{source}: {key}.partial_rotary_factor = {factor!r} is not implemented; only 1.0")
+    base = params.get("rope_theta", theta)
+    if not isinstance(base, (int, float)) or isinstance(base, bool) or base <= 0:
+        raise UnsupportedConfigError(f"{source}: {key}.rope_theta must be a positive number; got {base!r}")
+    max_positions = int(cfg["max_position_embeddings"])
+    original = params.get("original_max_position_embeddings") or max_positions
+    if rope_type in ("llama3", "yarn") and not nested and cfg.get("original_max_position_embeddings"):
+        original = cfg["original_max_position_embeddings"]  # transformers lets the top-level key win
+    if rope_type in ("linear", "dynamic", "llama3") and params.get("factor") is None:
+        raise UnsupportedConfigError(f"{source}: {key}.factor is missing for rope_type {rope_type!r}")
+    factor = params.get("factor")
+    if rope_type == "yarn" and factor is None:
+        factor = max_positions / original  # DeepSeek's way: the ratio of the two context lengths
+    extra = {}
+    if rope_type == "llama3":
+        extra = {"low_freq_factor": float(_need(params, "low_freq_factor", f"{source}: {key}")),
+                 "high_freq_factor": float(_need(params, "high_freq_factor", f"{source}: {key}"))}
+    elif rope_type == "yarn":
+        extra = {"beta_fast": float(params.get("beta_fast") or 32.0), "beta_slow": float(params.get("beta_slow") or 1.0),
+                 "truncate": True if nested else bool(params.get("truncate", True)),  # transformers reads the top dict
+                 "mscale": params.get("mscale"),
+                 "mscale_all_dim": params.get("mscale_all_dim"), "attention_factor": params.get("attention_factor")}
+    return RopeScaling(rope_type, float(base), factor=float(factor if factor is not None else 1.0),
+                       original_context=int(original) if rope_type in ("llama3", "yarn") else None,
+                       max_positions=max_positions, **extra)
+
+
+def _score_scale(cfg: dict, model_type: str, latent: LatentAttentionConfig | None,
+                 ropes: tuple[RopeScaling | None, ...]) -> float | None:
+    """What q . k is multiplied by, where it is not 1 / sqrt(head_dim)."""
+    if model_type in ("gemma2", "gemma3_text"):
+        return float(cfg.get("query_pre_attn_scalar") or 256) ** -0.5
+    if latent is None:
+        return None
+    scale = latent.qk_head_dim ** -0.5
+    rope = ropes[0]
+    if rope is not None and rope.rope_type != "default" and rope.mscale_all_dim:
+        scale = scale * yarn_mscale(rope.factor, rope.mscale_all_dim) ** 2  # DeepSeek's softmax scale with YaRN
+    return scale
+
+
+def _latent(cfg: dict, source: str) -> LatentAttentionConfig:
+    q_rank = cfg.get("q_lora_rank", 1536)
+    return LatentAttentionConfig(
+        kv_lora_rank=int(cfg.get("kv_lora_rank", 512)),
+        qk_nope_head_dim=int(cfg.get("qk_nope_head_dim", 128)),
+        qk_rope_head_dim=int(cfg.get("qk_rope_head_dim", 64)),
+        v_head_dim=int(cfg.get("v_head_dim") or 128),
+        q_lora_rank=None if q_rank is None else int(q_rank),
+    )
+
+
+def _moe(cfg: dict, model_type: str, n_layers: int, source: str) -> MoEConfig | None:
+    if model_type == "gpt_oss":
+        return MoEConfig(router="softmax_top_k", n_experts=int(cfg.get("num_local_experts", 128)),
+                         top_k=int(cfg.get("num_experts_per_tok", 4)), d_expert=int(_need(cfg, "intermediate_size", source)),
+                         swiglu_alpha=float(cfg.get("swiglu_alpha", 1.702)), swiglu_limit=float(cfg.get("swiglu_limit", 7.0)))
+    if model_type != "deepseek_v3":
+        return None
+    def field(key, default, missing=None):  # DeepseekV3Config's default if the key is absent; `missing` if null
+        value = cfg.get(key, default)
+        return missing if value is None else value
+
+    moe = MoEConfig(router="sigmoid_grouped", n_experts=int(field("n_routed_experts", 256)),
+                    top_k=int(field("num_experts_per_tok", 8)), d_expert=int(field("moe_intermediate_size", 2048)),
+                    first_layer=int(field("first_k_dense_replace", 3, 0)), n_shared_experts=int(field("n_shared_experts", 1, 0)),
+                    routed_scaling_factor=float(field("routed_scaling_factor", 2.5)),
+                    n_group=int(field("n_group", 8, 1)), topk_group=int(field("topk_group", 4, 1)),
+                    norm_topk_prob=bool(field("norm_topk_prob", True)))
+    if moe.n_experts % moe.n_group or moe.n_experts // moe.n_group < 2:
+        raise UnsupportedConfigError(f"{source}: n_routed_experts = {moe.n_experts} must split into n_group = "
+                                     f"{moe.n_group} groups of at least 2 experts")
+    if moe.topk_group > moe.n_group or moe.top_k > moe.topk_group * (moe.n_experts // moe.n_group):
+        raise UnsupportedConfigError(f"{source}: num_experts_per_tok = {moe.top_k} experts cannot be picked from "
+                                     f"topk_group = {moe.topk_group} of {moe.n_group} groups")
+    return moe

@@ -1,0 +1,100 @@
+"""The tensors a checkpoint of a given configuration stores: names and shapes, as transformers saves them.
+
+One list serves three readers: `weights.decoder_weights` takes exactly these
+tensors from a file (and refuses any other), `size.parameter_count` adds up
+their sizes, and `model.random_decoder` draws them. Shapes are torch's:
+a Linear weight is (out, in).
+"""
+
+from __future__ import annotations
+
+from .config import DecoderConfig
+
+
+def _attention(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
+    """One layer's attention tensors under the prefix p ("model.layers.i.")."""
+    out: dict[str, tuple[int, ...]] = {}
+    a = p + "self_attn."
+    if c.latent is not None:
+        m = c.latent
+        if m.q_lora_rank is None:
+            out[a + "q_proj.weight"] = (c.n_heads * m.qk_head_dim, c.d_model)
+        else:
+            out[a + "q_a_proj.weight"] = (m.q_lora_rank, c.d_model)
+            if c.qkv_bias:
+                out[a + "q_a_proj.bias"] = (m.q_lora_rank,)
+            out[a + "q_a_layernorm.weight"] = (m.q_lora_rank,)
+            out[a + "q_b_proj.weight"] = (c.n_heads * m.qk_head_dim, m.q_lora_rank)
+        out[a + "kv_a_proj_with_mqa.weight"] = (m.kv_lora_rank + m.qk_rope_head_dim, c.d_model)
+        if c.qkv_bias:
+            out[a + "kv_a_proj_with_mqa.bias"] = (m.kv_lora_rank + m.qk_rope_head_dim,)
+        out[a + "kv_a_layernorm.weight"] = (m.kv_lora_rank,)
+        out[a + "kv_b_proj.weight"] = (c.n_heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank)
+    else:
+        q_width, kv_width = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
+        for name, width in (("q_proj", q_width), ("k_proj", kv_width), ("v_proj", kv_width)):
+            out[a + name + ".weight"] = (width, c.d_model)
+            if c.qkv_bias:
+                out[a + name + ".bias"] = (width,)
+        if c.qk_norm:
+            out[a + "q_norm.weight"] = (c.head_dim,)
+            out[a + "k_norm.weight"] = (c.head_dim,)
+        if c.sinks:
+            out[a + "sinks"] = (c.n_heads,)
+    out[a + "o_proj.weight"] = (c.d_model, c.n_heads * c.v_head_dim)
+    if c.o_bias:
+        out[a + "o_proj.bias"] = (c.d_model,)
+    return out
+
+
+def _dense(prefix: str, d_model: int, d_ff: int, bias: bool) -> dict[str, tuple[int, ...]]:
+    """A gated MLP's gate, up and down projections under `prefix`."""
+    out: dict[str, tuple[int, ...]] = {}
+    for name, shape in (("gate_proj", (d_ff, d_model)), ("up_proj", (d_ff, d_model)), ("down_proj", (d_model, d_ff))):
+        out[prefix + name + ".weight"] = shape
+        if bias:
+            out[prefix + name + ".bias"] = (shape[0],)
+    return out
+
+
+def _mlp(c: DecoderConfig, layer: int, p: str) -> dict[str, tuple[int, ...]]:
+    """One layer's feed-forward tensors: dense, gpt-oss's experts, or DeepSeek's experts."""
+    if not c.is_moe_layer(layer):
+        return _dense(p + "mlp.", c.d_model, c.d_ff, c.mlp_bias)
+    e, h, i = c.moe.n_experts, c.d_model, c.moe.d_expert
+    if c.moe.router == "softmax_top_k":  # gpt-oss: fused expert tensors, stored (in, out)
+        return {p + "mlp.router.weight": (e, h), p + "mlp.router.bias": (e,),
+                p + "mlp.experts.gate_up_proj": (e, h, 2 * i), p + "mlp.experts.gate_up_proj_bias": (e, 2 * i),
+                p + "mlp.experts.down_proj": (e, i, h), p + "mlp.experts.down_proj_bias": (e, h)}
+    out = {p + "mlp.gate.weight": (e, h), p + "mlp.gate.e_score_correction_bias": (e,)}
+    for j in range(e):  # DeepSeek: one small MLP per expert, as the published files store them
+        out.update(_dense(f"{p}mlp.experts.{j}.", h, i, False))
+    # the shared experts as one MLP, stored (with zero width) even when there are none, as transformers saves them
+    out.update(_dense(p + "mlp.shared_experts.", h, i * c.moe.n_shared_experts, False))
+    return out
+
+
+def _norms(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
+    names = ["input_layernorm", "post_attention_layernorm"]
+    if c.sandwich_norms:
+        names += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+    return {p + name + ".weight": (c.d_model,) for name in names}
+
+
+def checkpoint_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor name a checkpoint of `config` stores, with its shape: embeddings, layers, final norm, lm_head.
+
+    The tied output projection (tie_word_embeddings) is not listed: it is the
+    embedding matrix itself.
+    """
+    c = config
+    shapes = {"model.embed_tokens.weight": (c.vocab_size, c.d_model)}
+    for layer in range(c.n_layers):
+        p = f"model.layers.{layer}."
+        shapes.update(_norms(c, p))
+        shapes.update(_attention(c, p))
+        shapes.update(_mlp(c, layer, p))
+    shapes["model.norm.weight"] = (c.d_model,)
+    if not c.tie_word_embeddings:
+        shapes["lm_head.weight"] = (c.vocab_size, c.d_model)
+    return shapes

@@ -1,0 +1,89 @@
+"""Tests for attention_course/decoder/published.py and size.py: published configurations, their caches and sizes.
+
+The parameter counts are checked against the figures the models' own cards
+give (Llama 3.1 8B: 8,030,261,248; gpt-oss-120b: 116.83 billion, 5.13
+billion active; DeepSeek-V3: 671 billion, 37 billion active): the package
+counts them from the config fields alone.
+"""
+
+import numpy as np
+import pytest
+
+import attention_course.decoder as decoder
+from attention_course.decoder import cache_bytes, kv_cache_bytes, latent_cache_bytes, random_decoder
+from attention_course.decoder.published import PUBLISHED_CONFIGS, published_config
+from attention_course.decoder.size import (
+    active_parameter_count, decode_flops_per_token, parameter_count, weight_bytes,
+)
+
+
+def test_every_published_configuration_reads_and_names_its_source():
+    for entry in PUBLISHED_CONFIGS:
+        config = entry.config
+        assert config.n_layers > 0 and entry.source.startswith("https://huggingface.co/" + entry.name)
+    assert len({e.name for e in PUBLISHED_CONFIGS}) == len(PUBLISHED_CONFIGS)
+    with pytest.raises(ValueError, match="name must be one of"):
+        published_config("gpt-5")
+    with pytest.raises(TypeError):
+        PUBLISHED_CONFIGS[0].fields["num_hidden_layers"] = 1  # the table is read-only
+
+
+def test_deepseek_v3_caches_a_latent_and_one_rope_key_per_token():
+    c = published_config("deepseek-ai/DeepSeek-V3")
+    m = c.latent
+    assert (c.n_layers, m.kv_lora_rank, m.qk_rope_head_dim, c.n_heads, m.qk_nope_head_dim, m.v_head_dim) == \
+        (61, 512, 64, 128, 128, 128)
+    per_token = cache_bytes(c, dtype="bfloat16")
+    assert per_token == latent_cache_bytes(61, 512, 64, 1, "bfloat16") == 61 * (512 + 64) * 2
+    per_head = cache_bytes(c, dtype="bfloat16", latent=False)  # each head's rebuilt key (192) and value (128)
+    assert per_head == 61 * 128 * (192 + 128) * 2
+    assert 70 < per_head / per_token < 72
+
+
+@pytest.mark.parametrize("name, kind", [("meta-llama/Llama-3.1-8B", "grouped-query"), ("Qwen/Qwen3-8B", "grouped-query"),
+                                        ("google/gemma-3-27b-it", "grouped-query"), ("openai/gpt-oss-120b", "grouped-query"),
+                                        ("google/gemma-3-270m", "multi-query")])
+def test_the_other_caches_keep_a_key_and_a_value_per_key_value_head(name, kind):
+    c = published_config(name)
+    assert c.attention_kind == kind
+    assert cache_bytes(c, 1000) == kv_cache_bytes(c.n_layers, c.n_kv_heads, c.head_dim, 1000, "bfloat16")
+    kept = cache_bytes(c, 100_000, keep_window=True)  # sliding layers keep window - 1 tokens
+    full_layers = sum(w is None for w in c.windows)
+    expected = sum(kv_cache_bytes(1, c.n_kv_heads, c.head_dim, 100_000 if w is None else w - 1, "bfloat16")
+                   for w in c.windows)
+    assert kept == expected and (kept < cache_bytes(c, 100_000)) == (full_layers < c.n_layers)
+
+
+def test_parameter_counts_match_the_model_cards():
+    assert parameter_count(published_config("meta-llama/Llama-3.1-8B")) == 8_030_261_248
+    oss = published_config("openai/gpt-oss-120b")
+    assert parameter_count(oss) == pytest.approx(116.83e9, rel=1e-3)
+    assert active_parameter_count(oss) == pytest.approx(5.13e9, rel=1e-3)
+    deepseek = published_config("deepseek-ai/DeepSeek-V3")
+    assert parameter_count(deepseek) == pytest.approx(671e9, rel=1e-3)
+    assert active_parameter_count(deepseek) == pytest.approx(37e9, rel=0.02)
+    qwen = published_config("Qwen/Qwen3-0.6B")  # "0.6B, 0.44B without the embeddings"
+    assert parameter_count(qwen) - qwen.vocab_size * qwen.d_model == pytest.approx(0.44e9, rel=2e-3)
+    gemma = published_config("google/gemma-3-270m")  # "170M embedding parameters and 100M in the blocks"
+    assert gemma.vocab_size * gemma.d_model == pytest.approx(170e6, rel=0.02)
+    assert parameter_count(gemma) - gemma.vocab_size * gemma.d_model == pytest.approx(100e6, rel=0.01)
+    assert decode_flops_per_token(qwen) == 2 * parameter_count(qwen)  # tied: the embedding is the output projection
+
+
+def test_the_memory_the_package_docstring_gives_is_what_the_package_computes():
+    doc = " ".join(decoder.__doc__.split())
+    for name in ("Qwen/Qwen3-0.6B", "google/gemma-3-270m"):
+        c = published_config(name)
+        assert f"{parameter_count(c) / 1e6:.0f} million" in doc
+        assert f"{weight_bytes(c, 'float32') / 1e9:.1f} GB" in doc
+        assert f"{weight_bytes(c) / 1e9:.1f} GB on disk" in doc and c.dtype == "bfloat16"
+
+
+def test_a_random_model_of_a_published_shape_is_built_from_its_config_alone():
+    c = published_config("google/gemma-3-270m")
+    tiny = {**dict(PUBLISHED_CONFIGS[-1].fields), "vocab_size": 64, "hidden_size": 16, "intermediate_size": 32,
+            "head_dim": 8, "sliding_window": 4}
+    model = random_decoder(np.random.default_rng(0), config=tiny)
+    assert model.config.windows == tuple(None if w is None else 4 for w in c.windows)  # five local, one global
+    assert model.config.windows[:6] == (4,) * 5 + (None,)
+    assert model.generate([1, 2, 3], 3).shape == (6,)
