@@ -112,14 +112,15 @@ def lab_server(tmp_path, frontend):
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a loaded 2-core machine has been seen to need more than a minute
         while True:
             try:
                 urllib.request.urlopen(f"{base}/api/status", timeout=2)
                 break
             except OSError:
                 if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail(f"{frontend.name} ({executable}) did not start on port {port}")
+                    log = (tmp_path / "lab.log").read_text(errors="replace")[-3000:]
+                    pytest.fail(f"{frontend.name} ({executable}) did not start on port {port}; its log ends:\n{log}")
                 time.sleep(0.5)
         yield f"{base}{frontend.path}", base
     finally:
