@@ -27,7 +27,7 @@ from attention_course.grading.checks.engine.audit import audit
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import BY_ID, by_hand
 from attention_course.grading.checks.exercises.by_hand import (
-    ENTRIES, LABELS, WORKED_EXAMPLE, checks_for, distinguishable, example_dict, example_for, questions,
+    ENTRIES, LABELS, WORKED_EXAMPLE, checks_for, distinguishable, example_dict, example_for, largest, questions,
     rounded_answers, same_example, worked_example_check,
 )
 from attention_course.grading.handout import DRAWN, answer_key, example_cells, personal_notebook, printable_page
@@ -93,6 +93,26 @@ def test_every_drawn_example_is_fair_to_work_by_hand():
         weights = np.round(example.trace().weights, 3)
         assert len(set(weights.tolist())) == n  # no two weights tie to 3 decimals
         assert fair_by_hand(example) and distinguishable(example)
+
+
+def test_the_answer_key_agrees_with_torch():
+    torch = pytest.importorskip("torch")
+    for student in (None, *STUDENTS):
+        example = example_for(student, SECRET)
+        key, asked, n = by_hand.answer_key(example), questions(example), len(example.tokens)
+        q = torch.tensor(example.query)[None, None, :]  # (1, 1, d_k): one query, B = 1
+        K, V = torch.tensor(example.keys)[None], torch.tensor(example.values)[None]  # (1, n_k, d_k), (1, n_k, d_v)
+        scores = (q @ K.transpose(-1, -2))[0, 0]  # (1, 1, d_k) x (1, d_k, n_k) -> (1, 1, n_k)
+        weights = torch.softmax(scores / example.d_k**0.5, dim=-1)
+        output = torch.nn.functional.scaled_dot_product_attention(q, K, V)[0, 0]  # (1, 1, d_v)
+        assert np.allclose(key["dot_products"], scores.numpy()) and np.allclose(key["weights"], weights.numpy())
+        assert np.allclose(key["output"], output.numpy())
+        causal = torch.ones(n, n, dtype=torch.bool).tril()  # True: may attend; row i: the query of token i + 1
+        every = (K @ K.transpose(-1, -2))[0]  # (1, n_k, d_k) x (1, d_k, n_k) -> (1, n_k, n_k); each key as a query
+        masked_weights = torch.softmax(every.masked_fill(~causal, float("-inf")), dim=-1)
+        zero = np.flatnonzero(masked_weights[asked.masked_query - 1].numpy() == 0) + 1  # positions counted from 1
+        assert key["masked"].tolist() == zero.tolist()
+        assert largest(example) == int(torch.argmax(weights)) + 1
 
 
 @pytest.mark.parametrize("student", (None, *STUDENTS[:3]))
@@ -285,3 +305,20 @@ def test_a_class_is_graded_from_the_roster_each_against_their_own_example(tmp_pa
     assert "made for the student id 's1', not 's4'" in dev
     summary = (out / "summary.html").read_text()
     assert "<code>weights_reversed</code>" in summary and "Step 4: softmax" in summary
+
+
+def test_a_dask_workers_task_draws_the_roster_students_example_too(tmp_path, capsys):
+    from attention_course.grading.kit.assignment import from_dict
+    from attention_course.grading.kit.batch import Grading
+    from attention_course.grading.kit.cluster import grade_files
+
+    assert main(["exercises", str(tmp_path / "made"), "--student", "s1001"]) == 0  # no secret: the id alone
+    capsys.readouterr()
+    notebook = tmp_path / "made" / "00_worked_example.ipynb"
+    _answered(notebook, rounded_answers(example_for("s1001")))
+    grading = Grading(sandbox=False, assignment=from_dict({"exercises": ["00_worked_example"]}))
+    files = [("submissions/ada/00_worked_example.ipynb", notebook.read_bytes())]
+    (own,) = grade_files(files, grading, "s1001")
+    (other,) = grade_files(files, grading, "s1002")  # the roster says the notebook is another student's
+    assert own.path == files[0][0] and [c.score for c in own.checks] == [len(ENTRIES)], own
+    assert other.checks[0].score < len(ENTRIES) and any("'s1001', not 's1002'" in str(i) for i in other.incidents)
