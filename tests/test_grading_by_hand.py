@@ -139,6 +139,8 @@ def test_a_slip_with_no_mistake_behind_it_is_located_not_explained():
     result = check_worked_example(sheet)
     assert failing(result) == [LABELS["dot_products"]] and result.score == 7
     assert result.hint == "" and result.mistake is None and 'those of "card"' in result.message
+    (wrong,) = [c for c in result.cases if not c.passed]
+    assert wrong.got.startswith("your answers, as the check read them:\n  dot_products = [1.0, 5.0, 0.4, 2.0]"), wrong.got
     assert audit(WORKED_EXAMPLE, sheet) == []
 
 

@@ -656,11 +656,21 @@ def _expected_text(example: WorkedExample):
     return text
 
 
+_READ_SHEET = f"a tuple of {len(ENTRIES)}:"
+"""How the engine's `format_value` begins the sheet it read (one entry a line, named by ENTRIES)."""
+
+
 def _sheet_wording(cases: tuple[Case, ...], found: list[results.CaseResult]) -> list[results.CaseResult]:
-    """A missing `answers` told as a missing answer sheet, not a missing function."""
-    return [dataclasses.replace(r, got="(no `answers`)", message="the notebook defines no `answers`",
-                                hint="Keep the answers cell: a dict named `answers`, with one entry per step.")
-            if r.status == results.MISSING else r for r in found]
+    """The sheet told as answers, not as a function's return value: a missing `answers`, and what was read."""
+    out = []
+    for r in found:
+        if r.status == results.MISSING:
+            r = dataclasses.replace(r, got="(no `answers`)", message="the notebook defines no `answers`",
+                                    hint="Keep the answers cell: a dict named `answers`, with one entry per step.")
+        elif r.got.startswith(_READ_SHEET):
+            r = dataclasses.replace(r, got="your answers, as the check read them:" + r.got[len(_READ_SHEET):])
+        out.append(r)
+    return out
 
 
 def worked_example_check(example: WorkedExample) -> Check:
