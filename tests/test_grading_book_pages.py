@@ -46,8 +46,8 @@ def test_the_sample_stub_is_the_exercise_cell():
 def test_every_exercise_and_function_is_listed_for_students():
     for ex in EXERCISES:
         assert f"`{ex.id}.ipynb`" in STUDENTS, ex.id
-        for function in ex.functions:
-            assert f"`{function}(" in STUDENTS, function
+        for function in ex.functions:  # an exercise worked by hand fills in a dict, not a function
+            assert (f"`{function} = {{" if ex.drawn else f"`{function}(") in STUDENTS, function
 
 
 def test_instructors_read_the_real_defaults_columns_and_statuses():

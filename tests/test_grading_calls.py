@@ -100,3 +100,18 @@ def test_peak_memory_is_measured():
 def test_numpy_warnings_do_not_escape():
     obs = observe_call(lambda x: np.exp(x), (np.array([1000.0]),))  # overflow: a RuntimeWarning normally
     assert obs.status == calls.RETURNED and np.isinf(obs.value[0])
+
+
+def test_an_answer_sheet_is_read_not_called():
+    sheet = {"a": [1, 2], "b": np.float32(0.5), "c": "card", "d": ..., "e": [1, ...]}
+    obs = observe_call(sheet, ("a", "b", "c", "d", "e", "missing"))
+    assert obs.status == calls.RETURNED
+    a, b, c, d, e, missing = obs.value
+    assert a.dtype == np.float64 and a.tolist() == [1.0, 2.0] and b.dtype == np.float64 and float(b[0]) == 0.5
+    assert str(c) == "a str" and d is None and missing is None and isinstance(e, calls.Opaque)
+    assert sheet["b"].dtype == np.float32 and sheet["d"] is ...  # read, never changed
+
+
+def test_a_sheet_with_nothing_filled_in_is_not_attempted():
+    assert observe_call({"a": ..., "b": None}, ("a", "b")).status == calls.NOT_IMPLEMENTED
+    assert observe_call({}, ("a",)).status == calls.NOT_IMPLEMENTED

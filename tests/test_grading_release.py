@@ -34,6 +34,11 @@ def test_markdown_answers_and_several_regions():
     assert strip_solutions(two).count("raise NotImplementedError()") == 2
 
 
+def test_a_region_with_no_prompt_leaves_the_lines_before_it():
+    source = 'answers = {"a": ...}\n### BEGIN SOLUTION NO PROMPT\nanswers = {"a": 1}\n### END SOLUTION\nprint(1)'
+    assert strip_solutions(source) == 'answers = {"a": ...}\nprint(1)'
+
+
 @pytest.mark.parametrize("source", ["### BEGIN SOLUTION\nx", "### END SOLUTION", "### BEGIN SOLUTION\n### BEGIN SOLUTION"])
 def test_unpaired_markers_are_errors(source):
     with pytest.raises(ReleaseError):

@@ -4,11 +4,15 @@ A bank bot reads "my card was blocked"; we follow the query of "blocked" as it
 attends to all four tokens with d_k = 4. The projected vectors below are the
 only place the book's inputs are typed in; every number derived from them
 (scores, weights, output) is computed by `trace_attention`.
+
+`draw_worked_example` draws another example of the same kind from a generator,
+small enough to work by hand: exercise 0 gives each student one of their own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -178,3 +182,90 @@ def trace_attention(query, keys, values, tokens=None, attn_mask=None, scale=None
         tokens=tokens, d_k=d_k, scale=scale, scores=scores, scaled_scores=scaled,
         exponentials=exponentials, weights=weights, output=output, mask=mask,
     )
+
+
+SENTENCES = (
+    "check my balance", "cancel my subscription", "the river flooded", "freeze my card",
+    "she paid the bill", "my loan was approved", "the train left early", "please reset my password",
+    "the parcel arrived late", "he lost his phone", "the app keeps crashing", "rain stopped the match",
+    "my flight was cancelled", "our order never came", "birds sing at dawn", "the printer is jammed",
+    "I forgot my PIN", "the soup tasted salty", "she won the race", "the bridge was closed",
+    "my bag went missing", "transfer fifty euros now", "the kettle is boiling", "my refund is late",
+    "the light turned green", "snow covered the road", "the baby fell asleep", "he fixed the bike",
+    "the milk went sour", "my screen is cracked", "the shop opens soon", "interest rates rose again",
+    "she answered the call", "the key was stolen", "the dog chased the ball", "the bank closed my account",
+    "the meeting moved to Friday", "my card was charged twice", "the cat sat on the mat", "we missed the last bus",
+)
+"""Short sentences, of 3 to 5 tokens (one a word), that a drawn example follows."""
+
+ROOTS_OF_D_K = (2, 3, 4)
+"""sqrt(d_k) of a drawn example: d_k is 4, 9 or 16, so that the scale is a whole number."""
+
+D_V = 2
+"""The size of a drawn example's values, as in the bank-bot example."""
+
+_ONE_DECIMAL = (0.2, 0.4, 0.5, 1.5, -0.5)
+"""The numbers with one decimal a query or key entry may be, now and then."""
+
+
+def _entries(rng: np.random.Generator, shape: tuple[int, ...], d_k: int) -> np.ndarray:
+    """Small integers, mostly 0 and 1 (more zeros for a larger d_k), a few with one decimal."""
+    zeros = {4: 0.3, 9: 0.45, 16: 0.55}[d_k]
+    rest = (1 - zeros) / 10
+    whole = rng.choice([-1.0, 0.0, 1.0, 2.0], size=shape, p=[2 * rest, zeros, 6 * rest, 2 * rest])
+    decimal = rng.choice(_ONE_DECIMAL, size=shape)
+    return np.where((whole != 0) & (rng.random(shape) < 0.12), decimal, whole)
+
+
+def _candidate(rng: np.random.Generator) -> WorkedExample:
+    tokens = tuple(SENTENCES[rng.integers(len(SENTENCES))].split())
+    n_k, d_k = len(tokens), int(rng.choice(ROOTS_OF_D_K)) ** 2
+    query = _entries(rng, (d_k,), d_k)  # (d_k,)
+    keys = _entries(rng, (n_k, d_k), d_k)  # (n_k, d_k)
+    values = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0], size=(n_k, D_V), p=[0.1, 0.3, 0.15, 0.35, 0.1])  # (n_k, d_v)
+    return WorkedExample(tokens, tokens[-1], _frozen(query), _frozen(keys), _frozen(values))
+
+
+def _on_a_rounding_edge(x: np.ndarray, decimals: int) -> bool:
+    """True if some entry, to `decimals` decimals, could fairly round either way (its next digit is about 5)."""
+    shifted = np.abs(np.asarray(x, dtype=np.float64)) * 10.0**decimals
+    return bool(np.any(np.abs(shifted - np.floor(shifted) - 0.5) < 0.05))
+
+
+def fair_by_hand(example: WorkedExample) -> bool:
+    """Whether an example can be worked by hand without doubt about any step's rounded numbers.
+
+    Its scaled scores lie between -2.5 and 3.5 (exponentials from 0.08 to 33);
+    no two weights tie to 3 decimals (they differ by 0.003 or more), none is
+    below 0.01 or above 0.9, and the largest leads the next by 0.05; the
+    values differ from token to token; and no scaled score, exponential or
+    their sum (to 2 decimals), weight (to 3) or output (to 2) lies where
+    rounding could go either way.
+    """
+    trace = example.trace()
+    w = np.sort(trace.weights)
+    steps = ((trace.scaled_scores, 2), (trace.exponentials, 2), (np.array([trace.exp_sum]), 2), (trace.weights, 3),
+             (trace.output, 2))
+    return bool(
+        np.all((trace.scaled_scores >= -2.5) & (trace.scaled_scores <= 3.5))
+        and np.all(np.diff(np.round(w, 3)) >= 0.003) and w[0] >= 0.01 and w[-1] <= 0.9 and w[-1] - w[-2] >= 0.05
+        and len({tuple(v) for v in example.values}) == len(example.tokens)
+        and not any(_on_a_rounding_edge(x, d) for x, d in steps)
+    )
+
+
+def draw_worked_example(rng: np.random.Generator, accept: Callable[[WorkedExample], bool] | None = None,
+                        *, attempts: int = 10_000) -> WorkedExample:
+    """An example to work by hand, drawn from `rng`: a sentence of `SENTENCES`, the query of its last token.
+
+    d_k is 4, 9 or 16; query and keys hold small integers and now and then a
+    number with one decimal; the values have D_V = 2 entries. A draw that is
+    not `fair_by_hand`, or that `accept` (the caller's further conditions)
+    refuses, is drawn again from the same `rng`, so one generator state always
+    gives one example. RuntimeError if `attempts` draws give none.
+    """
+    for _ in range(attempts):
+        example = _candidate(rng)
+        if fair_by_hand(example) and (accept is None or accept(example)):
+            return example
+    raise RuntimeError(f"no example fair to work by hand in {attempts} draws; relax `accept`")

@@ -26,6 +26,7 @@ Two rooms, on either side of the trust boundary, and the tools beside them:
 from .checks.engine.results import CaseResult, CheckResult
 from .checks.exercises.attention import check_attention
 from .checks.exercises.backward import check_backward_query_tile
+from .checks.exercises.by_hand import check_worked_example
 from .checks.exercises.decoding import check_decode_step
 from .checks.exercises.flash import check_flash_attention
 from .checks.exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
@@ -52,4 +53,5 @@ __all__ = [
     "check_rope_attention",
     "check_scale_scores",
     "check_softmax",
+    "check_worked_example",
 ]

@@ -2,6 +2,8 @@
 
     attention-course check 03_softmax.ipynb          a student grades their notebook
     attention-course exercises my-exercises/          a student writes the exercise notebooks from the package
+    attention-course exercises alice/ --student s123 --assignment a.toml   ... with exercise 0 drawn for s123
+    attention-course answers --student s123 --assignment a.toml           exercise 0's answers for s123
     attention-course release                          exercises/ from solutions/
 
 `kit.cli` adds grade, gradebook and assignment. Heavy modules are imported
@@ -56,7 +58,36 @@ def register(subparsers) -> None:
     )
     exercises.add_argument("folder", type=Path, metavar="DIR")
     exercises.add_argument("--force", action="store_true", help="also replace notebooks you edited (a .bak copy is kept)")
+    _add_student(exercises, "exercise 0's notebook is this student's own (their example, drawn from the id), with a "
+                            "page to print beside it, 00_worked_example.html")
     exercises.set_defaults(run=run_exercises)
+
+    answers = subparsers.add_parser(
+        "answers", help="print exercise 0's example for a student, and its answers (for the instructor)",
+        description="Print the example exercise 0 (a worked example of your own) gives a student, every step's "
+                    "right numbers and the answers cell filled in. The example is drawn from the student's id and "
+                    "the assignment's secret (hidden.seed), as `exercises --student` and the grader draw it; "
+                    "without --student, the bank-bot example of the book's introduction.",
+    )
+    _add_student(answers, "the student whose example to print (default: the bank-bot example)")
+    answers.set_defaults(run=run_answers)
+
+
+def _add_student(parser, student_help: str) -> None:
+    parser.add_argument("--student", metavar="ID", help=student_help)
+    parser.add_argument("--assignment", type=Path, metavar="TOML",
+                        help="the assignment file, whose secret (hidden.seed) the example is drawn with; give the "
+                             "same file as to `grade` (default: no secret: anyone with the package can draw the "
+                             "example from the id)")
+
+
+def _secret(args) -> int | None:
+    """The assignment's secret, or None; AssignmentError (a ValueError) naming what is wrong with the file."""
+    if args.assignment is None:
+        return None
+    from .kit.assignment import load
+
+    return load(args.assignment).hidden_seed
 
 
 
@@ -113,9 +144,13 @@ def run_exercises(args) -> int:
     from .release import write_exercises
 
     try:
-        report = write_exercises(args.folder, force=args.force)
-    except FileNotFoundError as err:
+        secret = _secret(args)
+        report = write_exercises(args.folder, force=args.force, student=args.student, secret=secret)
+    except (FileNotFoundError, ValueError) as err:
         return _fail("exercises", err)
+    if args.student is not None and secret is None:
+        print(f"note: exercise 0 was drawn for {args.student!r} without a secret (no --assignment, or one with no "
+              "hidden.seed): grade it with the same, or its numbers will not be the student's", file=sys.stderr)
     for path in report.backups:
         print(f"kept a copy of your edits: {path}")
     for path in report.kept:
@@ -124,3 +159,17 @@ def run_exercises(args) -> int:
     print(f"{len(report.written)} written, {len(report.unchanged)} up to date in {args.folder}"
           + (f", {len(report.kept)} edited and left alone" if report.kept else ""))
     return 1 if report.kept else 0
+
+
+def run_answers(args) -> int:
+    """Handler of `attention-course answers`."""
+    from .checks.exercises.by_hand import example_for
+    from .handout import answer_key
+
+    try:
+        secret = _secret(args)
+        example = example_for(args.student, secret)
+    except (FileNotFoundError, ValueError) as err:
+        return _fail("answers", err)
+    print(answer_key(example, args.student, secret=secret is not None), end="")
+    return 0

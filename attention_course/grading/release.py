@@ -6,9 +6,12 @@ markers `### BEGIN SOLUTION` and `### END SOLUTION` becomes
     # YOUR CODE HERE
     raise NotImplementedError()
 
-at the indentation of the marker (in markdown cells: "YOUR ANSWER HERE").
-Outputs and execution counts are dropped. The output is deterministic, so
-`release(..., check=True)` can tell whether `exercises/` is up to date.
+at the indentation of the marker (in markdown cells: "YOUR ANSWER HERE"). A
+region opened with `### BEGIN SOLUTION NO PROMPT` is removed without a stub:
+the lines before it (an answer sheet's `...` placeholders, say) are what the
+student starts from. Outputs and execution counts are dropped. The output is
+deterministic, so `release(..., check=True)` can tell whether `exercises/` is
+up to date.
 
 A release never overwrites work. Each exercise notebook records a fingerprint
 of its cells' sources as released; if the file's sources no longer match it
@@ -31,6 +34,7 @@ import nbformat
 from .checks.exercises import METADATA_KEY
 
 BEGIN = "### BEGIN SOLUTION"
+NO_PROMPT = BEGIN + " NO PROMPT"
 END = "### END SOLUTION"
 CODE_STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
 MARKDOWN_STUB = ("YOUR ANSWER HERE",)
@@ -73,7 +77,8 @@ def strip_solutions(source: str, cell_type: str = "code", where: str = "a cell")
                 raise ReleaseError(f"{where}, line {number}: {BEGIN} inside another solution region")
             inside = True
             indent = line[: len(line) - len(line.lstrip())]
-            out.extend(indent + s for s in stub)
+            if stripped != NO_PROMPT:
+                out.extend(indent + s for s in stub)
         elif stripped.startswith(END):
             if not inside:
                 raise ReleaseError(f"{where}, line {number}: {END} without a {BEGIN} before it")
@@ -214,19 +219,38 @@ def packaged_exercises() -> list[Path]:
     return found
 
 
-def write_exercises(folder: Path | str, *, force: bool = False) -> ReleaseReport:
-    """Copy the packaged exercise notebooks into `folder`; a notebook edited there is kept unless `force` (backed up)."""
+def write_exercises(folder: Path | str, *, force: bool = False, student: str | None = None,
+                    secret: int | None = None) -> ReleaseReport:
+    """Copy the packaged exercise notebooks into `folder`; a notebook edited there is kept unless `force` (backed up).
+
+    With `student` (an id), exercise 0 is that student's own: the notebook of
+    the example drawn for them (with `secret`, the assignment's, if given) and
+    its printable page beside it, `00_worked_example.html`.
+    """
+    from . import handout
+    from .checks.exercises.by_hand import EXERCISE, example_for
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     report = ReleaseReport()
+    files = []
     for source in packaged_exercises():
         text = source.read_text(encoding="utf-8")
-        target = folder / source.name
+        if source.stem != EXERCISE or student is None:
+            files.append((folder / source.name, text))
+            continue
+        example = example_for(student, secret)  # the student's own: their notebook, and its page to print
+        own = handout.personal_notebook(nbformat.reads(text, as_version=4), example, student)
+        own.metadata[METADATA_KEY]["released_sources"] = sources_fingerprint(own)
+        files.append((folder / source.name, nbformat.writes(own) + "\n"))
+        files.append((folder / f"{EXERCISE}.html", handout.printable_page(example, student)))
+    for target, text in files:
         current = target.read_text(encoding="utf-8") if target.exists() else None
         if current == text:
             report.unchanged.append(target)
             continue
-        edited = current is not None and edited_since_release(target, nbformat.reads(text, as_version=4))
+        notebook = target.suffix == ".ipynb"
+        edited = current is not None and (not notebook or edited_since_release(target, nbformat.reads(text, as_version=4)))
         if edited and not force:
             report.kept.append(target)
             continue

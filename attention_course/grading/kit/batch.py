@@ -25,7 +25,7 @@ from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
 from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
 from .assignment import Assignment
-from .status import CLEAN, Status
+from .status import CLEAN, Incident, Status
 
 
 @dataclass
@@ -68,11 +68,13 @@ class SubmissionGrade:
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
-                   sandbox: bool = True, assignment: Assignment | None = None) -> NotebookGrade:
+                   sandbox: bool = True, assignment: Assignment | None = None, student: str | None = None) -> NotebookGrade:
     """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
 
     `assignment` (an `assignment.Assignment`): its checks, time limits and
     hidden inputs are used, and its `hidden` replaces the argument.
+    `student`: the roster's id of the student it belongs to, from which an
+    exercise with numbers drawn for each student draws theirs again.
     SandboxUnavailable if `sandbox` and bubblewrap cannot be used on this machine.
     """
     path = Path(path)
@@ -97,9 +99,14 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
                            f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded")
         checks, hidden = assignment.checks(exercise.id), assignment.hidden
         seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
+    notes: tuple[str, ...] = ()
+    if exercise.drawn is not None:  # the student's own example, drawn again from the roster's id
+        checks, notes = exercise.drawn(nb.metadata, student, assignment.hidden_seed if assignment else None)
     requested, where = _calls(checks, limits, hidden, seconds)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
-    return judge_run(str(path), exercise, checks, where, run, cells, mismatch)
+    grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch)
+    grade.incidents[:0] = [Incident(note) for note in notes]  # remarks: no status of their own
+    return grade
 
 
 def _mismatch(claimed, path: Path, cells: list[str]):
@@ -173,7 +180,7 @@ class Threads:
                 check.prepare()
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
-                                   assignment=assignment): (si, ni)
+                                   assignment=assignment, student=s.student.get("student_id")): (si, ni)
                        for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)}
             for future in as_completed(futures):
                 si, ni = futures[future]

@@ -42,8 +42,10 @@ def connect(address: str, timeout: float = 30.0):
         raise ClusterUnavailable(f"could not reach the Dask scheduler at {address}: {err}") from None
 
 
-def grade_files(files: list[tuple[str, bytes]], grading: Grading) -> list[NotebookGrade]:
-    """The task a worker runs: grade one submission's notebooks, given as (path on the instructor's machine, bytes)."""
+def grade_files(files: list[tuple[str, bytes]], grading: Grading, student: str | None = None) -> list[NotebookGrade]:
+    """The task a worker runs: grade one submission's notebooks, given as (path on the instructor's machine, bytes).
+
+    `student`: the roster's id of the student they belong to (see `batch.grade_notebook`)."""
     grades = []
     with tempfile.TemporaryDirectory(prefix="attention-course-task-") as tmp:
         for i, (path, data) in enumerate(files):
@@ -51,7 +53,7 @@ def grade_files(files: list[tuple[str, bytes]], grading: Grading) -> list[Notebo
             local.parent.mkdir()
             local.write_bytes(data)
             grade = grade_notebook(local, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
-                                   assignment=grading.assignment)
+                                   assignment=grading.assignment, student=student)
             grade.path = path
             grade.incidents = [incident.replace(str(local), path) for incident in grade.incidents]
             grades.append(grade)
@@ -73,7 +75,8 @@ class Cluster:
         for si, submission in enumerate(submissions):
             if submission.notebooks:
                 files = [(str(p), Path(p).read_bytes()) for p in submission.notebooks]
-                future = self.client.submit(grade_files, files, grading, key=f"attention-course-{batch}-{si}", pure=False)
+                future = self.client.submit(grade_files, files, grading, submission.student.get("student_id"),
+                                            key=f"attention-course-{batch}-{si}", pure=False)
                 futures[future] = si
         for future in as_completed(list(futures)):
             si = futures[future]

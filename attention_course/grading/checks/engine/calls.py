@@ -4,6 +4,10 @@ The same `observe_call` runs inside a notebook (the in-notebook checks) and
 inside the batch grader's sandboxed worker process. Either way the result is
 an `Observation` holding plain arrays, so the comparison with the reference
 can happen somewhere the student's code cannot reach.
+
+An exercise answered by hand has no function: its notebook fills in a dict,
+an answer sheet, and "calling" the sheet with the names of its entries reads
+them (`read_answers`), in the same places and under the same limits.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import threading
 import time
 import tracemalloc
 import warnings
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -112,6 +117,33 @@ def _describe_type(value) -> str:
     return f"{article} {name}"
 
 
+def read_answers(sheet: Mapping, names: tuple) -> tuple:
+    """The entries `names` of an answer sheet (a dict a notebook fills in by hand), in that order.
+
+    Numbers written by hand have no dtype to keep: ints, floats, lists and
+    numpy arrays of numbers (float32 ones too) all become float64 arrays. An
+    entry that is missing, None or still `...` (the notebook's placeholder)
+    is None; anything else is kept as it is, for `to_plain` to describe. A
+    sheet with no entry answered raises NotImplementedError: not attempted.
+    """
+    entries = []
+    for name in names:
+        value = sheet.get(name)
+        if value is Ellipsis:
+            value = None
+        if value is not None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    value = np.asarray(value, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):  # words, `...` in a list, ragged lists: described
+                pass
+        entries.append(value)
+    if all(value is None for value in entries):
+        raise NotImplementedError("no entry of the answer sheet is filled in yet")
+    return tuple(entries)
+
+
 def copy_args(args: tuple) -> tuple:
     """Fresh writeable copies of the array arguments; other arguments as they are."""
     return tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args)
@@ -145,6 +177,7 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
                  measure_memory: bool = False, reraise_interrupt: bool = True) -> Observation:
     """Call `fn(*args, **kwargs)` on copies of the arguments and record what happened.
 
+    An answer sheet (a Mapping) is read instead of called: `read_answers(fn, args)`.
     Never raises for anything the function does (except KeyboardInterrupt when
     `reraise_interrupt`, so a student can stop a check that hangs). Numpy
     warnings are silenced during the call: the diagnosis explains overflow
@@ -165,7 +198,7 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
                     tracemalloc.start()
                 base = tracemalloc.get_traced_memory()[0]
             try:
-                returned = fn(*call_args, **kwargs)
+                returned = read_answers(fn, call_args) if isinstance(fn, Mapping) else fn(*call_args, **kwargs)
             finally:
                 if measure_memory:
                     peak = max(0, tracemalloc.get_traced_memory()[1] - base)

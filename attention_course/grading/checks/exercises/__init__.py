@@ -15,10 +15,12 @@ import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..engine.check import Check
 from .attention import ATTENTION
 from .backward import BACKWARD_QUERY_TILE
+from .by_hand import WORKED_EXAMPLE, checks_for
 from .decoding import DECODE_STEP
 from .flash import FLASH_ATTENTION
 from .masks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
@@ -45,6 +47,10 @@ class Exercise:
     """The checks, in the order the notebook runs them."""
     provided: tuple[str, ...] = ()
     """Names the notebook itself imports from attention_course for the student to use."""
+    drawn: Callable[[dict, str | None, int | None], tuple[tuple[Check, ...], tuple[str, ...]]] | None = None
+    """For an exercise answered by hand on numbers drawn for each student: (the notebook's metadata, the roster's
+    student id or None, the assignment's secret or None) -> the checks of that student's own example, and what
+    their feedback should say about it (the notebook made for another id, say). None: `checks` for everyone."""
 
     @property
     def max_score(self) -> int:
@@ -58,6 +64,8 @@ class Exercise:
 
 
 EXERCISES: tuple[Exercise, ...] = (
+    Exercise("00_worked_example", "A worked example of your own", "worked_example", (WORKED_EXAMPLE,),
+             drawn=checks_for),
     Exercise("01_dot_scores", "Dot-product scores", "worked_example", (DOT_SCORES,)),
     Exercise("02_scale_scores", "Scaling the scores", "scaling", (SCALE_SCORES, DOT_PRODUCT_SPREAD)),
     Exercise("03_softmax", "A stable softmax", "stable_softmax", (SOFTMAX,)),

@@ -27,12 +27,14 @@ CHECK_SECTIONS = {
     "rope_attention": "RoPE: rotate the query and the key",
     "decode_step": "A decode step in numbers",
     "backward_query_tile": "3. The tiled backward pass",
+    "worked_example": "Key points",
 }
 """check name -> the `## ` heading of its exercise's chapter that teaches it."""
 
 _SCALE = "Step 3: scale"
 _SOFTMAX = "Step 4: softmax"
 _MIX = "Step 5: mix the values"
+_MEANING = "What the result means"
 _NOTHING = "A row with nothing to attend to"
 _NOT_1E9 = r"Why $-\infty$ and not $-10^9$"
 _MASKS = {
@@ -50,6 +52,18 @@ MISTAKE_SECTIONS = {
         "softmax_wrong_axis": _SOFTMAX, "normalised_over_everything": _SOFTMAX,
         "does_not_sum_to_1": _SOFTMAX, "no_max_subtraction": _SOFTMAX,
         "returns_weights_as_output": _MIX, "output_from_scores": _MIX,
+        # exercise 0, worked by hand: each mistake sends the student back to its step
+        "dot_products_reversed": "Step 2: dot products", "added_not_multiplied": "Step 2: dot products",
+        "multiplied_by_sqrt_d_k": _SCALE, "too_few_decimals": _SOFTMAX, "exp_rounded_too_early": _SOFTMAX,
+        "exp_of_unscaled_scores": _SOFTMAX, "powers_of_10": _SOFTMAX, "sum_of_scores": _SOFTMAX,
+        "softmax_of_unscaled_scores": _SOFTMAX, "weights_reversed": _SOFTMAX, "weights_without_exponentials": _SOFTMAX,
+        "weights_in_percent": _SOFTMAX,
+        "mixed_the_keys": _MIX, "mixed_with_scores": _MIX, "mixed_with_exponentials": _MIX,
+        "value_of_largest_only": _MIX,
+        # the causal mask is the next chapter's; this one says a masked key's weight is 0 where it mixes the values
+        "mask_hides_the_past": _MIX, "mask_hides_itself": _MIX, "positions_from_zero": _MIX, "mask_hides_nothing": _MIX,
+        "meaning_most_important_word": _MEANING, "meaning_its_vector_changes": _MEANING,
+        "meaning_roles_swapped": _MEANING,
     },
     "scaling": {},
     "stable_softmax": {

@@ -1,0 +1,16 @@
+"""Exercise 0 on the bank bot: the largest weight read as the token whose vector changes."""
+CHECK = "worked_example"
+MISTAKE = "meaning_its_vector_changes"
+STEP = "question 7: what the largest weight means"
+MARKS = "7/8"
+
+answers = {
+    "dot_products": [1.0, 6.0, 0.4, 2.0],
+    "scaled_scores": [0.5, 3.0, 0.2, 1.0],
+    "exponentials": [1.65, 20.09, 1.22, 2.72],
+    "exp_sum": 25.67,
+    "weights": [0.064, 0.782, 0.048, 0.106],
+    "output": [0.19, 0.91],
+    "masked": [4],
+    "meaning": 1,
+}
