@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..._cpus import available_cores
-from ..checks.exercises import EXERCISES, identify
+from ..checks.exercises import identify
 from .intake import Submission
 from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
@@ -97,6 +97,8 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
                            f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded")
         checks, hidden = assignment.checks(exercise.id), assignment.hidden
         seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
+    for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
+        check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
     return judge_run(str(path), exercise, checks, where, run, cells, mismatch)
@@ -168,9 +170,6 @@ class Threads:
         if grading.sandbox:
             bubblewrap.find()  # SandboxUnavailable before anything runs
         assignment = grading.assignment
-        for exercise in EXERCISES:  # expected results are computed once, before the threads start
-            for check in (assignment.checks(exercise.id) if assignment and assignment.rule(exercise.id) else exercise.checks):
-                check.prepare()
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
                                    assignment=assignment): (si, ni)
