@@ -22,6 +22,7 @@ which decides, outside, what it means.
 
 from __future__ import annotations
 
+import operator
 import os
 import shlex
 import signal
@@ -418,7 +419,8 @@ def _parts(value) -> tuple:
 
 
 def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    """The same objects, one by one (never `==`, which a planted object could answer as it likes)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))  # in C: after every call, for every function watched
 
 
 def _names(keys: list[str], shown: int = 5) -> str:
