@@ -250,3 +250,28 @@ def test_the_watch_sees_code_replaced_between_two_looks_and_nothing_else():
     finally:
         sys.modules["attention_course.core.masks"] = masks
     assert look() == []
+
+
+@pytest.mark.parametrize("user_namespace", MODES)
+def test_a_worker_started_ahead_runs_the_notebook_and_one_never_used_is_ended(user_namespace, tmp_path):
+    import psutil
+
+    from attention_course.grading.kit.sandbox.process import start_worker
+
+    box = _box(user_namespace)
+    notebook = tmp_path / "05.ipynb"
+    notebook.write_text("{}")
+    started = start_worker(FAST, sandbox=box, notebook=notebook)
+    run = run_notebook(["import os\nfiles = os.listdir('.')", DOUBLE], [call()], FAST, sandbox=box, notebook=notebook,
+                       started=started)
+    assert run.sandboxed and run.restarts == 0 and run.cells[0].status == "ok"
+    assert run.observations[0].status == calls.RETURNED and started.proc.returncode is not None
+    unused = start_worker(FAST, sandbox=box, notebook=notebook)
+    time.sleep(0.5)  # bwrap has started the sandbox's processes
+    inside = psutil.Process(unused.proc.pid).children(recursive=True)
+    assert inside
+    unused.discard()
+    unused.discard()  # a second time does nothing
+    assert unused.proc.returncode is not None
+    gone, alive = psutil.wait_procs(inside, timeout=5)
+    assert alive == [], "a process of the unused sandbox outlived it"

@@ -33,7 +33,7 @@ from . import audit
 from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
 from .channel import Alert, Call, CellReport
-from .process import Limits, Output, WorkerProcess, size_text
+from .process import Limits, Output, Started, WorkerProcess, size_text
 from .tree import Leftover
 
 __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
@@ -164,12 +164,13 @@ def code_cells(nb: dict) -> list[str]:
 
 def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
                  sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
-                 provided: tuple[str, ...] = ()) -> NotebookRun:
+                 provided: tuple[str, ...] = (), started: Started | None = None) -> NotebookRun:
     """Run the cells in a worker, then make the requested calls; again without what killed a worker.
 
     `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
     `notebook`: the submitted file, copied into the worker's folder;
-    `provided`: names the exercise lets the notebook take from attention_course.
+    `provided`: names the exercise lets the notebook take from attention_course;
+    `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`).
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
@@ -184,7 +185,8 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     while True:
         pending = [c for c in requested if c.id not in observations]
         attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
-                                provided=provided)
+                                provided=provided, started=started)
+        started = None
         attempt.run()
         seen.add(attempt)
         cells_done.update(attempt.cells)
