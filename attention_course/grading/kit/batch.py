@@ -23,6 +23,7 @@ from ..checks.exercises import identify
 from .intake import Submission
 from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
+from .sandbox.process import Started
 from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
 from .assignment import Assignment
 from .status import CLEAN, Status
@@ -68,14 +69,25 @@ class SubmissionGrade:
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
-                   sandbox: bool = True, assignment: Assignment | None = None) -> NotebookGrade:
+                   sandbox: bool = True, assignment: Assignment | None = None,
+                   started: Started | None = None) -> NotebookGrade:
     """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
 
     `assignment` (an `assignment.Assignment`): its checks, time limits and
     hidden inputs are used, and its `hidden` replaces the argument.
+    `started`: its worker, started ahead (`start_worker(limits, sandbox=..., notebook=path)`) while the
+    notebook is read and its checks prepared; it is ended here if the notebook is not run.
     SandboxUnavailable if `sandbox` and bubblewrap cannot be used on this machine.
     """
-    path = Path(path)
+    try:
+        return _grade_notebook(Path(path), limits, hidden, sandbox, assignment, started)
+    finally:
+        if started is not None:
+            started.discard()  # a notebook not run (not valid, not an exercise), or an error before its run
+
+
+def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, assignment: Assignment | None,
+                    started: Started | None) -> NotebookGrade:
     box = bubblewrap.find() if sandbox else None
     try:
         nb = read_notebook(path)
@@ -100,7 +112,8 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
     for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
         check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
-    run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
+    run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided,
+                       started=started)
     return judge_run(str(path), exercise, checks, where, run, cells, mismatch)
 
 
