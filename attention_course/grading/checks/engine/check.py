@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Mapping
+from typing import Callable
 
 import numpy as np
 
@@ -90,9 +91,11 @@ class Check:
         return visible + hidden
 
     def __post_init__(self):
-        # Expected results are computed once per process and shared by the batch's threads.
+        # Inputs, expected results and predictions are computed once per process, when first needed, and shared
+        # by the batch's threads.
         object.__setattr__(self, "_lock", threading.Lock())
-        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_expected", {})
+        object.__setattr__(self, "_predicted", {})
 
     def indices(self, hidden: bool) -> list[int]:
         """Indices of the cases to try: visible ones, plus hidden ones if `hidden`."""
@@ -100,32 +103,36 @@ class Check:
 
     def expected(self, i: int) -> object:
         """The reference result for case `i` (computed once, in this process)."""
-        return self._prepared(i)[0]
-
-    def predictions(self, i: int) -> dict[int, object]:
-        """What each recognised mistake (by position in `mistakes`) returns for case `i`."""
-        return self._prepared(i)[1]
-
-    def prepare(self) -> None:
-        """Compute every expected result and prediction now (before threads start)."""
-        for i in range(len(self.cases)):
-            self._prepared(i)
-
-    def _prepared(self, i: int):
         with self._lock:
-            if i not in self._cache:
+            if i not in self._expected:
                 case = self.cases[i]
                 with np.errstate(all="ignore"):
-                    expected = as_plain(self.reference(*case.args, **case.kwargs))
-                self._cache[i] = (expected, predict_all(self.mistakes, case))
-            return self._cache[i]
+                    self._expected[i] = as_plain(self.reference(*case.args, **case.kwargs))
+            return self._expected[i]
+
+    def predictions(self, i: int) -> dict[int, object]:
+        """What each recognised mistake (by position in `mistakes`) returns for case `i` (computed once, when a
+        verdict first needs it: a right answer never does)."""
+        with self._lock:
+            if i not in self._predicted:
+                self._predicted[i] = predict_all(self.mistakes, self.cases[i])
+            return self._predicted[i]
+
+    def prepare(self) -> None:
+        """Draw the inputs and compute every expected result now, once, whichever of the batch's threads asks
+        first (the others wait for it); the predictions wait for a wrong answer."""
+        with self._lock:
+            count = len(self.cases)
+        for i in range(count):
+            self.expected(i)
 
 
 def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:
     """Judge the observed calls (case index -> observation) and summarise them."""
     indices = sorted(observations)
     case_results = [judge(check, i, observations[i]) for i in indices]
-    case_results = _consistent(case_results, check, _contradicted(check, observations))
+    if any(r.matches for r in case_results):  # a mistake was named: weigh it against every input's prediction
+        case_results = _consistent(case_results, check, _contradicted(check, observations))
     if check.refine is not None:
         case_results = check.refine(tuple(check.cases[i] for i in indices), case_results)
     return results.CheckResult.from_cases(check.name, check.function, case_results)
@@ -266,11 +273,11 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
 
     got_text = format_value(obs.value, check.output_names)
     changed = modified_arguments(case, obs.args_after, check.params)
+    predictions = _Predictions(check, i)
     if check.compare is not None:
-        verdict = check.compare(case, expected, obs.value, check.predictions(i))
+        verdict = check.compare(case, expected, obs.value, predictions)
     else:
-        verdict = diagnose(case, expected, obs.value, check.predictions(i), check.mistakes,
-                           check.output_names, check.specific)
+        verdict = diagnose(case, expected, obs.value, predictions, check.mistakes, check.output_names, check.specific)
     if changed:
         names = ", ".join(f"`{n}`" for n in changed)
         also = f" (and the result is wrong: {verdict[0]})" if verdict else ""
@@ -279,7 +286,6 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
         message, mistake = verdict
         matches = ()
         if mistake is not None and any(mistake is m for m in check.mistakes):
-            predictions = check.predictions(i)
             matches = tuple(dict.fromkeys(
                 m.id for p, m in enumerate(check.mistakes) if same_values(obs.value, predictions.get(p), case.tolerance)))
             matches = matches if mistake.id in matches else ()
@@ -303,3 +309,19 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
     if widened:  # said, not marked down: this chapter does not ask for float32 yet
         return result(results.PASSED, got_text, f"note: {widened}")
     return result(results.PASSED, got_text, "")
+
+
+class _Predictions(Mapping):
+    """`check.predictions(i)`, computed on the first look: a verdict looks only at a wrong answer."""
+
+    def __init__(self, check: Check, i: int):
+        self._check, self._i = check, i
+
+    def __getitem__(self, position: int) -> object:
+        return self._check.predictions(self._i)[position]
+
+    def __iter__(self):
+        return iter(self._check.predictions(self._i))
+
+    def __len__(self) -> int:
+        return len(self._check.predictions(self._i))
