@@ -23,6 +23,12 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add the grade, gradebook and assignment subcommands."""
+    _register_grade(subparsers)
+    _register_gradebook(subparsers)
+    _register_assignment(subparsers)
+
+
+def _register_grade(subparsers) -> None:
     grade = subparsers.add_parser(
         "grade", help="grade a class's submissions into gradebooks, feedback files and a summary",
         description="Grade every submission, each notebook in a bubblewrap sandbox of its own (no network, a "
@@ -80,6 +86,8 @@ def register(subparsers) -> None:
     _add_limits(grade)
     grade.set_defaults(run=run_grade)
 
+
+def _register_gradebook(subparsers) -> None:
     book = subparsers.add_parser(
         "gradebook", help="merge gradebooks, release held marks, apply adjustments, or write the files for the LMS",
         description="merge: one gradebook from the JSON reports of shards (grade --shard) or of a regrade; a later "
@@ -117,6 +125,8 @@ def register(subparsers) -> None:
     export.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
     export.set_defaults(run=run_gradebook_export)
 
+
+def _register_assignment(subparsers) -> None:
     assignment = subparsers.add_parser(
         "assignment", help="write or read an assignment file (points, hidden inputs, limits, deadline)",
         description="init: write a commented assignment file with a fresh secret seed for the hidden inputs. "
