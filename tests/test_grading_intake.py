@@ -11,7 +11,8 @@ import pytest
 
 from attention_course.cli import main
 from attention_course.grading.checks.exercises import BY_ID
-from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, read_roster, unpack
+from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, unpack
+from attention_course.grading.kit.roster import read_roster
 
 import grading_class as gc
 
@@ -176,14 +177,16 @@ def test_moodle_s_flat_download_and_canvas_resubmissions(tmp_path):
         z.writestr("Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb", "{}")
         z.writestr("Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html", "<p>hi</p>")
     (ada,) = intake([flat], tmp_path / "w1", roster).submissions
-    assert [p.name for p in ada.notebooks] == ["Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb"]
-    assert ada.issues == ["ignored Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html: not a notebook"]
+    assert [p.name for p in ada.notebooks] == ["03_softmax.ipynb"]  # the name the student gave it
+    assert ada.issues == ["ignored onlinetext.html: not a notebook"] and ada.lms["moodle_id"] == "900"
     canvas = tmp_path / "canvas.zip"
     with zipfile.ZipFile(canvas, "w") as z:
         z.writestr("lovelaceada_late_50_7001_03_softmax.ipynb", "{}")
         z.writestr("lovelaceada_late_50_7002_03_softmax-1.ipynb", "{}")
     (ada,) = intake([canvas], tmp_path / "w2", roster).submissions
-    assert len(ada.notebooks) == 2 and ada.marked_late and ada.submitted is None
+    assert [p.name for p in ada.notebooks] == ["03_softmax-1.ipynb", "03_softmax.ipynb"]
+    assert ada.marked_late and ada.submitted is None and ada.lms["canvas_id"] == "50"
+    assert ada.lms["canvas_attachment"] in ("7001", "7002")
 
 
 def test_a_zipped_folder_of_student_folders(tmp_path):
@@ -218,5 +221,5 @@ def test_a_zip_a_student_handed_in_is_unpacked_too(tmp_path):
     taken = intake([canvas], tmp_path / "work", roster)
     (ada,) = taken.submissions
     assert sorted(p.name for p in ada.notebooks) == ["01_dot_scores.ipynb", "03_softmax.ipynb"]
-    assert ada.issues == ["unpacked lovelaceada_50_7001_mywork.zip, which they handed in"]
+    assert ada.issues == ["unpacked mywork.zip, which they handed in"]
     assert any("escape.ipynb" in n and "refused" in n for n in taken.notes)

@@ -122,6 +122,10 @@ class Assignment:
     """(student id, that student's own deadline), for the students given an extension."""
     source: str = "the default assignment"
     """Where it was read from (for messages)."""
+    set_by_instructor: bool = False
+    """Read from an assignment file, so every exercise in it was set: a student with no notebook for one is told it
+    is missing. The default (every exercise of the course, no file) names none missing: a notebook of one exercise
+    is then a whole submission."""
 
     @classmethod
     def default(cls) -> Assignment:
@@ -282,7 +286,7 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     if not isinstance(canvas_id, (int, str)) or isinstance(canvas_id, bool):
         raise AssignmentError(f"{where}canvas_assignment_id must be the number in the assignment's Canvas address")
     return Assignment(title, rules, enabled, seed, deadline, late_rule, str(canvas_id),
-                      tuple(sorted((str(k), v) for k, v in extensions.items())), source)
+                      tuple(sorted((str(k), v) for k, v in extensions.items())), source, set_by_instructor=True)
 
 
 def _date_time(value, name: str) -> None:

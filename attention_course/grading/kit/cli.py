@@ -350,18 +350,18 @@ def _grade_runner(args):
 def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
     """Write the gradebook (merged into `old` for a regrade, keeping a backup), then every file written from it:
     into `out_dir`, else where the files of `old` were last written."""
-    from .write.gradebook import GradebookExists, free_path, merge_reports, write_report
+    from .write.gradebook import GradebookExists, exports_entry, exports_folder, free_path, merge_reports, write_report
 
-    folder = out_dir or (Path(old["exports"]) if old is not None and old.get("exports") else None)
+    folder = out_dir or (exports_folder(old, out) if old is not None else None)
     if old is not None:
         report = merge_reports([old, report])
-    if folder is not None:
-        report["exports"] = str(folder)
     try:
+        report["exports"] = exports_entry(folder, out) if folder is not None else None
         csv_path, json_path = write_report(report, out, force=force, backup=old is not None)
     except GradebookExists:
         out = free_path(out)
         print(f"attention-course {command}: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
+        report["exports"] = exports_entry(folder, out) if folder is not None else None
         csv_path, json_path = write_report(report, out)
     _print_intake(report)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
@@ -425,13 +425,12 @@ def _export(report: dict, folder: Path) -> None:
 
 def run_gradebook_merge(args) -> int:
     """Handler of `attention-course gradebook merge`."""
-    from .write.gradebook import GradebookExists, MergeError, merge_reports, read_report, write_report
+    from .write.gradebook import GradebookExists, MergeError, exports_entry, merge_reports, read_report, write_report
 
     absolute_paths(args)
     try:
         report = merge_reports([read_report(p) for p in args.reports])
-        if args.out_dir:
-            report["exports"] = str(args.out_dir)
+        report["exports"] = exports_entry(args.out_dir, args.out) if args.out_dir else None
         csv_path, json_path = write_report(report, args.out, backup=args.force)
     except (MergeError, GradebookExists) as err:
         return _fail("gradebook merge", err)
@@ -482,11 +481,11 @@ def run_gradebook_adjust(args) -> int:
 
 def _rewrite(report: dict, gradebook: Path, out_dir: Path | None, command: str) -> None:
     """A gradebook written again after a decision (a backup kept), and every file written from it."""
-    from .write.gradebook import write_report
+    from .write.gradebook import exports_entry, exports_folder, write_report
 
-    folder = out_dir or (Path(report["exports"]) if report.get("exports") else None)
-    if folder is not None:
-        report["exports"] = str(folder)
+    gradebook = gradebook.with_suffix(".csv")  # it may have been named by its report
+    folder = out_dir or exports_folder(report, gradebook)
+    report["exports"] = exports_entry(folder, gradebook) if folder is not None else None
     csv_path, json_path = write_report(report, gradebook, backup=True)
     _print_intake(report)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")

@@ -115,7 +115,7 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
             issues.append(Incident(f"{len(copies)} notebooks for {ex}: {listed}; {Path(best[ex].path).name} counts "
                                    "(the best attempt counts)", Status.DUPLICATES))
     nothing = bool(sub.student) and not sub.path
-    missing = [] if nothing else [ex for ex in assignment.ids if ex not in best]
+    missing = [] if nothing or not assignment.set_by_instructor else [ex for ex in assignment.ids if ex not in best]
     days = days_late(assignment, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None,
                      sub.marked_late, sub.student.get("student_id", ""))
     statuses = _row_statuses(grade, issues, days, missing, nothing)

@@ -11,8 +11,9 @@ of a regrade merge (`merge_reports`) into the report one run would have
 given, their decisions (adjustments, releases) together. An existing
 gradebook is never overwritten unless the caller says so (`force=True`), and
 a merge into one keeps a backup of it. The report also says where the files
-rendered from it were last written (`exports`), so that a regrade, an
-adjustment or a release refreshes them.
+rendered from it were last written (`exports`, relative to the gradebook's
+folder, so that a gradebook copied with its folder refers to the copy), so
+that a regrade, an adjustment or a release refreshes them.
 """
 
 from __future__ import annotations
@@ -78,17 +79,28 @@ def merge_reports(reports: list[dict]) -> dict:
             nothing = Status.NO_SUBMISSION in sub["statuses"]
             if sub["key"] in rows and nothing and Status.NO_SUBMISSION not in rows[sub["key"]]["statuses"]:
                 continue  # a regrade of other students says nothing about this one
-            if sub["key"] in rows:
-                sub = {**sub, "order": rows[sub["key"]]["order"]}  # a regraded student keeps their place
+            if sub["key"] in rows:  # a regraded student keeps their place, and the LMS ids a folder cannot give
+                earlier = rows[sub["key"]]
+                sub = {**sub, "order": earlier["order"], "lms": {**earlier.get("lms", {}), **sub.get("lms", {})}}
             rows[sub["key"]] = sub
     notes = list(dict.fromkeys(n for r in reports for n in r["intake"]["notes"]))
     settings = [s for r in reports for s in (r["settings"]["merged"] if "merged" in r["settings"] else [r["settings"]])]
     decisions = score.merge_decisions(*(r.get("decisions", {}) for r in reports))
-    intake = {k: next((r["intake"][k] for r in reversed(reports) if r["intake"].get(k)), "") for k in ("roster", "lateness")}
+    intake = {k: "; ".join(dict.fromkeys(r["intake"][k] for r in reports if r["intake"].get(k)))
+              for k in ("roster", "lateness")}  # a regrade from folders says where its own lateness came from
     merged = score.report(first["assignment"], first["assignment_fingerprint"], first["exercises"], list(rows.values()),
                           settings, notes, decisions, intake)
-    merged["exports"] = next((r["exports"] for r in reversed(reports) if r.get("exports")), None)
-    return merged
+    return merged  # where its files go is the caller's to say (`exports_entry`): each report's is relative to its own
+
+
+def exports_entry(folder: Path | str, csv_path: Path | str) -> str:
+    """What a report written to `csv_path` keeps of the folder its LMS files, feedback and summary went to."""
+    return os.path.relpath(Path(folder).resolve(), Path(csv_path).resolve().parent)
+
+
+def exports_folder(report: dict, csv_path: Path | str) -> Path | None:
+    """The folder the files rendered from the report at `csv_path` were last written to, or None if never."""
+    return (Path(csv_path).resolve().parent / report["exports"]).resolve() if report.get("exports") else None
 
 
 def with_decisions(report: dict, *, adjustments: list[dict] | None = None, releases: list[dict] = ()) -> dict:
