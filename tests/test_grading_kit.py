@@ -46,10 +46,11 @@ def klass(tmp_path_factory):
     before = Path.cwd()
     os.chdir(root)
     try:
+        canvas = gc.canvas_zip(Path("canvas.zip"), [*people, gc.off_roster()], extra=stray)
+        people[1].attachments.append("1")  # the notes.txt beside their notebooks
         yield {
-            "root": root, "people": people, "stray": gc.off_roster(),
+            "root": root, "people": people, "stray": gc.off_roster(), "canvas": canvas,
             "roster": gc.write_roster(Path("roster.csv"), people),
-            "canvas": gc.canvas_zip(Path("canvas.zip"), [*people, gc.off_roster()], extra=stray),
             "assignment": _write(Path("assignment.toml"), gc.assignment_text(people)),
             "adjustments": gc.write_adjustments(Path("adjustments.csv"), people),
         }
