@@ -281,7 +281,7 @@ def test_a_moodle_download_with_its_worksheet_as_the_roster(klass, one_run, caps
         (f"Participant {p.moodle_id}", p.email) for p in counted]
     names = zipfile.ZipFile(out / "feedback-moodle.zip").namelist()
     assert names == [f"{p.moodle_name}_{p.moodle_id}_assignsubmission_file_/feedback.html" for p in counted]
-    assert "none: Moodle's download carries no times" in (out / "summary.html").read_text()
+    assert "Lateness: none: Moodle&#39;s download carries no times" in (out / "summary.html").read_text()
 
 
 def test_a_dask_run_equals_the_local_run(klass, one_run, capsys):
