@@ -139,6 +139,16 @@ def test_a_function_that_calls_the_course_answer_at_run_time_is_flagged(tmp_path
                for i in nb_grade.incidents), nb_grade.incidents
 
 
+def test_a_cell_error_is_named_by_its_exception_and_the_line_that_raised_it(tmp_path):
+    nb = nbformat.read(ROOT / "solutions" / "03_softmax.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("def stop():\n    raise PermissionError(1, 'Operation not permitted')\n\nstop()"))
+    nbformat.write(nb, tmp_path / "03_softmax.ipynb")
+    (grade,) = grade_submissions(collect([tmp_path / "03_softmax.ipynb"]), FAST, progress=False, sandbox=SANDBOX)
+    (incident,) = grade.notebooks[0].incidents
+    assert f"code cell {len([c for c in nb.cells if c.cell_type == 'code'])} raised PermissionError: [Errno 1] " \
+           "Operation not permitted (at `raise PermissionError(1, 'Operation not permitted')`)" in incident, incident
+
+
 AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_negative", "padded_own_mask_broadcast",
             "mha_split_only", "flash_max_starts_at_zero")
 """Corpus mistakes graded both ways: recognised by prediction, by an error's own line, by the tiled loop."""

@@ -68,7 +68,8 @@ def test_instructors_read_the_real_process_limit():
 
 
 def test_instructors_read_the_real_zip_limits_and_lms_columns():
-    from attention_course.grading.kit.intake import ROSTER_COLUMNS, ZipLimits
+    from attention_course.grading.kit.intake import ZipLimits
+    from attention_course.grading.kit.roster import ROSTER_COLUMNS
     from attention_course.grading.kit.write.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
 
     z = ZipLimits()

@@ -1,6 +1,7 @@
 """Tests for the gradebook (kit/score.py's report, kit/write/gradebook.py's CSV and JSON, merging) and the student's table."""
 
 import csv
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -8,15 +9,16 @@ import pytest
 
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
-from attention_course.grading.kit.assignment import from_dict
+from attention_course.cli import main
+from attention_course.grading.kit.assignment import AssignmentError, from_dict
 from attention_course.grading.kit.batch import SubmissionGrade
 from attention_course.grading.kit.intake import Submission
 from attention_course.grading.kit.judge import NotebookGrade
-from attention_course.grading.kit.score import build_report
+from attention_course.grading.kit.score import AdjustmentError, build_report, days_late, read_adjustments
 from attention_course.grading.kit.status import Incident, Status
 from attention_course.grading.kit.write.gradebook import (
     FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, csv_text, ensure_writable, free_path, merge_reports,
-    report_path, write_gradebook,
+    report_path, write_gradebook, write_report,
 )
 from attention_course.grading.kit.write.table import format_report
 
@@ -142,3 +144,56 @@ def test_the_feedback_cell_never_quotes_a_hidden_input(tmp_path):
     csv_path, _ = write_gradebook([grade], tmp_path / "gradebook.csv")
     cell = next(csv.DictReader(csv_path.open()))["feedback"]
     assert "only the grader tries: float32 scores" in cell and "0.5622" not in cell and "subtract the max" in cell
+
+
+def _adjustments(path: Path, *lines: str) -> Path:
+    path.write_text("student,exercise,points,reason\n" + "".join(f"{line}\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_adjustments_are_checked_line_by_line(tmp_path):
+    exercises = ("03_softmax",)
+    good = read_adjustments(_adjustments(tmp_path / "a.csv", "alice,03_softmax,4.5,asked in class"), exercises)
+    assert good == [{"student": "alice", "exercise": "03_softmax", "points": 4.5, "reason": "asked in class"}]
+    for line, words in (("alice,04_attention,1,x", "line 2: exercise '04_attention' is not one of"),
+                        ("alice,03_softmax,four,x", "line 2: points must be a number"),
+                        ("alice,03_softmax,1,", "line 2: student and reason must not be empty")):
+        with pytest.raises(AdjustmentError, match=words):
+            read_adjustments(_adjustments(tmp_path / "a.csv", line), exercises)
+    with pytest.raises(AdjustmentError, match="line 3: alice and 03_softmax are already on line 2"):
+        read_adjustments(_adjustments(tmp_path / "a.csv", "alice,03_softmax,1,x", "alice,03_softmax,2,y"), exercises)
+    (tmp_path / "b.csv").write_text("who,points\n")
+    with pytest.raises(AdjustmentError, match="need the columns student, exercise, points, reason"):
+        read_adjustments(tmp_path / "b.csv", exercises)
+
+
+def test_an_adjustment_stays_within_the_exercise_s_points_and_comes_before_the_late_rule(tmp_path, capsys):
+    assignment = from_dict({"exercises": ["03_softmax"], "points": 20, "deadline": dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc),
+                            "late": {"penalty_per_day": 0.5}})
+    alice, bob = grades()[:2]
+    alice.submission.marked_late = True  # late by one day: half the marks
+    report = build_report([alice, bob], assignment)
+    csv_path, _ = write_report(report, tmp_path / "gradebook.csv")
+    before = {r["name"]: r for r in csv.DictReader(csv_path.open())}
+    adjustments = _adjustments(tmp_path / "adj.csv", "alice,03_softmax,100,found by hand", "bob,03_softmax,-3,copied")
+    assert main(["gradebook", "adjust", str(csv_path), str(adjustments)]) == 0
+    assert "no LMS files were written from this gradebook yet" in capsys.readouterr().out
+    rows = {r["name"]: r for r in csv.DictReader(csv_path.open())}
+    assert (rows["alice"]["03_softmax"], rows["alice"]["penalty"], rows["alice"]["total"]) == ("20", "10", "10")
+    assert (rows["bob"]["03_softmax"], rows["bob"]["total"]) == ("17", "17")
+    assert rows["bob"]["status"] == "adjusted" and "03_softmax: -3 points (copied)" in rows["bob"]["feedback"]
+    assert before["bob"]["total"] == "20" and len(list(tmp_path.glob("gradebook.csv.bak-*"))) == 1
+    assert main(["gradebook", "adjust", str(csv_path), str(_adjustments(tmp_path / "none.csv"))]) == 0
+    assert {r["name"]: r["total"] for r in csv.DictReader(csv_path.open())} == {"alice": before["alice"]["total"], "bob": "20"}
+
+
+def test_an_extension_moves_one_student_s_deadline():
+    assignment = from_dict({"exercises": ["03_softmax"], "deadline": dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc),
+                            "extensions": {"S2": dt.datetime(2026, 3, 5, tzinfo=dt.timezone.utc)}})
+    two_days_late = dt.datetime(2026, 3, 2, 12, tzinfo=dt.timezone.utc)
+    assert days_late(assignment, two_days_late, student_id="S1") == 2
+    assert days_late(assignment, two_days_late, student_id="S2") == 0
+    assert days_late(assignment, None, marked_late=True, student_id="S1") == 1  # the LMS's mark, no time
+    assert days_late(assignment, None, marked_late=True, student_id="S2") == 0  # judged against the LMS's deadline
+    with pytest.raises(AssignmentError, match="extensions.S3 .* needs a time zone"):
+        from_dict({"extensions": {"S3": dt.datetime(2026, 3, 5)}})

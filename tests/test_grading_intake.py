@@ -11,7 +11,8 @@ import pytest
 
 from attention_course.cli import main
 from attention_course.grading.checks.exercises import BY_ID
-from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, read_roster, unpack
+from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, unpack
+from attention_course.grading.kit.roster import load as load_roster, read_roster
 
 import grading_class as gc
 
@@ -176,14 +177,16 @@ def test_moodle_s_flat_download_and_canvas_resubmissions(tmp_path):
         z.writestr("Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb", "{}")
         z.writestr("Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html", "<p>hi</p>")
     (ada,) = intake([flat], tmp_path / "w1", roster).submissions
-    assert [p.name for p in ada.notebooks] == ["Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb"]
-    assert ada.issues == ["ignored Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html: not a notebook"]
+    assert [p.name for p in ada.notebooks] == ["03_softmax.ipynb"]  # the name the student gave it
+    assert ada.issues == ["ignored onlinetext.html: not a notebook"] and ada.lms["moodle_id"] == "900"
     canvas = tmp_path / "canvas.zip"
     with zipfile.ZipFile(canvas, "w") as z:
         z.writestr("lovelaceada_late_50_7001_03_softmax.ipynb", "{}")
         z.writestr("lovelaceada_late_50_7002_03_softmax-1.ipynb", "{}")
     (ada,) = intake([canvas], tmp_path / "w2", roster).submissions
-    assert len(ada.notebooks) == 2 and ada.marked_late and ada.submitted is None
+    assert [p.name for p in ada.notebooks] == ["03_softmax-1.ipynb", "03_softmax.ipynb"]
+    assert ada.marked_late and ada.submitted is None and ada.lms["canvas_id"] == "50"
+    assert ada.lms["canvas_attachment"] in ("7001", "7002")
 
 
 def test_a_zipped_folder_of_student_folders(tmp_path):
@@ -218,5 +221,79 @@ def test_a_zip_a_student_handed_in_is_unpacked_too(tmp_path):
     taken = intake([canvas], tmp_path / "work", roster)
     (ada,) = taken.submissions
     assert sorted(p.name for p in ada.notebooks) == ["01_dot_scores.ipynb", "03_softmax.ipynb"]
-    assert ada.issues == ["unpacked lovelaceada_50_7001_mywork.zip, which they handed in"]
+    assert ada.issues == ["unpacked mywork.zip, which they handed in"]
     assert any("escape.ipynb" in n and "refused" in n for n in taken.notes)
+
+
+def _without_utf8_flag(path: Path, names: dict[str, str]) -> None:
+    """A zip whose entries' names are UTF-8 bytes without the UTF-8 flag, as Windows' own zips write them:
+    written under ASCII stand-ins of the same length, then the bytes of the names swapped in."""
+    stand_ins = {name: "x" * len(name.encode()) for name in names}
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in names.items():
+            z.writestr(stand_ins[name], text)
+    data = path.read_bytes()
+    for name, stand_in in stand_ins.items():
+        data = data.replace(stand_in.encode(), name.encode())
+    path.write_bytes(data)
+    assert not any(i.flag_bits & 0x800 for i in zipfile.ZipFile(path).infolist())
+
+
+def test_zip_names_without_the_utf8_flag_are_read_as_utf8(tmp_path):
+    archive = tmp_path / "canvas.zip"
+    _without_utf8_flag(archive, {"núñezjosé_51_7002_03_softmax.ipynb": "{}", "ørstedzoë_52_7003_03_softmax.ipynb": "{}"})
+    subs = intake([archive], tmp_path / "work").submissions
+    assert sorted(s.name for s in subs) == ["núñezjosé", "ørstedzoë"]
+
+
+def test_an_empty_zip_is_reported_not_fatal(tmp_path, capsys):
+    empty = tmp_path / "empty.zip"
+    zipfile.ZipFile(empty, "w").close()
+    taken = intake([empty], tmp_path / "work")
+    assert taken.submissions == [] and taken.notes == ["empty.zip holds no files"]
+    assert main(["grade", str(empty), "--out", str(tmp_path / "gb.csv"), *FAST]) == 2
+    assert "no submissions found: empty.zip holds no files" in capsys.readouterr().err
+
+
+def test_an_anonymous_canvas_download_is_graded_under_its_anonymous_ids(tmp_path):
+    roster = gc.write_roster(tmp_path / "roster.csv", gc.students(3))
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("anon_Xq7bK_7001_03_softmax.ipynb", "{}")
+        z.writestr("LATE_anon_9fTzW_7002_03_softmax.ipynb", "{}")
+        z.writestr("anon_9fTzW_7003_notes.txt", "x")
+    taken = intake([archive], tmp_path / "work", roster)
+    assert sorted((s.name, s.key, s.marked_late, s.ignored) for s in taken.submissions) == [
+        ("anonymous 9fTzW", "anon_9fTzW", True, ["notes.txt"]), ("anonymous Xq7bK", "anon_Xq7bK", False, [])]
+    assert any("anonymous" in n and "roster cannot name them" in n for n in taken.notes)
+    assert "late or not, as Canvas marked each submission" in taken.lateness
+
+
+def test_canvas_s_gradebook_export_and_moodle_s_worksheet_are_rosters(tmp_path):
+    people = gc.students(5)
+    canvas = load_roster(gc.write_canvas_export(tmp_path / "export.csv", people))
+    assert canvas.form == "Canvas gradebook export"  # its "Points Possible" line is no student
+    assert [(r["student_id"], r["name"], r["canvas_id"]) for r in canvas.students] == [
+        (p.sis_user_id, p.sortable, p.canvas_id) for p in people]
+    moodle = load_roster(gc.write_moodle_worksheet(tmp_path / "worksheet.csv", people))
+    assert moodle.form == "Moodle grading worksheet"
+    assert [(r["student_id"], r["name"], r["moodle_id"]) for r in moodle.students] == [
+        (p.email, p.name, p.moodle_id) for p in people]
+    archive = gc.canvas_zip(tmp_path / "canvas.zip", people)
+    subs = intake([archive], tmp_path / "work", tmp_path / "export.csv").submissions
+    assert [s.student.get("student_id") for s in subs] == [p.sis_user_id for p in people]  # matched by Canvas id
+
+
+def test_submission_times_give_each_student_their_time(tmp_path):
+    people = gc.students(7)
+    roster = gc.write_roster(tmp_path / "roster.csv", people)
+    archive = gc.canvas_zip(tmp_path / "canvas.zip", people)
+    times = tmp_path / "times.csv"
+    times.write_text(f"sis_user_id,submitted\n{people[6].sis_user_id},2026-03-03T10:00:00Z\nSIS-nobody,2026-03-01T00:00:00Z\n")
+    taken = intake([archive], tmp_path / "work", roster, times=times)
+    late = next(s for s in taken.submissions if s.student["student_id"] == people[6].student_id)
+    assert late.submitted == "2026-03-03T10:00:00+00:00" and taken.lateness == "from the submission-times file"
+    assert taken.notes == ["times.csv: no student has sis_user_id 'SIS-nobody'; that submission time was not used"]
+    times.write_text("sis_user_id,submitted\nSIS-1000,yesterday\n")
+    with pytest.raises(IntakeError, match="line 2: 'yesterday' is not an ISO 8601 date-time with a time zone"):
+        intake([archive], tmp_path / "work", roster, times=times)

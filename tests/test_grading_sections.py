@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from attention_course.grading.kit.write import summary
 from attention_course.grading.checks.exercises import EXERCISES, sections
@@ -31,9 +32,19 @@ def test_every_named_mistake_section_belongs_to_its_chapter():
         assert set(table.values()) <= headings(chapter), chapter
 
 
-def test_the_summary_names_the_section_in_plain_text():
-    hint, where = summary._mistake_info("05_causal_mask", "masked_attention", "mask_filled_with_large_negative")
-    assert hint and where == "book/masks.ipynb, section “Why −∞ and not −10^9”"
-    _, where = summary._mistake_info("03_softmax", "softmax", "global_max")
-    assert where == "book/stable_softmax.ipynb, section “3. Subtract the maximum: same weights, no overflow”"
+def test_the_summary_names_the_section_in_plain_text_and_links_the_rendered_page(monkeypatch):
+    monkeypatch.setenv("ATTENTION_COURSE_BOOK", "https://course.example.org/attention/")
+    where = summary.read_again("05_causal_mask", "masked_attention", "mask_filled_with_large_negative")
+    assert where["hint"] and (where["chapter"], where["section"]) == ("Masks: who may attend to whom", "Why −∞ and not −10^9")
+    assert where["url"] == "https://course.example.org/attention/book/masks.html#why-infty-and-not-10-9"
+    where = summary.read_again("03_softmax", "softmax", "global_max")
+    assert where["section"] == "3. Subtract the maximum: same weights, no overflow"
+    assert where["url"].endswith("book/stable_softmax.html#subtract-the-maximum-same-weights-no-overflow")
     assert sections.plain(r"4. Why $\sqrt{d_k}$, and not $d_k$") == "4. Why √d_k, and not d_k"
+
+
+def test_the_summary_s_anchors_are_the_ones_sphinx_gives_the_sections():
+    docutils = pytest.importorskip("docutils.nodes", reason="docutils comes with the [book] extra")
+    for exercise in EXERCISES:
+        for heading in headings(exercise.chapter):
+            assert summary.anchor(heading) == docutils.make_id(" ".join(heading.replace("$", "").split())), heading

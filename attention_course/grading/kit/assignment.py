@@ -28,6 +28,9 @@ hidden inputs on, drawn as the package draws them: the marks of a plain
     points = 12          # one check's points
     seconds = 5          # time limit for one call of the student's function in this check
 
+    [extensions]
+    S1003 = 2026-03-04T23:59:00Z   # a student's own deadline (by roster student_id), in place of `deadline`
+
 A check's mark is its points times the share of the inputs tried that pass.
 Hidden inputs are redrawn by handing the check's own input builder the
 generators `Rngs(seed)` (each `rngs(n)` seeded by `(seed, n)`) instead of the
@@ -115,8 +118,14 @@ class Assignment:
     """The late rule."""
     canvas_assignment_id: str = ""
     """The assignment's id in Canvas, which names the column of the Canvas gradebook file ("" if unknown)."""
+    extensions: tuple[tuple[str, dt.datetime], ...] = ()
+    """(student id, that student's own deadline), for the students given an extension."""
     source: str = "the default assignment"
     """Where it was read from (for messages)."""
+    set_by_instructor: bool = False
+    """Read from an assignment file, so every exercise in it was set: a student with no notebook for one is told it
+    is missing. The default (every exercise of the course, no file) names none missing: a notebook of one exercise
+    is then a whole submission."""
 
     @classmethod
     def default(cls) -> Assignment:
@@ -132,6 +141,10 @@ class Assignment:
     def max_total(self) -> float:
         """The most a submission can score."""
         return round_marks(sum(e.points for e in self.exercises))
+
+    def deadline_for(self, student_id: str) -> dt.datetime | None:
+        """The deadline of one student: their extension if they have one, else the assignment's."""
+        return dict(self.extensions).get(student_id, self.deadline) if student_id else self.deadline
 
     def rule(self, exercise_id: str) -> ExerciseRule | None:
         """The rule of one exercise, or None if the exercise is not part of this assignment."""
@@ -159,6 +172,7 @@ class Assignment:
             "deadline": self.deadline.isoformat() if self.deadline else None,
             "canvas_assignment_id": self.canvas_assignment_id,
             "late": dataclasses.asdict(self.late),
+            "extensions": {key: when.isoformat() for key, when in self.extensions},
             "exercises": {e.id: {"points": round_marks(e.points), "checks": {c.check: {"points": c.points, "seconds": c.seconds}
                                                                         for c in e.checks}} for e in self.exercises},
         }
@@ -227,8 +241,8 @@ def load(path: Path | str) -> Assignment:
 def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     """An assignment from the parsed TOML (see the module docstring for the keys)."""
     where = f"{source}: "
-    _known_keys(data, {"title", "exercises", "deadline", "points", "hidden", "late", "exercise", "canvas_assignment_id"},
-                f"{source} (top level)")
+    _known_keys(data, {"title", "exercises", "deadline", "points", "hidden", "late", "exercise", "canvas_assignment_id",
+                       "extensions"}, f"{source} (top level)")
     ids = data.get("exercises", [e.id for e in EXERCISES])
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise AssignmentError(f"{where}exercises must be a non-empty list of exercise ids")
@@ -253,10 +267,12 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
         raise AssignmentError(f"{where}hidden.seed must be a whole number of at least 0, got {seed!r}")
     deadline = data.get("deadline")
     if deadline is not None:
-        if not isinstance(deadline, dt.datetime):
-            raise AssignmentError(f"{where}deadline must be a TOML date-time such as 2026-03-01T23:59:00Z, got {deadline!r}")
-        if deadline.tzinfo is None:
-            raise AssignmentError(f"{where}deadline {deadline} needs a time zone (Z, or an offset such as +01:00)")
+        _date_time(deadline, f"{where}deadline")
+    extensions = data.get("extensions", {})
+    if not isinstance(extensions, dict):
+        raise AssignmentError(f"{where}[extensions] must be a table of student_id = date-time")
+    for key, when in extensions.items():
+        _date_time(when, f"{where}extensions.{key}")
     late = data.get("late", {})
     _known_keys(late, {"grace_minutes", "penalty_per_day", "max_days"}, f"{where}[late]")
     late_rule = LateRule(**{k: _number(v, f"{where}late.{k}") for k, v in late.items()})
@@ -269,7 +285,15 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     canvas_id = data.get("canvas_assignment_id", "")
     if not isinstance(canvas_id, (int, str)) or isinstance(canvas_id, bool):
         raise AssignmentError(f"{where}canvas_assignment_id must be the number in the assignment's Canvas address")
-    return Assignment(title, rules, enabled, seed, deadline, late_rule, str(canvas_id), source)
+    return Assignment(title, rules, enabled, seed, deadline, late_rule, str(canvas_id),
+                      tuple(sorted((str(k), v) for k, v in extensions.items())), source, set_by_instructor=True)
+
+
+def _date_time(value, name: str) -> None:
+    if not isinstance(value, dt.datetime):
+        raise AssignmentError(f"{name} must be a TOML date-time such as 2026-03-01T23:59:00Z, got {value!r}")
+    if value.tzinfo is None:
+        raise AssignmentError(f"{name} {value} needs a time zone (Z, or an offset such as +01:00)")
 
 
 TEMPLATE = '''\
@@ -296,6 +320,9 @@ seed = {seed}
 grace_minutes = 0      # this much past the deadline still counts as on time
 penalty_per_day = 0.0  # fraction of the marks taken per started day late (0.1 = 10 % a day)
 max_days = 0           # later than this many days scores 0 (0 = no limit)
+
+# [extensions]                         # a student's own deadline, by the roster's student_id
+# S1003 = 2026-03-04T23:59:00Z
 
 # Per exercise and per check (names as in `attention-course check`):
 # [exercise.03_softmax]

@@ -4,8 +4,12 @@
     attention-course grade canvas.zip --roster roster.csv --assignment assignment.toml --out-dir week1/
                                                       a class's submissions into gradebooks, feedback, a summary
     attention-course gradebook merge a.json b.json --out gb.csv    shards or a regrade into one gradebook
+    attention-course gradebook release week1/gradebook.csv S1003 --note "..."   marks held for review, released
+    attention-course gradebook adjust week1/gradebook.csv adjustments.csv      manual adjustments, applied
 
-Heavy modules are imported inside the handlers, so `--help` stays fast.
+Every path a command is given is made absolute once, here, before anything
+uses it. Heavy modules are imported inside the handlers, so `--help` stays
+fast.
 """
 
 from __future__ import annotations
@@ -19,6 +23,12 @@ from pathlib import Path
 
 def register(subparsers) -> None:
     """Add the grade, gradebook and assignment subcommands."""
+    _register_grade(subparsers)
+    _register_gradebook(subparsers)
+    _register_assignment(subparsers)
+
+
+def _register_grade(subparsers) -> None:
     grade = subparsers.add_parser(
         "grade", help="grade a class's submissions into gradebooks, feedback files and a summary",
         description="Grade every submission, each notebook in a bubblewrap sandbox of its own (no network, a "
@@ -26,18 +36,32 @@ def register(subparsers) -> None:
                     "outside), using every core, or on a Dask cluster (--dask). A SUBMISSION is a notebook; a folder "
                     "of student folders (each subfolder one student; each notebook directly inside one submission); "
                     "one student's folder of exercise notebooks; or a Canvas or Moodle 'download all submissions' "
-                    "zip (or its unpacked folder), unpacked safely. With --roster, each submission is matched to a "
-                    "student; duplicates, unmatched submissions, students with no submission and ignored files are "
-                    "reported, never resolved silently. Marks follow the assignment file (--assignment; default: one "
-                    "point per input on every exercise). Writes the CSV gradebook and its JSON report; with --out-dir "
-                    "also the Canvas and Moodle import files, a feedback file per student and the class summary. An "
-                    "existing gradebook is never replaced without --force (--update merges into it, keeping a backup).",
+                    "zip (or its unpacked folder), unpacked safely. With --roster (the course's CSV, Canvas's "
+                    "gradebook export or Moodle's grading worksheet), each submission is matched to a student; "
+                    "duplicates, unmatched submissions, students with no submission, exercises missing and ignored "
+                    "files are reported, never resolved silently. Marks follow the assignment file (--assignment; "
+                    "default: one point per input on every exercise), with each student's extension and the manual "
+                    "--adjustments. A notebook that tried something beyond running its own code (signals, the "
+                    "network, files outside its folder, the grader's code, too many processes) is held for review: "
+                    "its marks show in the gradebook and its feedback, and no file for the LMS carries them until "
+                    "`attention-course gradebook release` names the student. Writes the CSV gradebook and its JSON "
+                    "report; with --out-dir also Canvas's and Moodle's import files, a feedback file per student, "
+                    "the feedback zips each LMS takes back in bulk and the class summary. An existing gradebook is "
+                    "never replaced without --force (--update merges into it, keeping a backup, and refreshes every "
+                    "file written from it).",
     )
     grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks, folders or LMS zips")
     grade.add_argument("--assignment", type=Path, metavar="TOML",
                        help="the assignment file (see `attention-course assignment init`)")
     grade.add_argument("--roster", type=Path, metavar="CSV",
-                       help="the class: student_id,name[,email,submission,canvas_id,sis_user_id,sis_login_id,section,moodle_id]")
+                       help="the class: the course's CSV (student_id,name[,email,submission,canvas_id,sis_user_id,"
+                            "sis_login_id,section,moodle_id]), Canvas's gradebook export or Moodle's grading worksheet")
+    grade.add_argument("--adjustments", type=Path, metavar="CSV",
+                       help="manual adjustments, applied after grading: student,exercise,points,reason (the reason is "
+                            "shown to the student); with --update, they replace the gradebook's")
+    grade.add_argument("--submission-times", type=Path, metavar="CSV",
+                       help="when each student submitted (a column naming the student, and submitted, ISO 8601), for "
+                            "a download that carries no times: Canvas's says only late or not, Moodle's nothing")
     grade.add_argument("--out", type=Path, default=None,
                        help="the CSV to write (default: gradebook.csv, or OUT_DIR/gradebook.csv); the report goes to "
                             "the same name with .json")
@@ -45,7 +69,9 @@ def register(subparsers) -> None:
                        help="also write canvas.csv, moodle.csv, feedback/<student>.html and .txt, and summary.html here")
     grade.add_argument("--force", action="store_true", help="replace an existing gradebook and report")
     grade.add_argument("--update", type=Path, default=None, metavar="GRADEBOOK",
-                       help="regrade: merge these submissions' rows into this existing gradebook (a backup of it is kept)")
+                       help="regrade: merge these submissions into this existing gradebook (a backup of it is kept): a "
+                            "student's exercises given no notebook now keep their earlier grading, and every file "
+                            "written from the gradebook is written again")
     grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                        help="grade only the K-th of N equal parts of the class (merge the N reports with "
                             "`attention-course gradebook merge`)")
@@ -60,11 +86,16 @@ def register(subparsers) -> None:
     _add_limits(grade)
     grade.set_defaults(run=run_grade)
 
+
+def _register_gradebook(subparsers) -> None:
     book = subparsers.add_parser(
-        "gradebook", help="merge gradebook reports, or write the LMS files, feedback and summary from one",
+        "gradebook", help="merge gradebooks, release held marks, apply adjustments, or write the files for the LMS",
         description="merge: one gradebook from the JSON reports of shards (grade --shard) or of a regrade; a later "
-                    "report's row replaces an earlier one's for the same student. export: the Canvas and Moodle "
-                    "import files, the feedback files and the class summary from a report.",
+                    "report's row replaces an earlier one's for the same student. release: the marks of students "
+                    "held for review count (their LMS files carry them), recorded in the gradebook with your note. "
+                    "adjust: apply a file of manual adjustments (it replaces the gradebook's). export: the Canvas and "
+                    "Moodle import files, the feedback files, their zips and the class summary from a report. "
+                    "release and adjust keep a backup of the gradebook and write again every file written from it.",
     )
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="merge reports into one gradebook")
@@ -73,11 +104,29 @@ def register(subparsers) -> None:
     merge.add_argument("--out-dir", type=Path, default=None, metavar="DIR", help="also write the LMS files, feedback and summary here")
     merge.add_argument("--force", action="store_true", help="replace an existing gradebook (a backup is kept)")
     merge.set_defaults(run=run_gradebook_merge)
+    release = actions.add_parser("release", help="release the marks of students held for review")
+    release.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
+    release.add_argument("students", nargs="+", metavar="STUDENT",
+                         help="a student id, an LMS id, an e-mail or a name, as in the gradebook")
+    release.add_argument("--note", required=True, help="what you found when you looked (kept in the gradebook)")
+    release.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+                         help="write the LMS files, feedback and summary here (default: where they were last written)")
+    release.set_defaults(run=run_gradebook_release)
+    adjust = actions.add_parser("adjust", help="apply manual adjustments to a gradebook")
+    adjust.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
+    adjust.add_argument("adjustments", type=Path, metavar="CSV",
+                        help="student,exercise,points,reason: points added (negative: taken) to an exercise, kept "
+                             "within 0 and its points, before the late rule; the reason is shown to the student")
+    adjust.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+                        help="write the LMS files, feedback and summary here (default: where they were last written)")
+    adjust.set_defaults(run=run_gradebook_adjust)
     export = actions.add_parser("export", help="write the LMS files, feedback and summary of a report")
     export.add_argument("report", type=Path, metavar="REPORT", help="a JSON report (or the CSV beside it)")
     export.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
     export.set_defaults(run=run_gradebook_export)
 
+
+def _register_assignment(subparsers) -> None:
     assignment = subparsers.add_parser(
         "assignment", help="write or read an assignment file (points, hidden inputs, limits, deadline)",
         description="init: write a commented assignment file with a fresh secret seed for the hidden inputs. "
@@ -152,14 +201,31 @@ class _Refused(Exception):
     """A grade run that cannot go on: the message is printed and the command exits with status 2."""
 
 
+PATHS = ("submissions", "roster", "assignment", "out", "out_dir", "update", "adjustments", "submission_times",
+         "reports", "report", "gradebook", "file")
+"""The arguments that name files or folders: made absolute (resolved) once, before any handler uses them."""
+
+
+def absolute_paths(args) -> None:
+    """Every path argument made absolute and resolved, so that what the kit derives from them (unpacked folders,
+    reports beside gradebooks) agrees whatever the working folder."""
+    for name in PATHS:
+        value = getattr(args, name, None)
+        if isinstance(value, list):
+            setattr(args, name, [Path(v).resolve() for v in value])
+        elif value is not None:
+            setattr(args, name, Path(value).resolve())
+
+
 def run_grade(args) -> int:
     """Handler of `attention-course grade`: intake, then run and judge every notebook, then score and write."""
     from .batch import grade_submissions
-    from .score import build_report
+    from .score import build_report, carry_over
 
+    absolute_paths(args)
     try:
-        assignment, old, out = _grade_target(args)
-        notes, submissions = _grade_intake(args, out)
+        assignment, old, out, decisions = _grade_target(args)
+        taken, submissions = _grade_intake(args, out)
         sandbox = _sandbox_settings(args)
         jobs, runner, client = _grade_runner(args)
     except _Refused as err:
@@ -173,53 +239,61 @@ def run_grade(args) -> int:
         if client is not None:
             client.close()
     seconds = time.monotonic() - start
+    if old is not None:  # a regrade: the exercises it was given nothing for keep their earlier grading
+        earlier = {r["key"]: r for r in old["submissions"]}
+        grades = [carry_over(g, earlier.get(g.submission.key), assignment) for g in grades]
     settings = {"limits": vars(limits), "jobs": f"dask {args.dask}" if args.dask else jobs, "seconds": round(seconds, 2),
                 **sandbox}
     if args.shard:
         settings["shard"] = f"{args.shard[0]}/{args.shard[1]}"
-    report = build_report(grades, assignment, settings=settings, notes=notes)
-    csv_path, json_path, report = _write_gradebook(report, old, out, args.force)
+    report = build_report(grades, assignment, settings=settings, notes=taken.notes, decisions=decisions,
+                          intake={"roster": taken.roster, "lateness": taken.lateness})
     where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
     _print_graded(grades, seconds, where)
-    _print_intake(report)
-    print(f"gradebook: {csv_path}\nreport:    {json_path}")
-    if args.out_dir:
-        _export(report, args.out_dir)
+    try:
+        _save(report, old, out, args.force, args.out_dir, "grade")
+    except _Refused as err:
+        return _fail("grade", err)
     if args.no_sandbox:
         print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
     return 0
 
 
 def _grade_target(args):
-    """(the assignment, the gradebook report to update or None, the CSV to write); _Refused if any is wrong."""
+    """(the assignment, the gradebook report to update or None, the CSV to write, the decisions); _Refused if any is
+    wrong."""
     from . import assignment as assignments
+    from .score import AdjustmentError, read_adjustments
     from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
 
-    out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv"))
+    out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv").resolve())
     try:
         assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
         old = None
         if args.update:
             old = read_report(args.update)
             if old["assignment_fingerprint"] != assignment.fingerprint():
-                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs or "
-                                 "deadline); pass the same --assignment")
+                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs, "
+                                 "deadline or extensions); pass the same --assignment")
         else:
             ensure_writable(out, args.force)
-    except (GradebookExists, assignments.AssignmentError, MergeError) as err:
+        decisions = dict(old.get("decisions", {})) if old else {}
+        if args.adjustments:
+            decisions["adjustments"] = read_adjustments(args.adjustments, assignment.ids)
+    except (GradebookExists, assignments.AssignmentError, MergeError, AdjustmentError) as err:
         raise _Refused(err) from None
-    return assignment, old, out
+    return assignment, old, out, decisions
 
 
 def _grade_intake(args, out: Path):
-    """(intake's notes on the download, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
+    """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
     from .intake import IntakeError, intake
 
     unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
     if args.shard:  # shards may run at once, side by side: each unpacks its own copy
         unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
     try:
-        taken = intake(args.submissions, unpacked, args.roster)
+        taken = intake(args.submissions, unpacked, args.roster, times=args.submission_times)
     except (FileNotFoundError, IntakeError) as err:
         raise _Refused(err) from None
     submissions = taken.submissions
@@ -229,10 +303,10 @@ def _grade_intake(args, out: Path):
         k, n = args.shard
         submissions = [s for s in submissions if s.order % n == k - 1]
     if not submissions:
-        raise _Refused("no submissions found")
+        raise _Refused("no submissions found" + (": " + "; ".join(taken.notes) if taken.notes else ""))
     if args.jobs is not None and args.jobs < 1:
         raise _Refused("--jobs must be at least 1")
-    return taken.notes, submissions
+    return taken, submissions
 
 
 def _sandbox_settings(args) -> dict:
@@ -273,19 +347,26 @@ def _grade_runner(args):
     return jobs, Cluster(client), client
 
 
-def _write_gradebook(report: dict, old: dict | None, out: Path, force: bool):
-    """Write the gradebook (merged into `old` for a regrade, keeping a backup): (csv, json, the report written)."""
-    from .write.gradebook import GradebookExists, free_path, merge_reports, write_report
+def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
+    """Write the gradebook (merged into `old` for a regrade, keeping a backup), then every file written from it:
+    into `out_dir`, else where the files of `old` were last written."""
+    from .write.gradebook import GradebookExists, exports_entry, exports_folder, free_path, merge_reports, write_report
 
+    folder = out_dir or (exports_folder(old, out) if old is not None else None)
     if old is not None:
         report = merge_reports([old, report])
-        return (*write_report(report, out, backup=True), report)
     try:
-        return (*write_report(report, out, force=force), report)
+        report["exports"] = exports_entry(folder, out) if folder is not None else None
+        csv_path, json_path = write_report(report, out, force=force, backup=old is not None)
     except GradebookExists:
         out = free_path(out)
-        print(f"attention-course grade: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
-        return (*write_report(report, out), report)
+        print(f"attention-course {command}: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
+        report["exports"] = exports_entry(folder, out) if folder is not None else None
+        csv_path, json_path = write_report(report, out)
+    _print_intake(report)
+    print(f"gradebook: {csv_path}\nreport:    {json_path}")
+    if folder is not None:
+        _export(report, folder)
 
 
 def _print_graded(grades, seconds: float, where: str) -> None:
@@ -306,30 +387,50 @@ def _print_graded(grades, seconds: float, where: str) -> None:
 def _print_intake(report: dict) -> None:
     """What intake found and left to the instructor, on the terminal."""
     intake = report["intake"]
-    for title, items in (("in the download", intake["notes"]), ("no submission", intake["no_submission"]),
-                         ("not on the roster", intake["not_on_roster"]), ("duplicates", intake["duplicates"]),
-                         ("ignored files", intake["ignored_files"])):
+    for title, items in (("in the download", intake["notes"]), ("held for review", intake.get("held", [])),
+                         ("no submission", intake["no_submission"]), ("not on the roster", intake["not_on_roster"]),
+                         ("exercises missing", intake.get("exercise_missing", [])),
+                         ("duplicates", intake["duplicates"]), ("ignored files", intake["ignored_files"]),
+                         ("adjustments for no one here", intake.get("adjustments_unused", []))):
         if items:
             print(f"{title} ({len(items)}): " + "; ".join(items[:10]) + ("; ..." if len(items) > 10 else ""))
+    if intake.get("held"):
+        print("held marks are in the gradebook and the feedback, not in the LMS files: look at each notebook, then "
+              "`attention-course gradebook release GRADEBOOK STUDENT --note ...`")
+    if intake.get("lateness"):
+        print(f"lateness: {intake['lateness']}")
 
 
 def _export(report: dict, folder: Path) -> None:
     from .write.exports import write_exports
 
     done = write_exports(report, folder)
-    print(f"canvas:    {done.canvas}" + (f" ({len(done.not_in_canvas)} left out: no Canvas or SIS id in the roster)"
-                                         if done.not_in_canvas else ""))
-    print(f"moodle:    {done.moodle}" + (f" ({len(done.not_in_moodle)} left out: no Moodle id nor email in the roster)"
-                                         if done.not_in_moodle else ""))
-    print(f"feedback:  {len(done.feedback)} file(s) in {folder / 'feedback'}\nsummary:   {done.summary}")
+
+    def left(name: str) -> str:
+        rows = done.left_out[name]
+        if not rows:
+            return ""
+        reasons = {}
+        for _, why in rows:
+            reasons[why] = reasons.get(why, 0) + 1
+        return f" ({len(rows)} left out: " + ", ".join(f"{n} {why}" for why, n in reasons.items()) + ")"
+
+    print(f"canvas:    {done.canvas}{left('canvas.csv')}")
+    print(f"moodle:    {done.moodle}{left('moodle.csv')}")
+    print(f"feedback:  {len(done.feedback)} file(s) in {folder / 'feedback'}")
+    print(f"           {done.canvas_feedback}{left(done.canvas_feedback.name)}")
+    print(f"           {done.moodle_feedback}{left(done.moodle_feedback.name)}")
+    print(f"summary:   {done.summary}")
 
 
 def run_gradebook_merge(args) -> int:
     """Handler of `attention-course gradebook merge`."""
-    from .write.gradebook import GradebookExists, MergeError, merge_reports, read_report, write_report
+    from .write.gradebook import GradebookExists, MergeError, exports_entry, merge_reports, read_report, write_report
 
+    absolute_paths(args)
     try:
         report = merge_reports([read_report(p) for p in args.reports])
+        report["exports"] = exports_entry(args.out_dir, args.out) if args.out_dir else None
         csv_path, json_path = write_report(report, args.out, backup=args.force)
     except (MergeError, GradebookExists) as err:
         return _fail("gradebook merge", err)
@@ -341,10 +442,65 @@ def run_gradebook_merge(args) -> int:
     return 0
 
 
+def run_gradebook_release(args) -> int:
+    """Handler of `attention-course gradebook release`: the decision recorded, the gradebook and its files rewritten."""
+    from .score import release
+    from .write.gradebook import MergeError, find_row, read_report, with_decisions
+
+    absolute_paths(args)
+    try:
+        report = read_report(args.gradebook)
+        releases = []
+        for student in args.students:
+            row = find_row(report, student)
+            if not row["held"]:
+                raise MergeError(f"{row['name']} ({row['key']}): nothing of theirs is held for review")
+            releases.append(release(row["key"], row["held"], args.note))
+            print(f"released {row['name']} ({row['key']}): {', '.join(row['held'])}; total {row['total']}")
+    except MergeError as err:
+        return _fail("gradebook release", err)
+    _rewrite(with_decisions(report, releases=releases), args.gradebook, args.out_dir, "gradebook release")
+    return 0
+
+
+def run_gradebook_adjust(args) -> int:
+    """Handler of `attention-course gradebook adjust`: the adjustments replace the gradebook's, files rewritten."""
+    from .score import AdjustmentError, read_adjustments
+    from .write.gradebook import MergeError, read_report, with_decisions
+
+    absolute_paths(args)
+    try:
+        report = read_report(args.gradebook)
+        adjustments = read_adjustments(args.adjustments, tuple(report["exercises"]))
+    except (MergeError, AdjustmentError) as err:
+        return _fail("gradebook adjust", err)
+    print(f"{len(adjustments)} adjustment(s) from {args.adjustments}")
+    _rewrite(with_decisions(report, adjustments=adjustments), args.gradebook, args.out_dir, "gradebook adjust")
+    return 0
+
+
+def _rewrite(report: dict, gradebook: Path, out_dir: Path | None, command: str) -> None:
+    """A gradebook written again after a decision (a backup kept), and every file written from it."""
+    from .write.gradebook import exports_entry, exports_folder, write_report
+
+    gradebook = gradebook.with_suffix(".csv")  # it may have been named by its report
+    folder = out_dir or exports_folder(report, gradebook)
+    report["exports"] = exports_entry(folder, gradebook) if folder is not None else None
+    csv_path, json_path = write_report(report, gradebook, backup=True)
+    _print_intake(report)
+    print(f"gradebook: {csv_path}\nreport:    {json_path}")
+    if folder is not None:
+        _export(report, folder)
+    else:
+        print(f"attention-course {command}: no LMS files were written from this gradebook yet; "
+              "`attention-course gradebook export` writes them")
+
+
 def run_gradebook_export(args) -> int:
     """Handler of `attention-course gradebook export`."""
     from .write.gradebook import MergeError, read_report
 
+    absolute_paths(args)
     try:
         report = read_report(args.report)
     except MergeError as err:
@@ -357,6 +513,7 @@ def run_assignment_init(args) -> int:
     """Handler of `attention-course assignment init`."""
     from .assignment import template
 
+    absolute_paths(args)
     if args.file.exists() and not args.force:
         return _fail("assignment init", f"{args.file} already exists; pass --force to replace it")
     args.file.write_text(template(args.file.name), encoding="utf-8")
@@ -369,6 +526,7 @@ def run_assignment_show(args) -> int:
     """Handler of `attention-course assignment show`."""
     from .assignment import AssignmentError, load
 
+    absolute_paths(args)
     try:
         a = load(args.file)
     except AssignmentError as err:
@@ -389,6 +547,8 @@ def run_assignment_show(args) -> int:
         late = a.late
         print(f"deadline: {a.deadline.isoformat()}; grace {late.grace_minutes:g} min, {100 * late.penalty_per_day:g} % a day late"
               + (f", 0 after {late.max_days:g} days" if late.max_days else ""))
+    for student, when in a.extensions:
+        print(f"extension: {student} until {when.isoformat()}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""From what an instructor downloaded to one submission per student: the roster, folders, Canvas and Moodle zips.
+"""From what an instructor downloaded to one submission per student: folders, Canvas and Moodle zips.
 
 The layouts understood:
 
@@ -8,34 +8,39 @@ The layouts understood:
 - one student's folder (notebooks only, each named after its exercise:
   `03_softmax.ipynb`, `03_softmax (1).ipynb`): one submission;
 - Canvas's "Download Submissions" zip (or its unpacked folder): files named
-  `<name>_<user id>_<attachment id>_<file>`, with `late_` before the user id
-  when Canvas marked the submission late, and `-1`, `-2` after the file name
-  for resubmissions;
+  `<name>_<user id>_<attachment id>_<file>`, with `LATE` (or `late`) before
+  the user id when Canvas marked the submission late, `-1`, `-2` after the
+  file name for a file uploaded again, and `anon_<anonymous id>` in place of
+  the name and user id under anonymous grading;
 - Moodle's "Download all submissions" zip: files named
   `<Full Name>_<participant id>_assignsubmission_file_<file>`, or folders named
   `<Full Name>_<participant id>_assignsubmission_file_` with the files inside.
 
-A zip a student handed in (their notebooks zipped) is unpacked too, one
-level deep. Zips are unpacked safely into a folder of the caller's: no entry outside it
+Zips are unpacked safely into a folder of the caller's: no entry outside it
 (absolute paths, `..`, links, entries held twice or that the file system refuses are
-refused and reported), and limits on the
-number of entries, each file's size and the total, counted on the bytes
-actually written, so a zip bomb stops at the limit.
+refused and reported), and limits on the number of entries, each file's size
+and the total, counted on the bytes actually written, so a zip bomb stops at
+the limit. Names a zip stores without its UTF-8 flag are read as UTF-8 when
+they are valid UTF-8. The files of an LMS zip are then moved into a folder per
+submission under the student's own file names (`lovelaceada_50/03_softmax.ipynb`),
+so that the grader, the gradebook and the feedback see the names the student gave.
+A zip a student handed in (their notebooks zipped) is unpacked too, one level deep.
 
-With a roster (CSV, comma-, semicolon- or tab-separated, column names in any case: `student_id,name` and optionally `email`, `submission`
-(the folder or LMS name their work arrives under), `canvas_id`,
-`sis_user_id`, `sis_login_id`, `section`, `moodle_id`) each submission is
-matched to a student by LMS id, then by that name, then by the student's name.
-Nothing is resolved silently: two submissions for one student are graded
-together and reported as duplicates (the best notebook per exercise counts,
-the others are listed), a submission that matches nobody gets a row marked
-"not on the roster", a student with nothing submitted gets a row marked "no
-submission", and every file that is not a notebook is listed as ignored.
+With a roster (`roster.py`: the course's CSV, Canvas's gradebook export or
+Moodle's grading worksheet) each submission is matched to a student by LMS id,
+then by the roster's `submission` name, then by the student's name. Nothing is
+resolved silently: two submissions for one student are graded together and
+reported as duplicates (the best notebook per exercise counts, the others are
+listed), a submission that matches nobody gets a row marked "not on the
+roster", a student with nothing submitted gets a row marked "no submission",
+and every file that is not a notebook is listed as ignored. An anonymous
+download (Canvas's anonymous grading) is graded under its anonymous ids, one
+row each: the roster cannot name them. A submission-times file, where given,
+says when each student submitted.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import re
 import shutil
@@ -46,15 +51,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..checks.exercises import EXERCISES
+from .roster import IntakeError, load as load_roster, read_times
 from .status import Incident, Status
 
-ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis_user_id", "sis_login_id",
-                  "section", "moodle_id")
-"""The roster's columns; student_id and name are required."""
+__all__ = ["IntakeError", "Intake", "Submission", "ZipLimits", "collect", "intake", "unpack"]
 
 CANVAS_NAME = re.compile(r"^(?P<slug>[^_/]+)_(?:(?P<late>late)_)?(?P<user>[1-9]\d*)_(?P<attachment>[1-9]\d*)_(?P<file>.+)$",
                          re.IGNORECASE)
-"""A file of Canvas's download: name, `late_` if late, user id, attachment id, the student's file name."""
+"""A file of Canvas's download: name, `LATE` if late, user id, attachment id, the student's file name."""
+CANVAS_ANONYMOUS = re.compile(r"^(?:(?P<late>late)_)?anon_(?P<anonymous>[A-Za-z0-9]+)_(?P<attachment>[1-9]\d*)_(?P<file>.+)$",
+                              re.IGNORECASE)
+"""A file of Canvas's download under anonymous grading: `LATE` if late, `anon_` and the anonymous id, ..."""
 MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.*)$")
 """A file or folder of Moodle's download: full name, participant id, the submission plugin, the student's file name."""
 
@@ -77,10 +84,6 @@ class ZipLimits:
     """Everything unpacked together."""
 
 
-class IntakeError(ValueError):
-    """A roster or a zip that cannot be used; the message says which file and why."""
-
-
 @dataclass
 class Submission:
     """One row of the gradebook: a notebook, or a student's folder of notebooks."""
@@ -96,21 +99,27 @@ class Submission:
     student: dict[str, str] = field(default_factory=dict)
     """The roster's entry (student_id, name, email, LMS ids), empty when there is no roster or no match."""
     submitted: str | None = None
-    """When it was submitted (ISO 8601), if known: the latest modification time of its files."""
+    """When it was submitted (ISO 8601), if known: the submission-times file's, else the latest modification time of
+    its files (never for files unpacked from a zip)."""
     marked_late: bool = False
-    """The LMS marked it late (Canvas's `late` in the file name)."""
+    """The LMS marked it late (Canvas's `LATE` in the file names)."""
     issues: list[Incident] = field(default_factory=list)
     """What intake found and did not resolve by itself (duplicates, ignored files, no match on the roster), each with
     its kind."""
     order: int = 0
     """Its place in the whole class's gradebook (shards and regrades keep it)."""
+    ignored: list[str] = field(default_factory=list)
+    """The names of its files that are not notebooks (each also an issue)."""
+    lms: dict[str, str] = field(default_factory=dict)
+    """What the download said of it: `canvas_id`, `canvas_attachment` (an attachment id of its files, which
+    Canvas's re-upload of feedback needs), `canvas_name`, `anonymous_id`, `moodle_id`, `moodle_name`."""
 
     @property
     def key(self) -> str:
-        """What identifies the row when gradebooks are merged: the student id, else the name."""
-        return self.student.get("student_id") or self.name
-
-
+        """What identifies the row when gradebooks are merged: the student id, else the anonymous id, else the name."""
+        if self.student.get("student_id"):
+            return self.student["student_id"]
+        return f"anon_{self.lms['anonymous_id']}" if self.lms.get("anonymous_id") else self.name
 
 
 def collect(paths: list[str | Path]) -> list[Submission]:
@@ -147,10 +156,8 @@ class Source:
     """The folder's or the LMS's name for it."""
     files: list[Path] = field(default_factory=list)
     """Every file in it."""
-    canvas_id: str = ""
-    """Canvas user id, from the file names."""
-    moodle_id: str = ""
-    """Moodle participant id, from the file names."""
+    lms: dict[str, str] = field(default_factory=dict)
+    """What the LMS's file names said of it (see `Submission.lms`)."""
     marked_late: bool = False
     """Canvas marked it late."""
     where: str = ""
@@ -161,6 +168,8 @@ class Source:
     """Its files' modification times are when they were submitted (not so for files unpacked from a zip)."""
     notes: list[str] = field(default_factory=list)
     """What intake did to it (a zip the student handed in, unpacked)."""
+    own: dict[Path, str] = field(default_factory=dict)
+    """Each file's path under the submission as the student named it, for the files of an LMS download."""
 
 
 @dataclass
@@ -170,57 +179,15 @@ class Intake:
     submissions: list[Submission]
     """One per student (roster order, then the unmatched), or per source without a roster."""
     notes: list[str] = field(default_factory=list)
-    """What was wrong with the download itself (zip entries refused, files of no student), beside each
-    submission's own issues."""
+    """What was wrong with the download itself (zip entries refused, files of no student, an empty zip), beside
+    each submission's own issues."""
+    lateness: str = ""
+    """Where lateness comes from, for the summary: the download's late marks, times, or nothing."""
+    roster: str = ""
+    """The form of the roster ("roster", "Canvas gradebook export", "Moodle grading worksheet"), "" without one."""
 
 
-# ---------------------------------------------------------------------------------------------- the roster
-
-
-def read_roster(path: Path | str) -> list[dict[str, str]]:
-    """The roster's rows as dicts with every column of ROSTER_COLUMNS (missing ones empty); IntakeError if invalid."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is fine
-    except FileNotFoundError:
-        raise IntakeError(f"no roster file {path}") from None
-    except UnicodeDecodeError:
-        raise IntakeError(f"the roster {path} is not UTF-8 text; save it as CSV UTF-8") from None
-    lines = text.splitlines()
-    reader = csv.DictReader(lines, dialect=_dialect(text))
-    reader.fieldnames = [c.strip().lower() for c in reader.fieldnames or []]  # " Student_ID " is student_id
-    columns = reader.fieldnames
-    missing = [c for c in ("student_id", "name") if c not in columns]
-    if missing:
-        raise IntakeError(f"the roster {path} has no column {missing[0]!r}; its header must name the columns "
-                          f"{', '.join(ROSTER_COLUMNS)} (student_id and name required), got {', '.join(columns) or 'nothing'}")
-    unknown = [c for c in columns if c not in ROSTER_COLUMNS]
-    if unknown:
-        raise IntakeError(f"the roster {path} has an unknown column {unknown[0]!r}; the columns are {', '.join(ROSTER_COLUMNS)}")
-    rows, seen = [], {}
-    for line, raw in enumerate(reader, start=2):
-        entry = {c: (raw.get(c) or "").strip() for c in ROSTER_COLUMNS}
-        if not any(entry.values()):
-            continue
-        if not entry["student_id"] or not entry["name"]:
-            raise IntakeError(f"the roster {path}, line {line}: student_id and name must not be empty")
-        if entry["student_id"] in seen:
-            raise IntakeError(f"the roster {path}, line {line}: student_id {entry['student_id']!r} is already on line "
-                              f"{seen[entry['student_id']]}")
-        seen[entry["student_id"]] = line
-        rows.append(entry)
-    if not rows:
-        raise IntakeError(f"the roster {path} lists no students")
-    return rows
-
-
-def _dialect(text: str):
-    """The roster's CSV dialect, as `csv.Sniffer` finds it: commas, or the semicolons or tabs a spreadsheet set to
-    another locale writes (plain commas if it cannot tell, say for a single column)."""
-    try:
-        return csv.Sniffer().sniff(text[:1 << 16], delimiters=",;\t")
-    except csv.Error:
-        return csv.excel
+# ---------------------------------------------------------------------------------------------- names
 
 
 def _shown(name: str) -> str:
@@ -257,12 +224,13 @@ def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple
         raise IntakeError(f"{zip_path} is not a zip file that can be read: {err}") from None
     written, notes, total, seen = [], [], 0, set()
     dest = dest.resolve()
+    dest.mkdir(parents=True, exist_ok=True)  # even for a zip of nothing
     with archive:
         infos = archive.infolist()
         if len(infos) > limits.entries:
             raise IntakeError(f"{zip_path} holds {len(infos)} entries, more than the limit of {limits.entries}")
         for info in infos:
-            name = info.filename.replace("\\", "/")
+            name = _entry_name(info).replace("\\", "/")
             parts = PurePosixPath(name).parts
             mode = info.external_attr >> 16
             if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in parts:
@@ -306,12 +274,23 @@ def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple
     return written, notes
 
 
+def _entry_name(info: zipfile.ZipInfo) -> str:
+    """An entry's name: zipfile reads names without the UTF-8 flag as cp437, but most tools that leave the flag out
+    (Windows' own zips, older LMS versions) wrote UTF-8: taken as UTF-8 when the bytes are valid UTF-8."""
+    if info.flag_bits & 0x800:
+        return info.filename
+    try:
+        return info.filename.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return info.filename
+
+
 # ---------------------------------------------------------------------------------------------- layouts
 
 
 def _lms_sources(files: list[Path], root: Path) -> tuple[list[Source], list[str]] | None:
     """Group the files of an unpacked LMS download by submission, with notes on stray files; None if not one."""
-    canvas, moodle = {}, {}
+    sources: dict[tuple[str, str], Source] = {}
     loose = []
     for path in files:
         rel = path.relative_to(root)
@@ -320,22 +299,33 @@ def _lms_sources(files: list[Path], root: Path) -> tuple[list[Source], list[str]
             continue
         m = MOODLE_NAME.match(top)
         if m:
-            source = moodle.setdefault(m["participant"], Source(_shown(m["name"]), moodle_id=m["participant"], timed=False,
-                                                                  where=f"{root.name}/{_shown(m['name'])}_{m['participant']}"))
+            name, participant = _shown(m["name"]), m["participant"]
+            source = sources.setdefault(("moodle", participant), Source(
+                name, lms={"moodle_id": participant, "moodle_name": name}, timed=False,
+                where=f"{root.name}/{name}_{participant}"))
             source.files.append(path)
+            source.own[path] = "/".join(rel.parts[1:]) if len(rel.parts) > 1 else m["file"] or path.name
             continue
-        m = CANVAS_NAME.match(top) if len(rel.parts) == 1 else None
+        m = (CANVAS_ANONYMOUS.match(top) or CANVAS_NAME.match(top)) if len(rel.parts) == 1 else None
         if m:
-            source = canvas.setdefault(m["user"], Source(_shown(m["slug"]), canvas_id=m["user"], timed=False,
-                                                         where=f"{root.name}/{_shown(m['slug'])}_{m['user']}"))
+            anonymous = m.groupdict().get("anonymous")
+            if anonymous:
+                label, lms = f"anonymous {anonymous}", {"anonymous_id": anonymous}
+            else:
+                label, lms = _shown(m["slug"]), {"canvas_id": m["user"], "canvas_name": _shown(m["slug"])}
+            key = ("anonymous", anonymous) if anonymous else ("canvas", m["user"])
+            folder = f"anon_{anonymous}" if anonymous else f"{label}_{m['user']}"
+            source = sources.setdefault(key, Source(label, lms={**lms, "canvas_attachment": m["attachment"]},
+                                                    timed=False, where=f"{root.name}/{folder}"))
             source.files.append(path)
+            source.own[path] = _shown(m["file"])
             source.marked_late |= bool(m["late"])
             continue
         loose.append(path)
-    matched = sum(len(x.files) for x in [*canvas.values(), *moodle.values()])
+    matched = sum(len(x.files) for x in sources.values())
     if not matched or len(loose) > matched:  # a few names that look like an LMS's do not make a download
         return None
-    return list(canvas.values()) + list(moodle.values()), _stray(loose, root)
+    return list(sources.values()), _stray(loose, root)
 
 
 def _stray(files: list[Path], root: Path) -> list[str]:
@@ -376,6 +366,27 @@ def _single_folder(dest: Path) -> Path:
     return entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
 
 
+def _tidy(source: Source, dest: Path) -> None:
+    """Move the files of one LMS submission that we unpacked into a folder of its own, under the names the student
+    gave them (`dest/lovelaceada_50/03_softmax.ipynb`); a name taken twice gets " (2)", " (3)", ..."""
+    folder = dest / source.where.split("/", 1)[1]
+    moved = []
+    for path in source.files:
+        target = folder / source.own.get(path, path.name)
+        n = 1
+        while target.exists() and target != path:
+            n += 1
+            target = target.with_name(f"{Path(source.own[path]).stem} ({n}){Path(source.own[path]).suffix}")
+        try:
+            if target != path:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                path.rename(target)
+        except OSError:  # a file where the folder should be: the download's own name stays
+            target = path
+        moved.append(target)
+    source.files, source.where = moved, f"{dest.name}/{folder.name}"
+
+
 def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = ZipLimits()) -> tuple[list[Source], list[str]]:
     """Every source in the command-line paths, zips unpacked under `workdir`; and notes on refused and stray files."""
     sources, notes = [], []
@@ -391,9 +402,15 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
             files, refused = unpack(path, dest, limits)
             (dest / UNPACKED_MARK).write_text(f"unpacked from {path.resolve()}\n")
             notes += refused
-            found, stray = _lms_sources(sorted(files), dest) or _folder_sources(_single_folder(dest))
+            if not files:
+                notes.append(f"{path.name} holds no files")
+                continue
+            lms = _lms_sources(sorted(files), dest)
+            found, stray = lms or _folder_sources(_single_folder(dest))
             for source in found:
                 source.timed = False  # unpacked files carry the time of unpacking, not of submission
+                if lms is not None:
+                    _tidy(source, dest)
             sources += found
             notes += stray
         elif path.is_file():
@@ -416,24 +433,24 @@ def _submission(label: str, group: list[Source], student: dict[str, str], order:
     if len(group) > 1:
         issues.append(Incident(f"{DUPLICATE_SUBMISSIONS}: " + " and ".join(s.where for s in group)
                                + "; all were graded, the best notebook for each exercise counts", Status.DUPLICATES))
-    for s in group:
-        for p in s.files:
-            if p.suffix != ".ipynb":
-                issues.append(Incident(f"ignored {p.name}: not a notebook", Status.IGNORED_FILES))
+    ignored = [p.name for s in group for p in s.files if p.suffix != ".ipynb"]
+    issues += [Incident(f"ignored {name}: not a notebook", Status.IGNORED_FILES) for name in ignored]
     times = [p.stat().st_mtime for p in notebooks]
     submitted = (dt.datetime.fromtimestamp(max(times), dt.timezone.utc).isoformat(timespec="seconds")
                  if times and all(s.timed for s in group) else None)
+    lms = {k: v for s in reversed(group) for k, v in s.lms.items()}  # the first source's, where several say
     return Submission(label, "; ".join(s.where for s in group), notebooks,
                       is_folder=any(s.is_folder for s in group) or len(notebooks) > 1, student=student,
-                      submitted=submitted, marked_late=any(s.marked_late for s in group), issues=issues, order=order)
+                      submitted=submitted, marked_late=any(s.marked_late for s in group), issues=issues, order=order,
+                      ignored=ignored, lms=lms)
 
 
 def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Submission]:
     """One submission per student (see the module docstring); without a roster, one per name."""
-    if roster is None:
+    if roster is None or any(s.lms.get("anonymous_id") for s in sources):
         groups: dict[str, list[Source]] = {}
         for s in sources:
-            groups.setdefault(_norm(s.label) or s.label, []).append(s)
+            groups.setdefault(s.lms.get("anonymous_id") or _norm(s.label) or s.label, []).append(s)
         return [_submission(g[0].label, g, {}, i) for i, g in enumerate(groups.values())]
     by_canvas = {r["canvas_id"]: r for r in roster if r["canvas_id"]}
     by_moodle = {r["moodle_id"]: r for r in roster if r["moodle_id"]}
@@ -444,7 +461,7 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
     matched: dict[str, list[Source]] = {}
     unmatched: list[Source] = []
     for s in sources:
-        student = by_canvas.get(s.canvas_id) or by_moodle.get(s.moodle_id)
+        student = by_canvas.get(s.lms.get("canvas_id", "")) or by_moodle.get(s.lms.get("moodle_id", ""))
         if student is None:
             candidates = {r["student_id"]: r for r in by_name.get(_norm(s.label), [])}
             student = next(iter(candidates.values())) if len(candidates) == 1 else None
@@ -468,20 +485,55 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
 
 
 def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = None,
-           limits: ZipLimits = ZipLimits()) -> Intake:
-    """The submissions to grade from command-line paths and an optional roster CSV."""
-    rows = read_roster(roster) if roster is not None else None
-    sources, notes = sources_from(paths, workdir, limits)
+           limits: ZipLimits = ZipLimits(), times: Path | str | None = None) -> Intake:
+    """The submissions to grade from command-line paths, an optional roster (any form `roster.load` reads) and an
+    optional submission-times file."""
+    workdir = Path(workdir).resolve()  # every path below is absolute, whatever the caller's working folder
+    class_list = load_roster(roster) if roster is not None else None
+    stamps = read_times(times) if times is not None else []
+    sources, notes = sources_from([Path(p).resolve() for p in paths], workdir, limits)
     for i, source in enumerate(sources):
         notes += _unpack_handed_in_zips(source, workdir / "handed-in-zips" / f"{i}-{_norm(source.label) or 'x'}", limits)
-    return Intake(match(sources, rows), notes)
+    anonymous = any(s.lms.get("anonymous_id") for s in sources)
+    if anonymous and class_list is not None:
+        notes.append("an anonymous download (Canvas's anonymous grading): its submissions are graded under their "
+                     "anonymous ids, one row each; the roster cannot name them and was not used")
+    submissions = match(sources, class_list.students if class_list else None)
+    notes += _apply_times(submissions, stamps, Path(times).name if times is not None else "")
+    return Intake(submissions, notes, _lateness(sources, bool(stamps)), class_list.form if class_list else "")
+
+
+def _apply_times(submissions: list[Submission], stamps, name: str) -> list[str]:
+    """Set each submission's time from the submission-times file; notes on the lines that name nobody."""
+    notes = []
+    for column, value, moment in stamps:
+        found = [s for s in submissions if value and (s.student.get(column) == value or s.lms.get(column) == value)]
+        if not found:
+            notes.append(f"{name}: no student has {column} {value!r}; that submission time was not used")
+        for s in found:
+            s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+    return notes
+
+
+def _lateness(sources: list[Source], timed: bool) -> str:
+    """Where lateness comes from, said for the summary."""
+    if timed:
+        return "from the submission-times file"
+    if any(s.lms.get("canvas_id") or s.lms.get("anonymous_id") for s in sources):
+        return ("late or not, as Canvas marked each submission: its download carries no times, so a late submission "
+                "counts as 1 day late (give --submission-times for the late rule per day)")
+    if any(s.lms.get("moodle_id") for s in sources):
+        return "none: Moodle's download carries no times (give --submission-times for the late rule)"
+    if sources and all(s.timed for s in sources):
+        return "from the notebooks' modification times"
+    return "none: nothing in the download says when it was submitted (give --submission-times for the late rule)"
 
 
 def _unpack_handed_in_zips(source: Source, dest: Path, limits: ZipLimits) -> list[str]:
     """A zip a student handed in (their notebooks zipped): unpacked, one level, safely, its files added to theirs."""
     notes = []
     for archive in [p for p in source.files if p.suffix.lower() == ".zip"]:
-        target = dest / archive.stem
+        target = (dest / archive.stem).resolve()
         if target.exists():
             shutil.rmtree(target)
         try:
@@ -495,4 +547,3 @@ def _unpack_handed_in_zips(source: Source, dest: Path, limits: ZipLimits) -> lis
         source.notes.append(f"unpacked {archive.name}, which they handed in")
         notes += refused
     return notes
-

@@ -79,9 +79,8 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
         found.add(Status.EXERCISE_MISMATCH)
     for index, cell in sorted(run.cells.items()):
         if cell.status == "error":  # the student should know which cell, and what it raised
-            raised = cell.error.strip().splitlines()[-1] if cell.error.strip() else "an exception"
-            grade.incidents.append(Incident(f"code cell {index + 1} raised {raised}; the other cells still ran",
-                                            Status.CELL_ERRORS))
+            grade.incidents.append(Incident(f"code cell {index + 1} raised {_raised(cell.error)}; the other cells "
+                                            "still ran", Status.CELL_ERRORS))
     borrowed = package_names_used(cells, exercise)
     if borrowed:
         names = ", ".join(f"attention_course.{n}" for n in borrowed)
@@ -125,6 +124,15 @@ def _statuses(grade: NotebookGrade, run: NotebookRun, found: set[Status]) -> tup
     if grade.checks and all(c.status == results.NOT_ATTEMPTED for c in grade.checks):
         return (Status.NOT_ATTEMPTED,)
     return (Status.OK,)
+
+
+def _raised(error: str) -> str:
+    """What a cell raised, from its worker's report ("TypeError: message", then the student's line that raised it):
+    the exception's name and message, and the line."""
+    message = error.split(calls.AT_LINE, 1)[0].strip().splitlines()
+    line = calls.error_line(error).strip()
+    said = message[0][:200] if message else "an exception"
+    return said + (f" (at `{line[:120]}`)" if line else "")
 
 
 def _is_course_code(name: str) -> bool:

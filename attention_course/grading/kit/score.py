@@ -1,18 +1,32 @@
-"""Scoring: from graded notebooks to a gradebook report, under the assignment's rules.
+"""Scoring: from graded notebooks to a gradebook report, under the assignment's rules and the instructor's decisions.
 
 Everything that turns inputs passed into marks is here, and nowhere else:
 a check's points (`check_mark`: its points times the share of inputs
 passed), a notebook's, the best attempt at each exercise (`best_notebooks`:
 a student who handed in two notebooks for one exercise gets the better),
-the late rule (`days_late`, `late_factor`) and a student's row (`row`: the
-points per exercise, the penalty, the total, the status, the feedback
-cell). `build_report` puts the rows together with the assignment into the
-report (a dict, saved as JSON) that every file is written from
-(`write/`); `report` assembles one from rows, for a merge as well.
+the late rule with each student's own deadline (`days_late`, `late_factor`),
+what a regrade keeps of the earlier grading (`carry_over`: the exercises it
+was given no notebook for), the manual adjustments (`read_adjustments`) and
+the review of held marks.
+
+A student's row is made in two steps. `row` records what grading found:
+the points each exercise's checks gave, the days late, every status (the
+notebooks', what intake found, the exercises missing), the feedback on each
+check. `settle` then applies the instructor's decisions, which may come
+later than the grading (`gradebook adjust`, `gradebook release`) and survive
+a regrade, shards and merges because the report keeps them: the adjustments
+(points added to or taken from an exercise, kept within 0 and its points,
+before the late rule), and whether marks held for review (`status.HOLD`: a
+notebook tried something beyond running its own code) were released. It
+writes the exercise columns, the penalty, the total, the status and the
+feedback cell. `report` puts the rows, the assignment and the decisions
+together into the report (a dict, saved as JSON) that every file is written
+from (`write/`).
 """
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import datetime as dt
 import math
@@ -25,7 +39,11 @@ from ..checks.exercises import BY_ID
 from .assignment import Assignment, LateRule, round_marks
 from .batch import SubmissionGrade
 from .judge import NotebookGrade
-from .status import Incident, Status
+from .status import HOLD, WORST_FIRST, Incident, Status, notebook_text
+
+
+class AdjustmentError(ValueError):
+    """An adjustments file that cannot be used; the message names the file, the line and what was wrong."""
 
 
 def check_mark(points: float, passed: int, tried: int) -> float | int:
@@ -57,14 +75,19 @@ def best_notebooks(grade: SubmissionGrade, assignment: Assignment) -> dict[str, 
     return best
 
 
-def days_late(assignment: Assignment, submitted: dt.datetime | None, marked_late: bool = False) -> int:
-    """Started days past the deadline and its grace (0 when on time); at least 1 if the LMS marked it late."""
+def days_late(assignment: Assignment, submitted: dt.datetime | None, marked_late: bool = False,
+              student_id: str = "") -> int:
+    """Started days past the student's deadline (their extension, else the assignment's) and its grace; 0 when on
+    time. An LMS's late mark counts 1 day when no time is known, unless the student has an extension: the LMS
+    judged lateness against its own deadline."""
+    deadline = assignment.deadline_for(student_id)
     days = 0
-    if assignment.deadline is not None and submitted is not None:
-        late_by = submitted - assignment.deadline - dt.timedelta(minutes=assignment.late.grace_minutes)
+    if deadline is not None and submitted is not None:
+        late_by = submitted - deadline - dt.timedelta(minutes=assignment.late.grace_minutes)
         if late_by > dt.timedelta(0):
             days = math.ceil(late_by / dt.timedelta(days=1))
-    return max(days, 1 if marked_late else 0)
+    extended = student_id in dict(assignment.extensions)
+    return max(days, 1 if marked_late and submitted is None and not extended else 0)
 
 
 def late_factor(rule: LateRule, days: int) -> float:
@@ -76,8 +99,12 @@ def late_factor(rule: LateRule, days: int) -> float:
     return max(0.0, 1.0 - rule.penalty_per_day * days)
 
 
+# ---------------------------------------------------------------------------------------------- grading -> row
+
+
 def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
-    """One gradebook row (the JSON report's, with its notebooks): every exercise of the assignment counts."""
+    """What grading found of one student (the report's row before `settle`): points from the checks, days late,
+    statuses, the feedback on each check, the notebooks."""
     sub = grade.submission
     best = best_notebooks(grade, assignment)
     issues = list(sub.issues)
@@ -85,70 +112,70 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
         copies = [nb for nb in grade.notebooks if nb.exercise == ex]
         if len(copies) > 1:
             listed = ", ".join(f"{Path(nb.path).name} ({round_marks(notebook_points(assignment, nb))})" for nb in copies)
-            issues.append(Incident(f"{len(copies)} notebooks for {ex}: {listed}; {Path(best[ex].path).name} counts",
-                                   Status.DUPLICATES))
-    scores = {ex: round_marks(notebook_points(assignment, best[ex])) if ex in best else 0 for ex in assignment.ids}
-    raw = sum(scores.values())
-    days = days_late(assignment, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None, sub.marked_late)
-    total = round_marks(raw * late_factor(assignment.late, days))
-    statuses = _row_statuses(grade, issues, days)
-    out: dict[str, object] = {
+            issues.append(Incident(f"{len(copies)} notebooks for {ex}: {listed}; {Path(best[ex].path).name} counts "
+                                   "(the best attempt counts)", Status.DUPLICATES))
+    nothing = bool(sub.student) and not sub.path
+    missing = [] if nothing or not assignment.set_by_instructor else [ex for ex in assignment.ids if ex not in best]
+    days = days_late(assignment, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None,
+                     sub.marked_late, sub.student.get("student_id", ""))
+    statuses = _row_statuses(grade, issues, days, missing, nothing)
+    return {
         "key": sub.key, "order": sub.order, "student_id": sub.student.get("student_id", ""), "name": sub.name,
-        "email": sub.student.get("email", ""), "path": sub.path, "status": _row_text(grade, statuses),
-        "late": f"{days} day{'s' if days > 1 else ''}" if days else "",
+        "email": sub.student.get("email", ""), "path": sub.path,
+        "checked": {ex: round_marks(notebook_points(assignment, best[ex])) if ex in best else 0 for ex in assignment.ids},
+        "days_late": days, "submitted": sub.submitted, "marked_late": sub.marked_late,
+        "found": list(statuses), "notebook_status": "" if nothing else notebooks_text(grade.notebooks),
+        "missing": missing, "ignored": list(sub.ignored),
+        "notes": {ex: _check_feedback(nb) for ex, nb in best.items()},
+        "elsewhere": [f"{Path(nb.path).name}: {i}" for nb in grade.notebooks
+                      if nb.exercise is None or nb is not best.get(nb.exercise) for i in nb.incidents],
+        "issues": [i.to_json() for i in issues], "student": dict(sub.student), "lms": dict(sub.lms),
+        "counted": {ex: nb.path for ex, nb in best.items()},
+        "notebooks": [notebook_json(nb) for nb in grade.notebooks],
     }
-    out.update(scores)
-    out.update({"penalty": round_marks(raw - total), "total": total, "max_total": assignment.max_total,
-                "feedback": feedback(grade, assignment, best, issues, days)})
-    out.update({"statuses": list(statuses), "days_late": days, "submitted": sub.submitted,
-                "marked_late": sub.marked_late, "issues": [i.to_json() for i in issues],
-                "student": dict(sub.student), "counted": {ex: nb.path for ex, nb in best.items()}})
-    return out
 
 
-def _row_statuses(grade: SubmissionGrade, issues: list[Incident], days: int) -> tuple[Status, ...]:
-    """A student's statuses: nothing submitted; or their notebooks', with not on the roster, duplicates, late."""
-    if grade.submission.student and not grade.submission.path:
+def _row_statuses(grade: SubmissionGrade, issues: list[Incident], days: int, missing: list[str],
+                  nothing: bool) -> tuple[Status, ...]:
+    """What grading found of a student: nothing submitted; or their notebooks' statuses and what intake, the
+    assignment and the deadline add."""
+    if nothing:
         return (Status.NO_SUBMISSION,)
     kinds = {i.kind for i in issues}
-    found = [Status.NOT_ON_ROSTER] if Status.NOT_ON_ROSTER in kinds else []
-    found += sorted(grade.statuses, key=list(Status).index)
-    found += [Status.DUPLICATES] if Status.DUPLICATES in kinds else []
-    return tuple(found + ([Status.LATE] if days else []))
+    found = {s for s in (Status.NOT_ON_ROSTER, Status.DUPLICATES, Status.IGNORED_FILES) if s in kinds}
+    found |= {s for nb in grade.notebooks for s in nb.statuses}
+    found |= {Status.NO_NOTEBOOKS} if not grade.notebooks else set()
+    found |= {Status.EXERCISE_MISSING} if missing else set()
+    found |= {Status.LATE} if days else set()
+    return tuple(sorted(found, key=list(Status).index))
 
 
-def _row_text(grade: SubmissionGrade, statuses: tuple[Status, ...]) -> str:
-    """The status column of a row: its notebooks' status with what intake and the deadline add, "; " between."""
-    if statuses == (Status.NO_SUBMISSION,):
-        return Status.NO_SUBMISSION
-    before = [Status.NOT_ON_ROSTER] if Status.NOT_ON_ROSTER in statuses else []
-    after = [s for s in (Status.DUPLICATES, Status.LATE) if s in statuses]
-    return "; ".join([*before, grade.status, *after])
+def notebooks_text(notebooks: list[NotebookGrade]) -> str:
+    """The notebooks' part of a status column: their status when they share one, else each one that is not ok,
+    by its file name (and the exercise it is, when the name does not say)."""
+    if len({nb.status for nb in notebooks}) <= 1:
+        return notebooks[0].status if notebooks else ""
+
+    def named(nb: NotebookGrade) -> str:
+        stem = Path(nb.path).stem
+        return stem if not nb.exercise or stem.startswith(nb.exercise) else f"{stem} ({nb.exercise})"
+
+    return "; ".join(f"{named(nb)}: {nb.status}" for nb in notebooks if nb.statuses != (Status.OK,))
 
 
-def feedback(grade: SubmissionGrade, assignment: Assignment, best: dict[str, NotebookGrade] | None = None,
-             issues: list[Incident] = (), days: int = 0) -> str:
-    """The feedback cell: what failed and why, what went wrong while running, what intake found."""
-    best = best_notebooks(grade, assignment) if best is None else best
-    parts: list[str] = []
-    if grade.submission.student and not grade.submission.path:
-        return "no submission received"
-    for ex in assignment.ids:
-        nb = best.get(ex)
-        if nb is None:
-            parts.append(f"{ex}: no notebook for this exercise")
+def _check_feedback(nb: NotebookGrade) -> list[str]:
+    """The feedback cell's words on the notebook that counted for an exercise: each check that did not pass, and
+    what happened while it ran."""
+    parts = []
+    for check in nb.checks:
+        if check.status == results.PASSED:
             continue
-        parts += _check_feedback(nb)
-    for nb in grade.notebooks:
-        if nb.exercise is None or nb is not best.get(nb.exercise):
-            parts += [f"{Path(nb.path).name}: {i}" for i in nb.incidents]
-    if not grade.notebooks:
-        parts.append("the submission holds no notebooks")
-    if days:
-        parts.append(f"late by {days} day{'s' if days > 1 else ''}: "
-                     f"{round(100 * (1 - late_factor(assignment.late, days)))} % of the marks taken")
-    parts += issues
-    return " | ".join(parts) if parts else "all checks passed"
+        if check.status == results.NOT_ATTEMPTED:
+            parts.append(f"{check.function}: not attempted")
+            continue
+        text = f"{check.function} {check.score}/{check.max_score}: {student_message(check)}"
+        parts.append(text + (f" Hint: {check.hint}" if check.hint else ""))
+    return parts + [str(i) for i in nb.incidents]
 
 
 def student_message(check: results.CheckResult) -> str:
@@ -159,27 +186,166 @@ def student_message(check: results.CheckResult) -> str:
     return check.message
 
 
-def _check_feedback(nb: NotebookGrade) -> list[str]:
-    parts = []
-    for check in nb.checks:
-        if check.status == results.PASSED:
+def carry_over(grade: SubmissionGrade, old: dict | None, assignment: Assignment) -> SubmissionGrade:
+    """A regrade of one student: the notebooks given now, and from their earlier row the notebooks of each exercise
+    the regrade was given none for (a resubmitted notebook replaces only its own exercise)."""
+    if old is None:
+        return grade
+    given = {nb.exercise for nb in grade.notebooks if nb.exercise in assignment.ids}
+    kept = [notebook_from_json(nb) for nb in old.get("notebooks", [])
+            if nb["exercise"] in assignment.ids and nb["exercise"] not in given and nb["path"] in old["counted"].values()]
+    return dataclasses.replace(grade, notebooks=[*grade.notebooks, *kept])
+
+
+# ---------------------------------------------------------------------------------------------- decisions
+
+
+def read_adjustments(path: Path | str, exercises: tuple[str, ...]) -> list[dict]:
+    """The manual adjustments file: a CSV of `student` (the roster's student_id), `exercise`, `points` (added,
+    or taken when negative) and `reason` (shown to the student); one line per student and exercise of `exercises`
+    (the assignment's)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise AdjustmentError(f"no adjustments file {path}") from None
+    except UnicodeDecodeError:
+        raise AdjustmentError(f"the adjustments {path} are not UTF-8 text; save them as CSV UTF-8") from None
+    reader = csv.DictReader(text.splitlines())
+    columns = [c.strip().lower() for c in reader.fieldnames or []]
+    reader.fieldnames = columns
+    if set(columns) != {"student", "exercise", "points", "reason"}:
+        raise AdjustmentError(f"the adjustments {path} need the columns student, exercise, points, reason; got "
+                              f"{', '.join(columns) or 'nothing'}")
+    out, seen = [], {}
+    for line, raw in enumerate(reader, start=2):
+        entry = {k: (raw.get(k) or "").strip() for k in columns}
+        if not any(entry.values()):
             continue
-        if check.status == results.NOT_ATTEMPTED:
-            parts.append(f"{check.function}: not attempted")
-            continue
-        text = f"{check.function} {check.score}/{check.max_score}: {student_message(check)}"
-        parts.append(text + (f" Hint: {check.hint}" if check.hint else ""))
-    parts += nb.incidents
-    return parts
+        where = f"the adjustments {path}, line {line}"
+        if entry["exercise"] not in exercises:
+            raise AdjustmentError(f"{where}: exercise {entry['exercise']!r} is not one of the assignment's "
+                                  f"({', '.join(exercises)})")
+        try:
+            points = float(entry["points"])
+        except ValueError:
+            raise AdjustmentError(f"{where}: points must be a number (negative to take points), got "
+                                  f"{entry['points']!r}") from None
+        if not entry["student"] or not entry["reason"]:
+            raise AdjustmentError(f"{where}: student and reason must not be empty (the reason is shown to the student)")
+        key = (entry["student"], entry["exercise"])
+        if key in seen:
+            raise AdjustmentError(f"{where}: {entry['student']} and {entry['exercise']} are already on line {seen[key]}")
+        seen[key] = line
+        out.append({"student": entry["student"], "exercise": entry["exercise"], "points": round_marks(points),
+                    "reason": entry["reason"]})
+    return out
+
+
+def release(key: str, held: list[str], note: str, when: str | None = None) -> dict:
+    """The decision that releases a student's held marks: which statuses were looked at, why, when."""
+    return {"student": key, "statuses": list(held), "note": note,
+            "when": when or time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def merge_decisions(*decisions: dict) -> dict:
+    """Decisions of several reports as one: a later report's adjustment (for one student and exercise) and release
+    (for one student) replace an earlier one's."""
+    adjustments: dict[tuple, dict] = {}
+    releases: dict[str, dict] = {}
+    for d in decisions:
+        for a in d.get("adjustments", []):
+            adjustments[(a["student"], a["exercise"])] = a
+        for r in d.get("releases", []):
+            releases[r["student"]] = r
+    return {"adjustments": list(adjustments.values()), "releases": list(releases.values())}
+
+
+def settle(row: dict, exercises: dict, late: dict, decisions: dict) -> dict:
+    """A row with the decisions applied: the exercise columns, penalty, total, statuses, status and feedback cell."""
+    key = row["key"]
+    adjustments = [a for a in decisions.get("adjustments", []) if a["student"] == key]
+    points = {}
+    for ex, info in exercises.items():
+        change = sum(a["points"] for a in adjustments if a["exercise"] == ex)
+        points[ex] = round_marks(min(max(row["checked"].get(ex, 0) + change, 0), info["points"]))
+    raw = sum(points.values())
+    total = round_marks(raw * late_factor(LateRule(**late), row["days_late"]))
+    found = [Status(s) for s in row["found"]]
+    held = [s for s in WORST_FIRST if s in HOLD and s in found]
+    decided = next((r for r in decisions.get("releases", []) if r["student"] == key), None)
+    released = bool(held) and decided is not None and set(held) <= set(decided["statuses"])
+    review = [Status.RELEASED if released else Status.HELD] if held else []
+    statuses = [*review, *found, *([Status.ADJUSTED] if adjustments else [])]
+    days = row["days_late"]
+    out = {**row, **points, "late": f"{days} day{'s' if days > 1 else ''}" if days else "",
+           "penalty": round_marks(raw - total), "total": total,
+           "max_total": round_marks(sum(info["points"] for info in exercises.values())),
+           "statuses": [str(s) for s in statuses], "held": [str(s) for s in held],
+           "release": decided if released else None, "adjustments": adjustments}
+    out["status"] = status_text(out)
+    out["feedback"] = feedback_cell(out, exercises, late)
+    return out
+
+
+def status_text(row: dict) -> str:
+    """The status column: held or released, then what grading found, "; " between (the notebooks' own statuses as
+    `notebook_text` words them); "ok" only when nothing else is to be said."""
+    statuses = set(row["statuses"])
+    if Status.NO_SUBMISSION in statuses:
+        return Status.NO_SUBMISSION
+    head = []
+    if Status.HELD in statuses:
+        head.append(f"{Status.HELD} ({', '.join(row['held'])})")
+    elif Status.RELEASED in statuses:
+        head.append(f"{Status.RELEASED} ({', '.join(row['held'])})")
+    if Status.NOT_ON_ROSTER in statuses:
+        head.append(Status.NOT_ON_ROSTER)
+    tail = []
+    if row["missing"]:
+        tail.append(f"{Status.EXERCISE_MISSING}: {', '.join(row['missing'])}")
+    if row["ignored"]:
+        tail.append(f"{Status.IGNORED_FILES}: {', '.join(row['ignored'])}")
+    tail += [s for s in (Status.DUPLICATES, Status.LATE, Status.ADJUSTED) if s in statuses]
+    notebooks = row["notebook_status"] or Status.NO_NOTEBOOKS
+    return "; ".join([*head, *([] if notebooks == Status.OK and (head or tail) else [notebooks]), *tail])
+
+
+def feedback_cell(row: dict, exercises: dict, late: dict) -> str:
+    """The feedback cell: held marks, what failed and why, what went wrong while running, the late penalty, the
+    adjustments, what intake found."""
+    if Status.NO_SUBMISSION in row["statuses"]:
+        return "no submission received"
+    parts: list[str] = []
+    if Status.HELD in row["statuses"]:
+        parts.append(f"held for review ({', '.join(row['held'])}): these marks are not final until your instructor "
+                     "has looked at the notebook")
+    for ex in exercises:
+        parts += row["notes"][ex] if ex in row["notes"] else [f"{ex}: no notebook for this exercise"]
+    parts += row["elsewhere"]
+    if not row["notebooks"]:
+        parts.append("the submission holds no notebooks")
+    days = row["days_late"]
+    if days:
+        parts.append(f"late by {days} day{'s' if days > 1 else ''}: "
+                     f"{round(100 * (1 - late_factor(LateRule(**late), days)))} % of the marks taken")
+    parts += [f"{a['exercise']}: {a['points']:+g} points ({a['reason']})" for a in row["adjustments"]]
+    parts += [i["text"] for i in row["issues"]]
+    return " | ".join(parts) if parts else "all checks passed"
+
+
+# ---------------------------------------------------------------------------------------------- the report
 
 
 def build_report(grades: list[SubmissionGrade], assignment: Assignment | None = None, *,
-                 settings: dict | None = None, notes: list[str] = ()) -> dict:
-    """The JSON report: the assignment, every row with its notebooks, checks and inputs, and intake's notes."""
+                 settings: dict | None = None, notes: list[str] = (), decisions: dict | None = None,
+                 intake: dict | None = None) -> dict:
+    """The JSON report: the assignment, every row with its notebooks, checks and inputs, the instructor's decisions
+    and what intake found (`intake`: its `lateness` and `roster` words)."""
     assignment = assignment or Assignment.default()
-    rows = [{**row(g, assignment), "notebooks": [notebook_json(nb) for nb in g.notebooks]} for g in grades]
+    rows = [row(g, assignment) for g in grades]
     return report(assignment.to_dict(), assignment.fingerprint(), _exercises(assignment), rows, [settings or {}],
-                  list(notes))
+                  list(notes), decisions or {}, intake or {})
 
 
 def _exercises(assignment: Assignment) -> dict:
@@ -196,13 +362,17 @@ def _exercises(assignment: Assignment) -> dict:
 
 
 def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict], settings: list[dict],
-           notes: list[str]) -> dict:
-    """A report from its parts: rows in the class's order, and the lists of what intake found, read from the rows."""
-    rows = sorted(rows, key=lambda r: r["order"])  # stable: rows of equal order keep the order given
+           notes: list[str], decisions: dict | None = None, intake: dict | None = None) -> dict:
+    """A report from its parts: every row settled under the decisions, in the class's order, and the lists of what
+    intake found, read from the rows."""
+    decisions = merge_decisions(decisions or {})
+    rows = [settle(r, exercises, assignment["late"], decisions) for r in sorted(rows, key=lambda r: r["order"])]
+    keys = {r["key"] for r in rows}
 
     def issues(kind: Status) -> list[str]:
         return [f"{r['name']}: {i['text']}" for r in rows for i in r["issues"] if i["kind"] == kind]
 
+    intake = intake or {}
     return {
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "attention_course": __version__,
@@ -210,12 +380,19 @@ def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict]
         "assignment": assignment,
         "assignment_fingerprint": fingerprint,
         "exercises": exercises,
+        "decisions": decisions,
         "intake": {
+            "roster": intake.get("roster", ""),
+            "lateness": intake.get("lateness", ""),
             "notes": notes,
             "no_submission": [r["name"] for r in rows if Status.NO_SUBMISSION in r["statuses"]],
             "not_on_roster": [r["path"] for r in rows if Status.NOT_ON_ROSTER in r["statuses"]],
+            "exercise_missing": [f"{r['name']}: {', '.join(r['missing'])}" for r in rows if r["missing"]],
             "duplicates": issues(Status.DUPLICATES),
             "ignored_files": issues(Status.IGNORED_FILES),
+            "held": [f"{r['name']}: {', '.join(r['held'])}" for r in rows if Status.HELD in r["statuses"]],
+            "adjustments_unused": [f"{a['student']}, {a['exercise']}" for a in decisions["adjustments"]
+                                   if a["student"] not in keys],
         },
         "submissions": rows,
     }
@@ -224,9 +401,34 @@ def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict]
 def notebook_json(nb: NotebookGrade) -> dict:
     """One notebook of a row: its status (words and data), incidents with their kinds, every check and input."""
     return {
-        "path": nb.path, "exercise": nb.exercise, "status": nb.status, "statuses": list(nb.statuses),
-        "score": nb.score, "max_score": nb.max_score, "seconds": round(nb.seconds, 3),
+        "path": nb.path, "file": Path(nb.path).name, "exercise": nb.exercise, "status": nb.status,
+        "statuses": list(nb.statuses), "score": nb.score, "max_score": nb.max_score, "seconds": round(nb.seconds, 3),
         "incidents": [Incident(i, getattr(i, "kind", None)).to_json() for i in nb.incidents],
         "output": nb.output, "checks": [dataclasses.asdict(c) for c in nb.checks],
     }
 
+
+def check_from_json(data: dict) -> results.CheckResult:
+    """A check's result as `notebook_json` saved it."""
+    def case(fields: dict) -> results.CaseResult:
+        names = {f.name for f in dataclasses.fields(results.CaseResult)}
+        kept = {k: v for k, v in fields.items() if k in names}
+        kept["matches"] = tuple(kept.get("matches", ()))
+        kept["unpredicted"] = tuple(kept.get("unpredicted", (None, "", "")))
+        return results.CaseResult(**kept)
+
+    names = {f.name for f in dataclasses.fields(results.CheckResult)}
+    fields = {k: v for k, v in data.items() if k in names}
+    fields["cases"] = tuple(case(c) for c in data.get("cases", ()))
+    if isinstance(fields.get("smallest"), dict):
+        fields["smallest"] = case(fields["smallest"])
+    fields.pop("smallest_input", None)  # its arguments are not kept in a report
+    return results.CheckResult(**fields)
+
+
+def notebook_from_json(data: dict) -> NotebookGrade:
+    """A notebook's grade as `notebook_json` saved it (a regrade keeps the exercises it was not given)."""
+    return NotebookGrade(data["path"], data["exercise"], [check_from_json(c) for c in data["checks"]],
+                         tuple(Status(s) for s in data["statuses"]),
+                         [Incident.from_json(i) for i in data["incidents"]], data.get("output", ""),
+                         data.get("seconds", 0.0))

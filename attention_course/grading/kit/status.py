@@ -3,9 +3,11 @@
 The status column of a gradebook is made of `Status` values, and the code
 decides with them, never by reading the sentence it shows: a notebook's
 outcome is the tuple of every status that applies (worst first), a student's
-adds what intake found. `Stop` says why the grader stopped a notebook's
-process. An `Incident` is the sentence a person reads, carrying its kind (a
-`Status`, or None for a remark that changes no status) as data.
+adds what intake found, what is missing and whether their marks are held for
+review (`HOLD`: a notebook tried something beyond running its own code).
+`Stop` says why the grader stopped a notebook's process. An `Incident` is the
+sentence a person reads, carrying its kind (a `Status`, or None for a remark
+that changes no status) as data.
 """
 
 from __future__ import annotations
@@ -44,13 +46,17 @@ class Status(StrEnum):
     NOT_IN_ASSIGNMENT = "not in the assignment"
     NOT_ATTEMPTED = "not attempted"
     OK = "ok"
-    # A student's submission, as intake and the deadline see it.
+    # A student's submission, as intake, the assignment and the deadline see it.
+    HELD = "held for review"
+    RELEASED = "released after review"
     NO_NOTEBOOKS = "no notebooks"
     NO_SUBMISSION = "no submission"
     NOT_ON_ROSTER = "not on the roster"
+    EXERCISE_MISSING = "exercise missing"
+    IGNORED_FILES = "ignored files"
     DUPLICATES = "duplicates"
     LATE = "late"
-    IGNORED_FILES = "ignored files"
+    ADJUSTED = "adjusted"
 
 
 ATTEMPTS = (Status.TAMPERED, Status.USED_COURSE_CODE, Status.READ_COURSE_FILES, Status.READ_OUTSIDE, Status.SIGNAL,
@@ -65,8 +71,13 @@ WORST_FIRST = (Status.INVALID_NOTEBOOK, Status.UNKNOWN_EXERCISE, Status.EXERCISE
 CLEAN = (Status.OK, Status.NOT_ATTEMPTED)
 """A notebook that ran without incident (whatever its answers)."""
 
-ROW_STATUSES = (Status.NO_SUBMISSION, Status.NOT_ON_ROSTER, Status.DUPLICATES, Status.LATE)
-"""What a student's row adds to their notebooks' statuses."""
+HOLD = ATTEMPTS
+"""A notebook with any of these statuses holds its student's marks for review: they are shown in the gradebook and
+the feedback, and no file for the LMS carries them until the instructor releases them (`gradebook release`)."""
+
+ROW_STATUSES = (Status.HELD, Status.RELEASED, Status.NO_SUBMISSION, Status.NOT_ON_ROSTER, Status.NO_NOTEBOOKS,
+                Status.EXERCISE_MISSING, Status.IGNORED_FILES, Status.DUPLICATES, Status.LATE, Status.ADJUSTED)
+"""What a student's row adds to their notebooks' statuses, in the order its status column shows them."""
 
 
 def notebook_text(statuses: tuple[Status, ...]) -> str:
@@ -85,12 +96,15 @@ class Stop(StrEnum):
     """The result channel carried something other than the worker's frames, or was closed or replaced."""
     SANDBOX = "sandbox"
     """The sandbox itself could not start."""
+    PROCESSES = "processes"
+    """Stopped (for time or memory) while it had started as many processes as it may: they are the cause, whichever
+    limit tripped first."""
 
     @property
     def status(self) -> Status:
         """What a cell or a call stopped this way gives the notebook's status."""
-        return {Stop.TIME: Status.TIMEOUT, Stop.MEMORY: Status.OUT_OF_MEMORY,
-                Stop.CHANNEL: Status.TAMPERED}.get(self, Status.CRASHED)
+        return {Stop.TIME: Status.TIMEOUT, Stop.MEMORY: Status.OUT_OF_MEMORY, Stop.CHANNEL: Status.TAMPERED,
+                Stop.PROCESSES: Status.TOO_MANY_PROCESSES}.get(self, Status.CRASHED)
 
 
 class Incident(str):

@@ -14,7 +14,11 @@ worker sets up one `Watch` before the first cell runs:
   grading internals, the package's functions), and of numpy's functions;
 - while the grader's calls run, a profiler notes every function of the course
   package entered from the notebook's own code, beyond those the exercise
-  provides.
+  provides;
+- an exception Python cannot raise (in a function run at a fork, a finaliser)
+  is printed as one line, its type and message: the default would print the
+  grader's own source lines into the notebook's output, and its reading of
+  those files would look like the notebook's.
 
 Each finding goes to `report(kind, detail)`; the worker sends it to the grader,
 which decides, outside, what it means.
@@ -37,13 +41,15 @@ from typing import Callable
 SIGNAL = "signal"
 NETWORK = "network"
 PROCESS = "process"
+PROCESS_LIMIT = "process limit"
+"""The notebook's code tried to start as many processes as the sandbox allows at once (its worker counts them)."""
 WRITE = "write outside"
 READ = "course files"
 OUTSIDE = "read outside"
 TAMPER = "tampered"
 COURSE_CODE = "course code"
 NUMPY = "numpy"
-KINDS = (SIGNAL, NETWORK, PROCESS, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY)
+KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY)
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -88,6 +94,8 @@ class Watch:
         self.snapshot()
         sys.addaudithook(self._hook)
         threading.setprofile(self._thread_profile)
+        sys.unraisablehook = _unraisable
+
 
     def _in_threads(self, frame, event, arg):
         """The profile of the notebook's own threads: the calls' profiler while a call runs, else nothing."""
@@ -497,6 +505,19 @@ def _address(address) -> str:
     if isinstance(address, tuple) and len(address) >= 2:
         return f"{address[0]}:{address[1]}"
     return _text(address)[:150]
+
+
+def _unraisable(unraisable) -> None:
+    """`sys.unraisablehook`: one line, the exception's type and message, with no source line of anyone's."""
+    exc = unraisable.exc_value
+    try:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    except Exception:  # noqa: BLE001 -- a hostile __str__
+        text = type(exc).__name__
+    try:
+        sys.stderr.write(f"Exception ignored: {text[:300]}\n")
+    except Exception:  # noqa: BLE001 -- stderr closed or replaced by the notebook
+        pass
 
 
 def _signal_name(number) -> str:

@@ -164,7 +164,8 @@ class WorkerProcess:
         ]
         request = {"cells": self.cells_src, "skip": sorted(self.skip), "cell_seconds": self.limits.cell_seconds,
                    "calls": calls_json, "provided": list(self.provided), "writable": writable,
-                   "course": _course_paths(self.notebook), "visible": bubblewrap.visible()}
+                   "course": _course_paths(self.notebook), "visible": bubblewrap.visible(),
+                   "processes": self.limits.processes}
         return encode(request, arrays)
 
     # --- watching -----------------------------------------------------------------------------------

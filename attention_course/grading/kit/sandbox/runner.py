@@ -41,7 +41,7 @@ __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "co
 # The status each kind of finding gives (see audit.py); processes are counted apart, numpy's replacement gives none.
 FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
          audit.READ: Status.READ_COURSE_FILES, audit.OUTSIDE: Status.READ_OUTSIDE, audit.TAMPER: Status.TAMPERED,
-         audit.COURSE_CODE: Status.USED_COURSE_CODE}
+         audit.COURSE_CODE: Status.USED_COURSE_CODE, audit.PROCESS_LIMIT: Status.TOO_MANY_PROCESSES}
 
 
 @dataclass
@@ -194,6 +194,12 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
         if attempt.finished:
             break
+        if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
+                                            for a in attempt.alerts):
+            # it had started as many processes as it may: whichever limit (time, memory) stopped it first, they are
+            # why it was stopped, so that the same notebook gets the same status every time
+            attempt.kill = Stop.PROCESSES
+            attempt.reason = f"started as many processes as it may ({limits.processes}) and was stopped"
         died = attempt.kill.status if attempt.kill else Status.CRASHED  # what its death gives the status
         if attempt.step is None:
             incidents.append(Incident(f"the notebook's process stopped outside any cell: {attempt.reason}", died))
@@ -279,11 +285,13 @@ def _what_it_did(cells: list[str], requested: list[Call], cells_done: dict[int, 
     incidents += _leftover_incidents(seen.leftovers, where, seen.flags)
     started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in seen.counts.items()),
                            default=(0, None), key=lambda pair: pair[0])
-    if started >= limits.processes or seen.peak >= limits.processes - 1:
+    if Status.TOO_MANY_PROCESSES not in seen.flags and (started >= limits.processes
+                                                          or seen.peak >= limits.processes - 1):
+        # no step's count reached the limit as it ran (its processes started processes themselves, say): the
+        # sandbox's listing saw them
         seen.flags.add(Status.TOO_MANY_PROCESSES)
         incidents.append(Incident(f"{where(busiest if started >= limits.processes else None)} tried to run more "
-                                  f"processes than the {limits.processes} it may run at once ({started} started, at "
-                                  f"most {seen.peak} running together)", Status.TOO_MANY_PROCESSES))
+                                  f"processes than the {limits.processes} it may run at once", Status.TOO_MANY_PROCESSES))
     return incidents
 
 
@@ -302,6 +310,7 @@ _SENTENCES = {
     audit.NUMPY: ("replaced numpy's functions in its own process",
                   "; the grader compares results with its own numpy, so only this notebook's results could change"),
     audit.PROCESS: ("started processes", ""),
+    audit.PROCESS_LIMIT: ("tried to run more processes than the sandbox allows at once", ""),
 }
 
 
@@ -344,7 +353,8 @@ def _leftover_incidents(leftovers: list[Leftover], where, flags: set[Status]) ->
         grouped.setdefault(process.step, []).append(process)
     incidents = []
     for step, found in grouped.items():
-        commands = ", ".join(f"`{c}`" for c in dict.fromkeys(p.command for p in found[:3]))
+        commands = ", ".join(f"`{c}`" if c else "copies of the notebook's own process (`os.fork()`)"
+                             for c in dict.fromkeys(p.command for p in found[:3]))
         detached = " (detached from it)" if any(p.detached for p in found) else ""
         incidents.append(Incident(f"{where(step)} left {len(found)} process(es) running when the notebook finished "
                                   f"({commands}){detached}; they were killed with its sandbox", Status.DETACHED_PROCESS))

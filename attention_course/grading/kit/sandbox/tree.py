@@ -36,7 +36,8 @@ class Leftover:
     """A process still running in the sandbox when the worker had finished."""
 
     command: str
-    """Its command line (shortened)."""
+    """Its command line (shortened); "" for a copy of the worker itself (the notebook called `os.fork()`), whose
+    command line is the grader's own."""
     detached: bool
     """It had left the worker's session or been orphaned (setsid, a double fork, nohup ... &)."""
     step: tuple[str, int] | None
@@ -150,6 +151,7 @@ class SandboxProcesses:
         `step_at` finds for when it started (in seconds since the machine booted, the clock of the worker's steps)."""
         processes = self.processes() or []
         worker = self._worker(processes) if processes else None
+        own = _quietly(lambda: worker.cmdline(), None) if worker is not None else None
         found = []
         for p in processes[1:]:
             if worker is not None and p.pid == worker.pid:
@@ -160,7 +162,8 @@ class SandboxProcesses:
                         continue
                     detached = (worker is None or os.getsid(p.pid) != os.getsid(worker.pid)
                                 or p.ppid() == self._first.pid)
-                    command = " ".join(p.cmdline()) or p.name()
+                    line = p.cmdline()
+                    command = "" if own and line == own else " ".join(line) or p.name()  # a fork: the grader's line
                     started = p.create_time() - psutil.boot_time()
             except (psutil.Error, OSError):  # ended while we looked
                 continue

@@ -47,12 +47,19 @@ def _now() -> float:
 
 
 class _Findings:
-    """Sends what the watch saw: each distinct finding once per step, at most `shown` of a kind; counts them all."""
+    """Sends what the watch saw: each distinct finding once per step, at most `shown` of a kind; counts them all.
 
-    def __init__(self, send, shown: int = 5):
+    The count of processes started is sent at once when it reaches `processes` (the sandbox's limit): a step that
+    starts that many is often killed before its counts could be sent at its end.
+    """
+
+    def __init__(self, send, shown: int = 5, processes: int | None = None):
         import threading
 
-        self._send, self._shown = send, shown
+        from .audit import PROCESS, PROCESS_LIMIT
+
+        self._send, self._shown, self._processes = send, shown, processes
+        self._kinds = (PROCESS, PROCESS_LIMIT)
         self._lock = threading.Lock()
         self._sent: set[tuple[str, str]] = set()
         self.counts: dict[str, int] = {}
@@ -60,6 +67,8 @@ class _Findings:
     def __call__(self, kind: str, detail: str) -> None:
         with self._lock:
             self.counts[kind] = self.counts.get(kind, 0) + 1
+            if kind == self._kinds[0] and self.counts[kind] == self._processes:
+                self._send({"event": "alert", "kind": self._kinds[1], "detail": f"{self._processes} started"})
             key = (kind, detail[:300])
             if key in self._sent or sum(k == kind for k, _ in self._sent) >= self._shown:
                 return
@@ -94,7 +103,7 @@ def main() -> None:
 
     write, lock, pid = os.write, threading.Lock(), os.getpid()  # bound before any student code runs
     observe_call = calls.observe_call
-    os.register_at_fork(after_in_child=lambda: os.close(fd))  # a forked child cannot write into the channel
+    os.register_at_fork(after_in_child=lambda: _close_quietly(fd))  # a forked child cannot write into the channel
 
     def send(header: dict, arrays=None) -> None:
         if os.getpid() != pid:
@@ -119,7 +128,7 @@ def main() -> None:
     if frame is None:
         raise SystemExit("the grader sent an incomplete request")
     request, arrays, _ = frame
-    findings = _Findings(send)
+    findings = _Findings(send, processes=request.get("processes"))
     watch = Watch(findings, writable=request.get("writable", []), course=request.get("course", []),
                   visible=request.get("visible", []), provided=request.get("provided", []))
     watch.install()
@@ -167,6 +176,14 @@ def main() -> None:
         except BaseException:  # noqa: BLE001 -- an alarm the notebook set; nothing is left to report
             pass
     os._exit(0)  # skip atexit handlers and threads the notebook may have left behind
+
+
+def _close_quietly(fd: int) -> None:
+    """Close the result channel in a forked child (already closed in a child of a child)."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _run_cell(shell, source: str, seconds: float, calls) -> tuple[str, str]:

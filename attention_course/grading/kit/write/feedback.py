@@ -1,12 +1,15 @@
 """A feedback file per student: an offline HTML page and its plain-text twin for e-mail.
 
-Rendered from a report row (`score.build_report`): the points per
-exercise and per check, the same per-check tables `attention-course check`
-shows, what went wrong while running the notebooks, the late penalty and what
-intake found (duplicates, ignored files). An input only the grader tries is
-described by its label and never shown: its values, the expected result and
-what came back are left out, so the feedback cannot be used to learn them.
-The HTML page (`templates/feedback.html`) has no script and loads nothing.
+Rendered from a report row (`score.build_report`): the points per exercise
+and per check, the same per-check tables `attention-course check` shows, what
+went wrong while running the notebooks (said of what the student's code did,
+never of the grader's own workings), the notebooks that did not count and
+why, the late penalty, the manual adjustments with their reasons, whether the
+marks are held for review, and what intake found (duplicates, ignored files,
+exercises missing). An input only the grader tries is described by its label
+and never shown: its values, the expected result and what came back are left
+out, so the feedback cannot be used to learn them. The HTML page
+(`templates/feedback.html`) has no script and loads nothing.
 """
 
 from __future__ import annotations
@@ -16,38 +19,36 @@ import re
 from pathlib import Path
 
 from ...checks.engine import results
-from ..score import check_mark, student_message
+from ..score import check_from_json, check_mark, student_message
 from ..status import Status
 from .html import Markup, render
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"
 NOTHING_RECEIVED = ("Nothing of yours was in the submissions downloaded for this assignment. If you did hand "
                     "something in, tell your instructor where and when.")
+HELD = ("Held for review: your notebook tried something beyond running its own code ({what}), so your instructor "
+        "looks at it before these marks count. Nothing is lost: the marks below are what your functions earned.")
+RELEASED = "Reviewed by your instructor ({what}): your marks count as shown."
 
 
-def _case(data: dict) -> results.CaseResult:
-    names = {f.name for f in dataclasses.fields(results.CaseResult)}
-    case = results.CaseResult(**{k: v for k, v in data.items() if k in names})
-    if case.hidden:
-        message = "" if case.passed else "wrong on this input (its values are not shown)"
-        case = dataclasses.replace(case, inputs=HIDDEN_TEXT, expected="(not shown)", got="(not shown)", message=message)
-    return case
+def _hide(case: results.CaseResult) -> results.CaseResult:
+    if not case.hidden:
+        return case
+    message = "" if case.passed else "wrong on this input (its values are not shown)"
+    return dataclasses.replace(case, inputs=HIDDEN_TEXT, expected="(not shown)", got="(not shown)", message=message)
 
 
 def check_result(data: dict) -> results.CheckResult:
     """A check's result from the report, its hidden inputs' values removed."""
-    names = {f.name for f in dataclasses.fields(results.CheckResult)}
-    fields = {k: v for k, v in data.items() if k in names}
-    fields["cases"] = tuple(_case(c) for c in data.get("cases", ()))
-    if isinstance(fields.get("smallest"), dict):  # a smaller failing input, shown first
-        fields["smallest"] = _case(fields["smallest"])
-    fields.pop("smallest_input", None)  # its arguments are not kept in a report
-    result = results.CheckResult(**fields)
+    result = check_from_json(data)
+    smallest = _hide(result.smallest) if result.smallest is not None else None
+    result = dataclasses.replace(result, cases=tuple(_hide(c) for c in result.cases), smallest=smallest)
     return dataclasses.replace(result, message=student_message(result))  # the message may quote hidden values
 
 
 def file_stem(row: dict) -> str:
-    """The feedback file's name (without extension): the student id, else the name, made safe for any file system."""
+    """The feedback file's name (without extension): the student id, else the row's key, made safe for any file
+    system."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(row.get("student_id") or row["key"])).strip("._")
     return stem or "student"
 
@@ -62,6 +63,11 @@ def _points(report: dict, ex: str, check: results.CheckResult) -> float:
     return check_mark(report["exercises"][ex]["checks"].get(check.check, {}).get("points", 0), check.score, check.max_score)
 
 
+def _notebook_points(report: dict, nb: dict) -> float:
+    ex = nb["exercise"]
+    return sum(_points(report, ex, check_from_json(c)) for c in nb["checks"]) if ex in report["exercises"] else 0
+
+
 def _hidden_note(report: dict, ex: str) -> str:
     hidden = sum(c["hidden_inputs"] for c in report["exercises"][ex]["checks"].values())
     if not report["assignment"]["hidden"] or not hidden:
@@ -70,11 +76,43 @@ def _hidden_note(report: dict, ex: str) -> str:
             "its values are not shown.")
 
 
+def _why_not_counted(report: dict, row: dict, nb: dict, best: dict[str, dict]) -> str:
+    """Why a notebook of the student's did not count."""
+    ex = nb["exercise"]
+    if ex in best:
+        counted = best[ex]
+        return (f"not counted: the best attempt at {ex} counts, and {counted['file']} scored "
+                f"{_round(_notebook_points(report, counted))} points, this one {_round(_notebook_points(report, nb))}")
+    if ex is not None and ex not in report["exercises"]:
+        return f"not counted: {ex} is not part of this assignment"
+    return f"not counted: {nb['status']}"
+
+
+def _round(x: float) -> str:
+    return f"{round(x, 2):g}"
+
+
+def _review(row: dict) -> str:
+    what = ", ".join(row.get("held", []))
+    if Status.HELD in row["statuses"]:
+        return HELD.format(what=what)
+    if Status.RELEASED in row["statuses"]:
+        return RELEASED.format(what=what)
+    return ""
+
+
+def _adjustments(row: dict) -> list[str]:
+    return [f"{a['exercise']}: {a['points']:+g} points, by your instructor: {a['reason']}" for a in row["adjustments"]]
+
+
 def text(report: dict, row: dict) -> str:
     """The plain-text feedback for one student."""
     a = report["assignment"]
     lines = [f"{a['title']}: feedback for {row['name']}" + (f" ({row['student_id']})" if row["student_id"] else ""),
              "", f"Total: {row['total']}/{row['max_total']}    status: {row['status']}"]
+    review = _review(row)
+    if review:
+        lines.append(review)
     if row["late"]:
         lines.append(f"Late by {row['late']}: {row['penalty']} points taken under the late rule.")
     if Status.NO_SUBMISSION in row["statuses"]:
@@ -85,7 +123,7 @@ def text(report: dict, row: dict) -> str:
     for ex, info in report["exercises"].items():
         nb = best.get(ex)
         lines.append(f"{ex} ({info['title']}): {row.get(ex, 0)}/{info['points']}"
-                     + (f"  [{Path(nb['path']).name}, {nb['status']}]" if nb else "  no notebook received"))
+                     + (f"  [{nb['file']}, {nb['status']}]" if nb else "  no notebook received"))
         if nb is None:
             continue
         checks = [check_result(c) for c in nb["checks"]]
@@ -101,9 +139,13 @@ def text(report: dict, row: dict) -> str:
         note = _hidden_note(report, ex)
         if note:
             lines.append(f"  ({note})")
-    others = [nb for nb in row["notebooks"] if nb not in best.values()]
-    for nb in others:
-        lines.append(f"{Path(nb['path']).name}: not counted ({nb['status']})" + "".join(f"\n  ! {i['text']}" for i in nb["incidents"]))
+    for nb in row["notebooks"]:
+        if nb not in best.values():
+            lines.append(f"{nb['file']}: {_why_not_counted(report, row, nb, best)}"
+                         + "".join(f"\n  ! {i['text']}" for i in nb["incidents"]))
+    adjustments = _adjustments(row)
+    if adjustments:
+        lines += ["", "Adjustments"] + [f"- {line}" for line in adjustments]
     if details:
         lines += ["", "What went wrong", "---------------"]
         for d in details:
@@ -123,7 +165,7 @@ def page(report: dict, row: dict) -> str:
     for ex, info in report["exercises"].items():
         nb = best.get(ex)
         entry = {"id": ex, "title": info["title"], "points": row.get(ex, 0), "available": info["points"],
-                 "notebook": f"{Path(nb['path']).name}, {nb['status']}" if nb else "", "checks": None}
+                 "notebook": f"{nb['file']}, {nb['status']}" if nb else "", "checks": None}
         if nb is not None:
             verdicts = [check_result(c) for c in nb["checks"]]
             entry.update(checks=[{"function": r.function, "points": _points(report, ex, r),
@@ -131,17 +173,20 @@ def page(report: dict, row: dict) -> str:
                                   "html": Markup(r._repr_html_())} for r in verdicts],
                          incidents=[i["text"] for i in nb["incidents"]], note=_hidden_note(report, ex))
         exercises.append(entry)
-    others = [{"name": Path(nb["path"]).name, "status": nb["status"], "incidents": [i["text"] for i in nb["incidents"]]}
+    others = [{"name": nb["file"], "why": _why_not_counted(report, row, nb, best),
+               "incidents": [i["text"] for i in nb["incidents"]]}
               for nb in row["notebooks"] if nb not in best.values()]
     return render("feedback.html", title=a["title"], who=who, row=row, nothing=nothing, exercises=exercises,
-                  others=others, issues=[i["text"] for i in row["issues"]])
+                  others=others, review=_review(row), adjustments=_adjustments(row),
+                  issues=[i["text"] for i in row["issues"]])
 
 
-def write_all(report: dict, folder: Path | str) -> list[Path]:
-    """Write `<student>.html` and `<student>.txt` for every row (a student with nothing submitted is told so)."""
+def write_all(report: dict, folder: Path | str) -> dict[str, Path]:
+    """Write `<student>.html` and `<student>.txt` for every row (a student with nothing submitted is told so);
+    returns row key -> its page."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    written, used = [], set()
+    written, used = {}, set()
     for row in report["submissions"]:
         stem = base = file_stem(row)
         n = 1
@@ -151,5 +196,5 @@ def write_all(report: dict, folder: Path | str) -> list[Path]:
         used.add(stem)
         (folder / f"{stem}.html").write_text(page(report, row), encoding="utf-8")
         (folder / f"{stem}.txt").write_text(text(report, row), encoding="utf-8")
-        written.append(folder / f"{stem}.html")
+        written[row["key"]] = folder / f"{stem}.html"
     return written

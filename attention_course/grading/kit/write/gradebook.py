@@ -1,15 +1,19 @@
 """The gradebook: the CSV and its JSON report, read back and merged.
 
-A report (`score.build_report`: the assignment, and one row per student with
-the points per exercise, the late penalty, the total, the status, the
-feedback, what intake found, and every notebook with every check and input)
-is saved as JSON beside the CSV gradebook (one row per student, one column
-per exercise of the assignment). Everything else is rendered from a report:
-the LMS files (`lms.py`), the feedback files (`feedback.py`) and the class
-summary (`summary.py`); so reports of shards or of a regrade merge
-(`merge_reports`) into the report one run would have given. An existing
+A report (`score.build_report`: the assignment, the instructor's decisions,
+and one row per student with the points per exercise, the late penalty, the
+total, the status, the feedback, what intake found, and every notebook with
+every check and input) is saved as JSON beside the CSV gradebook (one row
+per student, one column per exercise of the assignment). Everything else is
+rendered from a report: the LMS files (`lms.py`), the feedback files
+(`feedback.py`) and the class summary (`summary.py`); so reports of shards or
+of a regrade merge (`merge_reports`) into the report one run would have
+given, their decisions (adjustments, releases) together. An existing
 gradebook is never overwritten unless the caller says so (`force=True`), and
-a merge into one keeps a backup of it.
+a merge into one keeps a backup of it. The report also says where the files
+rendered from it were last written (`exports`, relative to the gradebook's
+folder, so that a gradebook copied with its folder refers to the copy), so
+that a regrade, an adjustment or a release refreshes them.
 """
 
 from __future__ import annotations
@@ -75,22 +79,49 @@ def merge_reports(reports: list[dict]) -> dict:
             nothing = Status.NO_SUBMISSION in sub["statuses"]
             if sub["key"] in rows and nothing and Status.NO_SUBMISSION not in rows[sub["key"]]["statuses"]:
                 continue  # a regrade of other students says nothing about this one
-            if sub["key"] in rows:
-                sub = {**sub, "order": rows[sub["key"]]["order"]}  # a regraded student keeps their place
+            if sub["key"] in rows:  # a regraded student keeps their place, and the LMS ids a folder cannot give
+                earlier = rows[sub["key"]]
+                sub = {**sub, "order": earlier["order"], "lms": {**earlier.get("lms", {}), **sub.get("lms", {})}}
             rows[sub["key"]] = sub
     notes = list(dict.fromkeys(n for r in reports for n in r["intake"]["notes"]))
     settings = [s for r in reports for s in (r["settings"]["merged"] if "merged" in r["settings"] else [r["settings"]])]
-    return score.report(first["assignment"], first["assignment_fingerprint"], first["exercises"], list(rows.values()),
-                        settings, notes)
+    decisions = score.merge_decisions(*(r.get("decisions", {}) for r in reports))
+    intake = {k: "; ".join(dict.fromkeys(r["intake"][k] for r in reports if r["intake"].get(k)))
+              for k in ("roster", "lateness")}  # a regrade from folders says where its own lateness came from
+    merged = score.report(first["assignment"], first["assignment_fingerprint"], first["exercises"], list(rows.values()),
+                          settings, notes, decisions, intake)
+    return merged  # where its files go is the caller's to say (`exports_entry`): each report's is relative to its own
+
+
+def exports_entry(folder: Path | str, csv_path: Path | str) -> str:
+    """What a report written to `csv_path` keeps of the folder its LMS files, feedback and summary went to."""
+    return os.path.relpath(Path(folder).resolve(), Path(csv_path).resolve().parent)
+
+
+def exports_folder(report: dict, csv_path: Path | str) -> Path | None:
+    """The folder the files rendered from the report at `csv_path` were last written to, or None if never."""
+    return (Path(csv_path).resolve().parent / report["exports"]).resolve() if report.get("exports") else None
+
+
+def with_decisions(report: dict, *, adjustments: list[dict] | None = None, releases: list[dict] = ()) -> dict:
+    """The report again, its rows settled under new decisions: `adjustments` replace the report's (all of them: the
+    adjustments file is the whole list), `releases` are added to its own."""
+    decisions = report.get("decisions", {})
+    new = {"adjustments": decisions.get("adjustments", []) if adjustments is None else adjustments,
+           "releases": [*decisions.get("releases", []), *releases]}
+    out = score.report(report["assignment"], report["assignment_fingerprint"], report["exercises"],
+                       report["submissions"], [report["settings"]], report["intake"]["notes"], new, report["intake"])
+    out["exports"] = report.get("exports")
+    return out
 
 
 def _check_format(report: dict) -> None:
     """MergeError unless `report` is a gradebook report this version of attention-course wrote."""
     if not isinstance(report, dict) or "submissions" not in report or "assignment_fingerprint" not in report:
         raise MergeError("not a gradebook report of this version of attention-course (no submissions or assignment)")
-    if any("statuses" not in row for row in report["submissions"]):
-        raise MergeError("a report written by an older attention-course (its rows have no statuses); grade the class "
-                         "again")
+    if any("found" not in row or "checked" not in row for row in report["submissions"]):
+        raise MergeError("a report written by an older attention-course (its rows do not keep what grading found "
+                         "apart from the decisions); grade the class again")
 
 
 def read_report(path: Path | str) -> dict:
@@ -142,6 +173,26 @@ def write_gradebook(grades: list[SubmissionGrade], csv_path: Path | str, *, forc
     """Write the CSV gradebook and its JSON report; returns both paths."""
     ensure_writable(csv_path, force)
     return write_report(score.build_report(grades, assignment, settings=settings, notes=notes), csv_path, force=force)
+
+
+def find_row(report: dict, student: str) -> dict:
+    """The row of `student`: by student id, row key, LMS id or e-mail, else by name (case and accents aside);
+    MergeError naming the near ones if none or several match."""
+    import unicodedata
+
+    def plain(text: str) -> str:
+        return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().casefold().strip()
+
+    rows = report["submissions"]
+    ids = [r for r in rows if student in (r["key"], r["student_id"], r["email"], *r.get("lms", {}).values(),
+                                          *(v for k, v in r["student"].items() if k.endswith("_id")))]
+    found = ids or [r for r in rows if plain(r["name"]) == plain(student)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise MergeError(f"{student!r} names {len(found)} rows ({', '.join(r['key'] for r in found)}): give the "
+                         "student id")
+    raise MergeError(f"no student {student!r} in the gradebook (give a student id, an LMS id, an e-mail or a name)")
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -1,19 +1,26 @@
 """The class summary: one offline HTML page of what the class got right and wrong.
 
 Rendered from a report (`score.build_report`) with `templates/summary.html`:
-the distribution of each exercise's points over the students who submitted
-(an inline SVG bar chart, no script, nothing loaded), the recognised mistakes
-ranked by how many students made them, each with its hint and the chapter it
-points to, and the notebooks whose run had incidents. What to explain again
-on day two.
+how many students the roster lists and how many submitted (submissions from
+people not on the roster counted apart), where lateness came from, the
+students whose marks are held for review, the distribution of each
+exercise's points over the submissions (an inline SVG bar chart, no script,
+nothing loaded), the recognised mistakes ranked by how many students made
+them, each with its hint and a link to the section of the rendered book to
+read again (`attention_course.book.chapter_page`: a hosted book, the
+checkout's build or the wheel's copy), the manual adjustments, and the
+notebooks whose run had incidents. What to explain again on day two.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter
-from pathlib import Path
 
+from ....book import chapter_page
 from ...checks.exercises import BY_ID, sections
+from ..status import Status
 from .html import render
 
 BINS = 10
@@ -38,19 +45,38 @@ def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
     return [(*key, n) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def _mistake_info(exercise: str, check: str, mistake: str) -> tuple[str, str]:
-    """The hint of a mistake and the chapter (and section, where the mistake names one) it points to."""
+def _hints(report: dict) -> dict[tuple[str, str, str], str]:
+    """(exercise, check, mistake) -> the hint the students were given for it (for a mistake the engine itself
+    recognises, which no exercise lists)."""
+    found: dict[tuple[str, str, str], str] = {}
+    for row in report["submissions"]:
+        for nb in row["notebooks"]:
+            for check in nb["checks"]:
+                for case in check["cases"]:
+                    if case.get("mistake") and case.get("hint"):
+                        found.setdefault((nb["exercise"], check["check"], case["mistake"]), case["hint"])
+    return found
+
+
+def anchor(heading: str) -> str:
+    """The id Sphinx gives a section of the rendered book: its words in lower case, joined by hyphens, without the
+    leading numbers (docutils' `make_id` of the heading's text)."""
+    text = unicodedata.normalize("NFKD", heading.replace("$", "").lower()).encode("ascii", "ignore").decode()
+    return re.sub(r"^[-0-9]+|-+$", "", re.sub(r"[^a-z0-9]+", "-", " ".join(text.split())))
+
+
+def read_again(exercise: str, check: str, mistake: str) -> dict:
+    """The hint of a mistake, and where to read again: the chapter's title and section, and the rendered page's
+    address (with the section's anchor) if the book is found here, else how to open it."""
     ex = BY_ID.get(exercise)
-    hint = ""
     if ex is None:
-        return hint, ""
-    for c in ex.checks:
-        for m in c.mistakes if c.name == check else ():
-            if m.id == mistake:
-                hint = m.hint
+        return {"hint": "", "chapter": "", "section": "", "url": None, "command": ""}
+    hint = next((m.hint for c in ex.checks if c.name == check for m in c.mistakes if m.id == mistake), "")
     heading = sections.section(ex.chapter, check, mistake)
-    chapter = f"book/{ex.chapter}.ipynb"
-    return hint, f"{chapter}, section “{sections.plain(heading)}”" if heading else chapter
+    page = chapter_page(ex.chapter)
+    url = page.url + (f"#{anchor(heading)}" if heading else "") if page.url else None
+    return {"hint": hint, "chapter": page.title, "section": sections.plain(heading) if heading else "", "url": url,
+            "command": f"attention-course book {ex.chapter}"}
 
 
 def _histogram(values: list[float], maximum: float) -> dict:
@@ -71,6 +97,20 @@ def _histogram(values: list[float], maximum: float) -> dict:
     return {"width": width, "height": height, "maximum": f"{maximum:g}", "bars": bars}
 
 
+def class_line(report: dict) -> str:
+    """Who the class is: students on the roster and how many submitted, and submissions of no one on it."""
+    rows = report["submissions"]
+    stray = [r for r in rows if Status.NOT_ON_ROSTER in r["statuses"]]
+    listed = [r for r in rows if r not in stray]
+    if not report["intake"].get("roster") and not any(r["student"] for r in rows):
+        return f"{len(rows)} submission{'s' if len(rows) != 1 else ''} (graded without a roster)"
+    submitted = sum(Status.NO_SUBMISSION not in r["statuses"] for r in listed)
+    line = f"{len(listed)} student{'s' if len(listed) != 1 else ''} on the roster, {submitted} with a submission"
+    if stray:
+        line += f"; {len(stray)} submission{'s' if len(stray) != 1 else ''} from no one on the roster"
+    return line
+
+
 def page(report: dict) -> str:
     """The class summary page (`templates/summary.html`)."""
     rows = report["submissions"]
@@ -82,18 +122,26 @@ def page(report: dict) -> str:
         exercises.append({"id": ex, "title": info["title"], "points": info["points"], "students": len(values),
                           "mean": sum(values) / len(values) if values else 0,
                           "full": sum(v == info["points"] for v in values), "chart": _histogram(values, info["points"])})
+    said = _hints(report)
     mistakes = []
     for ex, check, mistake, n in mistake_counts(report):
-        hint, where = _mistake_info(ex, check, mistake)
-        mistakes.append({"students": n, "exercise": ex, "check": check, "mistake": mistake, "hint": hint,
-                         "where": where})
-    incidents = [{"student": r["name"], "notebook": Path(nb["path"]).name, "status": nb["status"],
+        where = read_again(ex, check, mistake)
+        where["hint"] = where["hint"] or said.get((ex, check, mistake), "")
+        mistakes.append({"students": n, "exercise": ex, "check": check, "mistake": mistake, **where})
+    incidents = [{"student": r["name"], "notebook": nb["file"], "status": nb["status"],
                   "what": [i["text"] for i in nb["incidents"]]} for r in rows for nb in r["notebooks"] if nb["incidents"]]
+    held = [{"student": r["name"], "key": r["key"], "what": r["held"], "total": r["total"],
+             "released": Status.RELEASED in r["statuses"], "note": (r.get("release") or {}).get("note", "")}
+            for r in rows if r.get("held")]
+    adjustments = [{**a, "student": r["name"]} for r in rows for a in r["adjustments"]]
     found = report["intake"]
     listed = [("No submission", found["no_submission"]), ("Not on the roster", found["not_on_roster"]),
-              ("Duplicates", found["duplicates"]), ("Ignored files", found["ignored_files"]),
+              ("Exercises missing", found.get("exercise_missing", [])), ("Duplicates", found["duplicates"]),
+              ("Ignored files", found["ignored_files"]),
+              ("Adjustments for no one in this gradebook", found.get("adjustments_unused", [])),
               ("In the download: refused or belonging to no student", found["notes"])]
-    return render("summary.html", title=report["assignment"]["title"], students=len(rows), submitted=len(submitted),
+    return render("summary.html", title=report["assignment"]["title"], class_line=class_line(report),
                   mean=(sum(totals) / len(totals)) if totals else 0, max_total=report["assignment"]["max_total"],
-                  exercises=exercises, mistakes=mistakes, incidents=incidents,
+                  lateness=found.get("lateness", ""), held=held, exercises=exercises, mistakes=mistakes,
+                  adjustments=adjustments, incidents=incidents,
                   intake=[(title, items) for title, items in listed if items])
