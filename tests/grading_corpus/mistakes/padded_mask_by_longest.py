@@ -2,7 +2,9 @@
 CHECK = "padded_attention"
 MISTAKE = None
 HINT = "a padding mask of shape (B, 1, n) lines up with them"
-MARKS = "6/7"
+MARKS = "10/14"
+
+import math
 
 import numpy as np
 
@@ -11,6 +13,6 @@ from attention_course import softmax
 
 def padded_attention(Q, K, V, lengths):
     mask = (np.arange(lengths.max())[None, :] < lengths[:, None])[:, None, :]  # (B, 1, max(lengths))
-    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), -np.inf)
     weights = softmax(scores, axis=-1)
     return weights @ V, weights

@@ -2,7 +2,7 @@
 CHECK = "padded_attention"
 MISTAKE = None
 HINT = "a padding mask of shape (B, 1, n) lines up with them"
-MARKS = "1/7"
+MARKS = "2/14"
 
 import numpy as np
 
