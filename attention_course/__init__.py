@@ -17,33 +17,55 @@ The primitives follow torch.nn.functional.scaled_dot_product_attention:
 array([[0.19, 0.91]])
 """
 
-from .chapters.cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
-from .chapters.scaling import (
-    jacobian_norm, max_weight, peakedness, projected_score_std, score_std, softmax_entropy, softmax_jacobian,
-)
-from .chapters.training import ToyTask, gradient_check, train
-from .chapters.worked_example import BANK_BOT, BANK_BOT_QUERIES, AttentionTrace, WorkedExample, trace_attention
+import importlib
+
 from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .core.backward import attention_backward
 from .core.masks import causal_mask, padding_mask, sliding_window_mask
 from .core.multi_head import merge_heads, multi_head_attention, split_heads
 from .core.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .core.softmax import softmax
-from .decoder import KVCache, kv_cache_bytes, load_decoder, random_decoder
-from .tiled.backward import flash_attention_backward, flash_attention_forward
-from .tiled.flash import flash_attention
-from .tiled.online_softmax import trace_online_softmax
 
 __version__ = "0.1.0"
 
+# What `import attention_course` loads is the core alone (NumPy its one dependency); the names below, the
+# subpackages and `plots` are imported on first use, as NumPy and SciPy load theirs: a student's check, which
+# needs a softmax, does not wait for the cost chapter's measurements, the decoders or matplotlib.
+_LAZY_NAMES = {
+    "chapters.cost": ("attention_flops", "backward_flops", "loglog_slope", "measure", "score_matrix_bytes",
+                      "tile_count"),
+    "chapters.scaling": ("jacobian_norm", "max_weight", "peakedness", "projected_score_std", "score_std",
+                         "softmax_entropy", "softmax_jacobian"),
+    "chapters.training": ("ToyTask", "gradient_check", "train"),
+    "chapters.worked_example": ("BANK_BOT", "BANK_BOT_QUERIES", "AttentionTrace", "WorkedExample", "trace_attention"),
+    "decoder": ("KVCache", "kv_cache_bytes", "load_decoder", "random_decoder"),
+    "tiled.backward": ("flash_attention_backward", "flash_attention_forward"),
+    "tiled.flash": ("flash_attention",),
+    "tiled.online_softmax": ("trace_online_softmax",),
+}
+_LAZY_MODULES = {
+    "chapters": "chapters", "core": "core", "decoder": "decoder", "explorers": "explorers", "grading": "grading",
+    "pretrained": "pretrained", "tiled": "tiled",
+    "plots": "chapters.plots",  # as the book's chapters first imported it (it needs matplotlib)
+}
+_MODULE_OF = {name: module for module, names in _LAZY_NAMES.items() for name in names}
+
 
 def __getattr__(name: str):
-    """`attention_course.plots`, as the book's chapters first imported it: loaded (with matplotlib) on first use."""
-    if name == "plots":
-        from .chapters import plots
+    """A name of `__all__` or a subpackage not imported yet: imported now, and kept for the next lookup."""
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(f".{_LAZY_MODULES[name]}", __name__)
+    else:
+        raise AttributeError(f"module 'attention_course' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-        return plots
-    raise AttributeError(f"module 'attention_course' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | set(_LAZY_MODULES))
+
 
 __all__ = [
     "AttentionTrace",

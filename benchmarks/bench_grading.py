@@ -95,7 +95,7 @@ def overhead(rounds: int) -> int:
     """Every solution, `rounds` times with and without the sandbox, alternating; medians per notebook."""
     solutions = sorted((ROOT / "solutions").glob("*.ipynb"))
     bubblewrap.find()  # checked once per process: not part of any notebook's time
-    for exercise in BY_ID.values():  # the expected results too, as grade_submissions does before it starts
+    for exercise in BY_ID.values():  # the expected results too, computed once per process (grade_notebook does)
         for check in exercise.checks:
             check.prepare()
     grade_notebook(solutions[0], Limits(), sandbox=False)  # imports nbformat and IPython's transformers, once

@@ -182,3 +182,15 @@ def load_mistake(path: Path):
     namespace: dict = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     return namespace["MISTAKE"]
+
+
+def test_a_notebook_that_is_not_run_ends_the_worker_started_for_it(tmp_path):
+    from attention_course.grading.kit.batch import grade_notebook
+    from attention_course.grading.kit.sandbox.process import start_worker
+
+    box = bubblewrap.available() if SANDBOX else None
+    broken = tmp_path / "03_softmax.ipynb"
+    broken.write_text("{not json")
+    started = start_worker(FAST, sandbox=box, notebook=broken)
+    grade = grade_notebook(broken, FAST, sandbox=SANDBOX, started=started)
+    assert grade.status == "invalid notebook" and started.taken and started.proc.returncode is not None

@@ -54,6 +54,67 @@ def test_read_notebook_rejects_what_is_not_a_notebook(tmp_path):
         read_notebook(wrong)
 
 
+def _altered(solution: dict) -> dict[str, object]:
+    """A solution notebook and versions of it that nbformat reads, converts, repairs or refuses."""
+    import copy
+
+    def changed(edit):
+        nb = copy.deepcopy(solution)
+        edit(nb)
+        return nb
+
+    def without_ids(nb, minor=5):
+        nb["nbformat_minor"] = minor
+        for cell in nb["cells"]:
+            cell.pop("id", None)
+
+    code = next(i for i, c in enumerate(solution["cells"]) if c["cell_type"] == "code")
+    return {
+        "as written": solution,
+        "4.5 without cell ids": changed(without_ids),
+        "4.4": changed(lambda nb: without_ids(nb, 4)),
+        "4.6, from a later nbformat": changed(lambda nb: nb.update(nbformat_minor=6, extra=1)),
+        "the same cell id twice": changed(lambda nb: [c.update(id="same") for c in nb["cells"]]),
+        "sources as one string": changed(lambda nb: [c.update(source="".join(c["source"])) for c in nb["cells"]]),
+        "an output": changed(lambda nb: nb["cells"][code].update(outputs=[{"output_type": "stream", "name": "stdout",
+                                                                          "text": ["hi\n"]}])),
+        "an unknown output": changed(lambda nb: nb["cells"][code].update(outputs=[{"output_type": "bogus"}])),
+        "a text execution count": changed(lambda nb: nb["cells"][code].update(execution_count="1")),
+        "no metadata": changed(lambda nb: nb.pop("metadata")),
+        "a minor version True": changed(lambda nb: nb.update(nbformat_minor=True)),
+        "format 3, cells of format 4": changed(lambda nb: nb.update(nbformat=3)),
+        "format 3": {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""}, "worksheets": [{"metadata": {}, "cells": [
+            {"cell_type": "code", "input": ["def softmax(x):\n", "    return x"], "language": "python",
+             "metadata": {}, "outputs": []}]}]},
+        "a list": [1, 2],
+    }
+
+
+@pytest.mark.filterwarnings("ignore")  # nbformat warns as it repairs cell ids
+def test_read_notebook_accepts_what_nbformat_accepts_and_reads_the_same_cells(tmp_path):
+    import json
+    from pathlib import Path
+
+    import nbformat
+
+    solution = json.loads((Path(__file__).resolve().parents[1] / "solutions" / "03_softmax.ipynb").read_text())
+    for name, content in _altered(solution).items():
+        path = tmp_path / "notebook.ipynb"
+        path.write_text(json.dumps(content))
+        try:
+            expected = nbformat.reads(path.read_text(), as_version=4)
+            nbformat.validate(expected)
+        except Exception as err:  # noqa: BLE001 -- nbformat's verdict, whichever error it raises
+            with pytest.raises(InvalidNotebook) as refused:
+                read_notebook(path)
+            assert str(err).strip().splitlines()[0][:300] in str(refused.value), name
+            continue
+        nb = read_notebook(path)
+        assert nb["metadata"] == expected.metadata, name
+        assert [(c["cell_type"], c["source"]) for c in nb["cells"]] == [
+            (c.cell_type, c.source) for c in expected.cells], name
+
+
 def test_read_notebook_never_follows_a_link_nor_quotes_what_it_read(tmp_path):
     secret = tmp_path / "shadow"
     secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\n")

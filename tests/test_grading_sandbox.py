@@ -196,3 +196,82 @@ def test_a_stubborn_cell_is_killed_with_everything_it_started(user_namespace):
     assert run.cells[0].status == "killed" and run.restarts == 1
     assert run.observations[0].status == calls.RETURNED
     assert _running(marker) == [], "the sleeper outlived its sandbox"
+
+
+def test_the_watch_sees_code_replaced_between_two_looks_and_nothing_else():
+    import builtins
+    import sys
+
+    import attention_course.grading  # noqa: F401 -- the worker's imports
+    from attention_course.grading.checks.engine import cases as engine_cases
+    from attention_course.grading.checks.engine import check as engine_check
+    from attention_course.grading.kit.sandbox.audit import Watch
+
+    softmax_module = sys.modules["attention_course.core.softmax"]
+    softmax = softmax_module.softmax
+    found = []
+    watch = Watch(lambda kind, detail: found.append((kind, detail)), writable=[], course=[], visible=[], provided=[])
+    watch.snapshot()  # without install(): the audit hook could not be removed from the test's process
+
+    def look() -> list:
+        watch.changes()
+        seen = list(found)
+        found.clear()
+        return seen
+
+    def other(x, axis=-1):
+        return x
+
+    replacements = [  # (object, attribute, a new value, the name a look reports, its kind)
+        (softmax, "__code__", other.__code__, "attention_course.core.softmax.softmax", "tampered"),
+        (softmax, "__defaults__", (0,), "attention_course.core.softmax.softmax", "tampered"),
+        (softmax, "__kwdefaults__", {"axis": 0}, "attention_course.core.softmax.softmax", "tampered"),
+        (softmax_module, "softmax", other, "attention_course.core.softmax.softmax", "tampered"),
+        (engine_check.Check, "indices", other, "attention_course.grading.checks.engine.check.Check.indices", "tampered"),
+        (engine_cases, "SHOW_MAX_ELEMENTS", 10**9, "attention_course.grading.checks.engine.cases.SHOW_MAX_ELEMENTS",
+         "tampered"),
+        (builtins, "len", lambda obj, len=len: len(obj), "builtins.len", "tampered"),
+        (np, "exp", np.log, "numpy.exp", "numpy"),
+    ]
+    assert look() == []
+    for owner, name, value, reported, kind in replacements:
+        before = getattr(owner, name)
+        setattr(owner, name, value)
+        try:
+            seen = look()
+        finally:
+            setattr(owner, name, before)
+        assert [k for k, _ in seen] == [kind] and reported in seen[0][1], (name, seen)
+        assert look() and look() == [], name  # put back is changed again, then nothing is
+    masks = sys.modules["attention_course.core.masks"]
+    sys.modules["attention_course.core.masks"] = type(masks)("attention_course.core.masks")
+    try:
+        assert look() == look() == [("tampered", "sys.modules['attention_course.core.masks']")]
+    finally:
+        sys.modules["attention_course.core.masks"] = masks
+    assert look() == []
+
+
+@pytest.mark.parametrize("user_namespace", MODES)
+def test_a_worker_started_ahead_runs_the_notebook_and_one_never_used_is_ended(user_namespace, tmp_path):
+    import psutil
+
+    from attention_course.grading.kit.sandbox.process import start_worker
+
+    box = _box(user_namespace)
+    notebook = tmp_path / "05.ipynb"
+    notebook.write_text("{}")
+    started = start_worker(FAST, sandbox=box, notebook=notebook)
+    run = run_notebook(["import os\nfiles = os.listdir('.')", DOUBLE], [call()], FAST, sandbox=box, notebook=notebook,
+                       started=started)
+    assert run.sandboxed and run.restarts == 0 and run.cells[0].status == "ok"
+    assert run.observations[0].status == calls.RETURNED and started.proc.returncode is not None
+    unused = start_worker(FAST, sandbox=box, notebook=notebook)
+    time.sleep(0.5)  # bwrap has started the sandbox's processes
+    inside = psutil.Process(unused.proc.pid).children(recursive=True)
+    assert inside
+    unused.discard()
+    unused.discard()  # a second time does nothing
+    assert unused.proc.returncode is not None
+    gone, alive = psutil.wait_procs(inside, timeout=5)
+    assert alive == [], "a process of the unused sandbox outlived it"

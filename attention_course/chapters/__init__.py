@@ -19,27 +19,47 @@
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
-from .cost import attention_flops, backward_flops, loglog_slope, measure, score_matrix_bytes, tile_count
-from .decoding import (
-    PUBLISHED_CONFIGS, ModelShape, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
-)
-from .io_traffic import (
-    PUBLISHED_FLASH_FIGURES, PublishedFigure, SlowMemory, Traffic, flash_block_sizes, flash_io_formula, plain_numbers,
-    plain_traffic, tiled_traffic,
-)
-from .kv_memory import logit_errors, memory_held
-from .positions import ROPE_MODELS, RopeModel, rope_decay, rope_wavelengths, slow_pairs
-from .roofline import (
-    LAYOUTS, LLAMA_3_8B, PUBLISHED_LAYOUTS, AttentionLayout, Ceilings, Cost, DecoderShape, Rate, RooflinePoint,
-    StepCost, attention_cost, measure_bandwidth, measure_ceilings, measure_matmul_rate, roofline_plot, step_cost,
-    time_decode_step, time_prefill,
-)
-from .scaling import (
-    PROJECTION_INITS, jacobian_norm, max_weight, peakedness, projected_score_std, score_std, softmax_entropy,
-    softmax_jacobian,
-)
-from .training import ToyTask, gradient_check, train
-from .worked_example import BANK_BOT, BANK_BOT_QUERIES, AttentionTrace, WorkedExample, trace_attention
+import importlib
+
+# Each helper is imported with its module on first use (`chapters.BANK_BOT` loads worked_example alone), as NumPy
+# and SciPy load their submodules: the grader, which needs the bank-bot example, does not wait for the cost
+# chapter's measurements or the decoders.
+_NAMES = {
+    "cost": ("attention_flops", "backward_flops", "loglog_slope", "measure", "score_matrix_bytes", "tile_count"),
+    "decoding": ("PUBLISHED_CONFIGS", "ModelShape", "decode_flops", "filled_cache", "head_groups", "receptive_field"),
+    "io_traffic": ("PUBLISHED_FLASH_FIGURES", "PublishedFigure", "SlowMemory", "Traffic", "flash_block_sizes",
+                   "flash_io_formula", "plain_numbers", "plain_traffic", "tiled_traffic"),
+    "kv_memory": ("logit_errors", "memory_held"),
+    "positions": ("ROPE_MODELS", "RopeModel", "rope_decay", "rope_wavelengths", "slow_pairs"),
+    # time_decode_step is the roofline's (a step after a context of n cached tokens); decoding's, with and without
+    # the cache, is imported from chapters.decoding
+    "roofline": ("LAYOUTS", "LLAMA_3_8B", "PUBLISHED_LAYOUTS", "AttentionLayout", "Ceilings", "Cost", "DecoderShape",
+                 "Rate", "RooflinePoint", "StepCost", "attention_cost", "measure_bandwidth", "measure_ceilings",
+                 "measure_matmul_rate", "roofline_plot", "step_cost", "time_decode_step", "time_prefill"),
+    "scaling": ("PROJECTION_INITS", "jacobian_norm", "max_weight", "peakedness", "projected_score_std", "score_std",
+                "softmax_entropy", "softmax_jacobian"),
+    "training": ("ToyTask", "gradient_check", "train"),
+    "worked_example": ("BANK_BOT", "BANK_BOT_QUERIES", "AttentionTrace", "WorkedExample", "trace_attention"),
+}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
+_SUBMODULES = (*_NAMES, "frameworks", "plots", "precision")
+
+
+def __getattr__(name: str):
+    """A helper of `__all__` or a module not imported yet: imported now, and kept for the next lookup."""
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))
+
 
 __all__ = [
     "PROJECTION_INITS",

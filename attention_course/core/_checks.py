@@ -8,22 +8,37 @@ reads which argument was wrong, the shape it had and the shape it needed.
 from __future__ import annotations
 
 import numpy as np
-from ml_dtypes import bfloat16
 
 _FLOAT_KINDS = "f"
 _PROMOTED_KINDS = "biu"  # bool, signed and unsigned integers become float64
+_FOREIGN_KIND = "V"  # the kind NumPy gives a dtype another library defines, such as ml_dtypes' bfloat16
 
-BFLOAT16 = np.dtype(bfloat16)
-"""bfloat16 (from ml_dtypes): float32's 8 exponent bits with 7 mantissa bits."""
 
-LOW_PRECISION = (np.dtype(np.float16), BFLOAT16)
-"""The 16-bit dtypes the primitives take in and give back, but compute in float32."""
+def is_bfloat16(dtype) -> bool:
+    """True for bfloat16 (from ml_dtypes): float32's 8 exponent bits with 7 mantissa bits.
+
+    ml_dtypes is imported only for a dtype NumPy itself does not define: an
+    array can hold bfloat16 only once ml_dtypes is loaded, so float64 input
+    never pays for its import.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind != _FOREIGN_KIND:
+        return False
+    from ml_dtypes import bfloat16
+
+    return dtype == bfloat16
+
+
+def is_low_precision(dtype) -> bool:
+    """True for the 16-bit dtypes the primitives take in and give back, but compute in float32: float16, bfloat16."""
+    dtype = np.dtype(dtype)
+    return dtype == np.float16 or is_bfloat16(dtype)
 
 
 def is_float_dtype(dtype) -> bool:
     """True for NumPy's float dtypes (float16, float32, float64, longdouble) and bfloat16."""
     dtype = np.dtype(dtype)
-    return dtype.kind in _FLOAT_KINDS or dtype == BFLOAT16
+    return dtype.kind in _FLOAT_KINDS or is_bfloat16(dtype)
 
 
 def compute_dtype(dtype) -> np.dtype:
@@ -35,7 +50,7 @@ def compute_dtype(dtype) -> np.dtype:
     result is rounded to the input's dtype once, at the end.
     """
     dtype = np.dtype(dtype)
-    return np.dtype(np.float32) if dtype in LOW_PRECISION else dtype
+    return np.dtype(np.float32) if is_low_precision(dtype) else dtype
 
 
 def as_float_array(x, name: str) -> np.ndarray:
@@ -64,8 +79,8 @@ def result_dtype(*arrays: np.ndarray) -> np.dtype:
     """The dtype of a result computed from float `arrays`: NumPy's promotion, and bfloat16 beside another dtype
     promoted as float32 would be (bfloat16 with float16 gives float32: neither holds the other's numbers)."""
     dtypes = {a.dtype for a in arrays}
-    if BFLOAT16 in dtypes and len(dtypes) > 1:
-        return np.result_type(*(np.float32 if d in LOW_PRECISION else d for d in dtypes))
+    if len(dtypes) > 1 and any(is_bfloat16(d) for d in dtypes):
+        return np.result_type(*(np.float32 if is_low_precision(d) else d for d in dtypes))
     return np.result_type(*arrays)
 
 

@@ -62,8 +62,27 @@ def register(subparsers) -> None:
 
 def run_check(args) -> int:
     """Handler of `attention-course check`."""
-    from .kit.batch import grade_submissions
+    from .kit.sandbox import bubblewrap, process
+
+    # A student's own notebook: the same sandbox as the grader's where bubblewrap works, else a plain process.
+    box = bubblewrap.available()
+    limits = _limits(args)
+    one = _one_notebook(args.notebooks)
+    # One notebook (the usual check): its worker starts now, and gets ready while the rest of the grader is imported
+    # and the notebook read and its checks prepared.
+    started = process.start_worker(limits, sandbox=box, notebook=one) if one is not None else None
+    try:
+        return _check(args, limits, box is not None, one, started)
+    finally:
+        if started is not None:
+            started.discard()
+
+
+def _check(args, limits, sandbox: bool, one: Path | None, started) -> int:
+    from .kit.batch import grade_notebook, grade_submissions
     from .kit.intake import collect
+    from .kit.judge import not_run
+    from .kit.status import Status
     from .kit.write.table import format_report
 
     try:
@@ -74,14 +93,31 @@ def run_check(args) -> int:
     if not any(s.notebooks for s in submissions):
         print("attention-course check: no notebooks (*.ipynb) found", file=sys.stderr)
         return 2
-    from .kit.sandbox import bubblewrap
-
-    # A student's own notebook: the same sandbox as the grader's where bubblewrap works, else a plain process.
-    sandbox = bubblewrap.available() is not None
-    grades = grade_submissions(submissions, _limits(args), progress=False, sandbox=sandbox)
-    notebooks = [nb for g in grades for nb in g.notebooks]
+    if one is not None:
+        try:
+            notebooks = [grade_notebook(one, limits, sandbox=sandbox, started=started)]
+        except Exception as err:  # as the batch does: never lose a row, even to a bug of ours
+            notebooks = [not_run(str(one), None, Status.GRADER_ERROR, repr(err))]
+    else:
+        grades = grade_submissions(submissions, limits, progress=False, sandbox=sandbox)
+        notebooks = [nb for g in grades for nb in g.notebooks]
     print(format_report(notebooks), end="")
     return 0 if all(nb.checks and all(c.passed for c in nb.checks) for nb in notebooks) else 1
+
+
+def _one_notebook(paths: list) -> Path | None:
+    """The notebook, when the command names a single file the grader will read (not a link, not too large)."""
+    from .kit.sandbox.runner import MAX_NOTEBOOK_BYTES
+
+    if len(paths) != 1:
+        return None
+    path = Path(paths[0])
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return None
+    except OSError:
+        return None
+    return path
 
 
 def run_release(args) -> int:

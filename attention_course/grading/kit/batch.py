@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..._cpus import available_cores
-from ..checks.exercises import EXERCISES, identify
+from ..checks.exercises import identify
 from .intake import Submission
 from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
+from .sandbox.process import Started
 from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
 from .assignment import Assignment
 from .status import CLEAN, Status
@@ -68,14 +69,25 @@ class SubmissionGrade:
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
-                   sandbox: bool = True, assignment: Assignment | None = None) -> NotebookGrade:
+                   sandbox: bool = True, assignment: Assignment | None = None,
+                   started: Started | None = None) -> NotebookGrade:
     """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
 
     `assignment` (an `assignment.Assignment`): its checks, time limits and
     hidden inputs are used, and its `hidden` replaces the argument.
+    `started`: its worker, started ahead (`start_worker(limits, sandbox=..., notebook=path)`) while the
+    notebook is read and its checks prepared; it is ended here if the notebook is not run.
     SandboxUnavailable if `sandbox` and bubblewrap cannot be used on this machine.
     """
-    path = Path(path)
+    try:
+        return _grade_notebook(Path(path), limits, hidden, sandbox, assignment, started)
+    finally:
+        if started is not None:
+            started.discard()  # a notebook not run (not valid, not an exercise), or an error before its run
+
+
+def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, assignment: Assignment | None,
+                    started: Started | None) -> NotebookGrade:
     box = bubblewrap.find() if sandbox else None
     try:
         nb = read_notebook(path)
@@ -83,7 +95,7 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
         guess = identify({}, path, "")
         return not_run(str(path), guess.id if guess else None, Status.INVALID_NOTEBOOK, f"the file {err}")
     cells = code_cells(nb)
-    exercise = identify(nb.metadata, path, "\n".join(cells))
+    exercise = identify(nb["metadata"], path, "\n".join(cells))
     if exercise is None:
         return not_run(str(path), None, Status.UNKNOWN_EXERCISE,
                        "not one of the exercises: no exercise metadata, file name or function names matched")
@@ -97,8 +109,11 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
                            f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded")
         checks, hidden = assignment.checks(exercise.id), assignment.hidden
         seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
+    for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
+        check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
-    run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
+    run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided,
+                       started=started)
     return judge_run(str(path), exercise, checks, where, run, cells, mismatch)
 
 
@@ -168,9 +183,6 @@ class Threads:
         if grading.sandbox:
             bubblewrap.find()  # SandboxUnavailable before anything runs
         assignment = grading.assignment
-        for exercise in EXERCISES:  # expected results are computed once, before the threads start
-            for check in (assignment.checks(exercise.id) if assignment and assignment.rule(exercise.id) else exercise.checks):
-                check.prepare()
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
                                    assignment=assignment): (si, ni)
@@ -213,6 +225,18 @@ def default_jobs() -> int:
 
 
 def _progress(total: int, enabled: bool):
+    if not enabled:  # a student's check: no bar, and no tqdm to import
+        return _NoProgress()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="grading", unit="notebook", file=sys.stderr, disable=not enabled, leave=True)
+    return tqdm(total=total, desc="grading", unit="notebook", file=sys.stderr, leave=True)
+
+
+class _NoProgress:
+    """The progress bar of a run that shows none."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

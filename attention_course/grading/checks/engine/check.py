@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Mapping
+from typing import Callable
 
 import numpy as np
 
@@ -95,9 +96,11 @@ class Check:
         return visible + hidden
 
     def __post_init__(self):
-        # Expected results are computed once per process and shared by the batch's threads.
+        # Inputs, expected results and predictions are computed once per process, when first needed, and shared
+        # by the batch's threads.
         object.__setattr__(self, "_lock", threading.Lock())
-        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_expected", {})
+        object.__setattr__(self, "_predicted", {})
 
     def indices(self, hidden: bool) -> list[int]:
         """Indices of the cases to try: visible ones, plus hidden ones if `hidden`."""
@@ -105,25 +108,28 @@ class Check:
 
     def expected(self, i: int) -> object:
         """The reference result for case `i` (computed once, in this process)."""
-        return self._prepared(i)[0]
-
-    def predictions(self, i: int) -> dict[int, object]:
-        """What each recognised mistake (by position in `mistakes`) returns for case `i`."""
-        return self._prepared(i)[1]
-
-    def prepare(self) -> None:
-        """Compute every expected result and prediction now (before threads start)."""
-        for i in range(len(self.cases)):
-            self._prepared(i)
-
-    def _prepared(self, i: int):
         with self._lock:
-            if i not in self._cache:
+            if i not in self._expected:
                 case = self.cases[i]
                 with np.errstate(all="ignore"):
-                    expected = as_plain(self.reference(*case.args, **case.kwargs))
-                self._cache[i] = (expected, predict_all(self.mistakes, case))
-            return self._cache[i]
+                    self._expected[i] = as_plain(self.reference(*case.args, **case.kwargs))
+            return self._expected[i]
+
+    def predictions(self, i: int) -> dict[int, object]:
+        """What each recognised mistake (by position in `mistakes`) returns for case `i` (computed once, when a
+        verdict first needs it: a right answer never does)."""
+        with self._lock:
+            if i not in self._predicted:
+                self._predicted[i] = predict_all(self.mistakes, self.cases[i])
+            return self._predicted[i]
+
+    def prepare(self) -> None:
+        """Draw the inputs and compute every expected result now, once, whichever of the batch's threads asks
+        first (the others wait for it); the predictions wait for a wrong answer."""
+        with self._lock:
+            count = len(self.cases)
+        for i in range(count):
+            self.expected(i)
 
 
 def judge_all(check: Check, observations: dict[int, Observation], code: Code = UNKNOWN) -> results.CheckResult:
@@ -134,7 +140,8 @@ def judge_all(check: Check, observations: dict[int, Observation], code: Code = U
     """
     indices = sorted(observations)
     case_results = [judge(check, i, observations[i], code) for i in indices]
-    case_results = _consistent(case_results, indices, check, _contradicted(check, observations), code)
+    if any(r.matches for r in case_results):  # a mistake was named: weigh it against every input's prediction
+        case_results = _consistent(case_results, indices, check, _contradicted(check, observations), code)
     case_results = _across(check, indices, case_results, observations, code)
     if check.refine is not None:
         case_results = check.refine(tuple(check.cases[i] for i in indices), case_results)
@@ -321,12 +328,12 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
     value = as_expected(expected, obs.value)
     got_text = format_value(value, check.output_names)
     changed = modified_arguments(case, obs.args_after, check.params)
-    predictions = check.predictions(i)
+    predictions = _Predictions(check, i)
     if check.compare is not None:
         verdict = check.compare(case, expected, value, predictions)
     else:
         graded = graded_part(check, i, value)
-        projected = {p: graded_part(check, i, v) for p, v in predictions.items()}
+        projected = predictions if check.graded is None else _Predictions(check, i, graded=True)
         verdict = diagnose(case, expected, graded, projected, check.mistakes, check.output_names, check.specific, code)
     narrowed = precision_lost(expected, value)
     if verdict is not None and narrowed and same_values(graded_part(check, i, value), _in_dtype_of(expected, value),
@@ -387,3 +394,21 @@ def as_expected(expected, value):
     except ValueError:  # arrays of different shapes
         return value
     return stacked if stacked.shape == expected.shape else value
+
+
+class _Predictions(Mapping):
+    """`check.predictions(i)`, computed on the first look: a verdict looks only at a wrong answer. With `graded`,
+    each prediction is cut to the part the check grades (`graded_part`)."""
+
+    def __init__(self, check: Check, i: int, graded: bool = False):
+        self._check, self._i, self._graded = check, i, graded
+
+    def __getitem__(self, position: int) -> object:
+        predicted = self._check.predictions(self._i)[position]
+        return graded_part(self._check, self._i, predicted) if self._graded else predicted
+
+    def __iter__(self):
+        return iter(self._check.predictions(self._i))
+
+    def __len__(self) -> int:
+        return len(self._check.predictions(self._i))

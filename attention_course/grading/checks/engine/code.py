@@ -152,16 +152,23 @@ def code_in_cells(cells: list[str], name: str) -> Code:
 
 def _definitions(cells: list[str]) -> dict[str, ast.AST]:
     """Name -> the last top-level `def` of that name in the cells (the one a run of every cell leaves)."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    to_python = TransformerManager().transform_cell  # `%time x = 1` -> get_ipython().run_line_magic(...)
     defs: dict[str, ast.AST] = {}
     for source in cells:
         try:
-            tree = ast.parse(to_python(source))
-        except (SyntaxError, ValueError):  # a cell that does not parse defines nothing
-            continue
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):  # IPython's syntax (`%time x = 1`), or a cell that does not parse
+            try:
+                tree = ast.parse(_as_python(source))
+            except (SyntaxError, ValueError):  # a cell that does not parse defines nothing
+                continue
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 defs[node.name] = node
     return defs
+
+
+def _as_python(source: str) -> str:
+    """A cell in IPython's syntax made Python; IPython is imported only for such a cell."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)

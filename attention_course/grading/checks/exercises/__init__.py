@@ -105,15 +105,15 @@ def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
     The package holds the reference answers; a notebook that calls them instead
     of its own code is worth a look by the instructor (the marks do not change).
     """
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    to_python = TransformerManager().transform_cell  # `%time x = 1` -> get_ipython().run_line_magic(...)
     trees = []
     for source in cells:
         try:
-            trees.append(ast.parse(to_python(source)))
-        except SyntaxError:  # code that does not parse: nothing to see
-            continue
+            trees.append(ast.parse(source))
+        except SyntaxError:  # IPython's syntax, or code that does not parse (then nothing to see)
+            try:
+                trees.append(ast.parse(_as_python(source)))
+            except SyntaxError:
+                continue
     used: set[str] = set()
     aliases: set[str] = set()
     for tree in trees:
@@ -128,6 +128,14 @@ def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
                 if node.attr != "grading":
                     used.add(node.attr)
     return sorted(used - set(exercise.provided))
+
+
+def _as_python(source: str) -> str:
+    """A cell in IPython's syntax made Python (`%time x = 1` -> get_ipython().run_line_magic(...)); IPython is
+    imported only for such a cell, since plain Python is left as it is."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
 
 
 def _course_module(name: str) -> bool:

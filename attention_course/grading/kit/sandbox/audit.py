@@ -22,6 +22,8 @@ which decides, outside, what it means.
 
 from __future__ import annotations
 
+import gc
+import operator
 import os
 import shlex
 import signal
@@ -71,6 +73,8 @@ class Watch:
         self._allowed = _allowed_code(attention_course, provided)
         self._modules: dict[str, types.ModuleType] = {}
         self._state: dict[str, tuple] = {}
+        self._read_from: tuple[list, list] = ([], [])  # the namespaces and functions `_state` was read from
+        self._identities: list = []  # what `_identities_now` gave when `_state` was taken
         self._profiling = None
         self._own_setprofile = False
         self._setprofile_seen = False
@@ -228,31 +232,67 @@ class Watch:
     def snapshot(self) -> None:
         """Remember the course's modules, their functions and classes, numpy's functions and the builtins."""
         self._modules = {n: m for n, m in list(sys.modules.items()) if _watched(n) and isinstance(m, types.ModuleType)}
-        self._state = self._current()
+        self._take_state()
 
     def changes(self) -> None:
         """Report code replaced since the last look (then take the new code as the reference)."""
+        imported = [(name, module) for name, module in list(sys.modules.items())
+                    if _watched(name) and name not in self._modules and isinstance(module, types.ModuleType)]
+        replaced = [name for name, module in self._modules.items() if sys.modules.get(name) is not module]
+        if not imported and not replaced and _same(self._identities_now(), self._identities):
+            return  # every object the last state was read from is still there: comparing it would find nothing
         planted = []
-        for name, module in list(sys.modules.items()):
-            if _watched(name) and name not in self._modules and isinstance(module, types.ModuleType):
-                # imported since the snapshot: its own code comes from files; the notebook's, from cells
-                self._modules[name] = module
-                planted += [f"{name}.{attr}" for attr, value in list(vars(module).items())
-                            if isinstance(value, types.FunctionType)
-                            and not value.__code__.co_filename.startswith(self._libraries)]
-        now = self._current()
-        changed = planted + [k for k, v in self._state.items() if now.get(k) is None or not _same(now[k], v)]
-        added = [k for k in now if k not in self._state and now[k][0] == "strict"]
-        for name in list(self._modules):
-            if sys.modules.get(name) is not self._modules[name]:
-                changed.append(f"sys.modules[{name!r}]")
-        self._state = now
+        for name, module in imported:
+            # imported since the snapshot: its own code comes from files; the notebook's, from cells
+            self._modules[name] = module
+            planted += [f"{name}.{attr}" for attr, value in list(vars(module).items())
+                        if isinstance(value, types.FunctionType)
+                        and not value.__code__.co_filename.startswith(self._libraries)]
+        before = self._state
+        now = self._take_state()
+        changed = planted + [k for k, v in before.items() if now.get(k) is None or not _same(now[k], v)]
+        added = [k for k in now if k not in before and now[k][0] == "strict"]
+        changed += [f"sys.modules[{name!r}]" for name in replaced]
         numpy = [k for k in changed + added if k.split(".")[0] == "numpy"]
         course = [k for k in changed + added if k not in numpy]
         if course:
             self._report(TAMPER, _names(course))
         if numpy:
             self._report(NUMPY, _names(numpy))
+
+    def _take_state(self) -> dict[str, tuple]:
+        """`_current()` as the new reference, and the identities of everything it is read from, taken first (so
+        that a change made while it is read, by a thread of the notebook, is seen at the next look)."""
+        import builtins
+
+        namespaces = [vars(builtins)]
+        for name, module in self._modules.items():
+            namespaces.append(vars(module))
+            if name not in _NUMPY_MODULES:
+                namespaces += [vars(value) for value in list(vars(module).values()) if isinstance(value, type)]
+        functions = [value for namespace in namespaces for value in list(namespace.values())
+                     if isinstance(value, types.FunctionType)]
+        self._read_from = (namespaces, functions)
+        self._identities = self._identities_now()
+        self._state = self._current()
+        return self._state
+
+    def _identities_now(self) -> list:
+        """Every object `_current()` reads, or whose change would change what it reads, in order: the builtins
+        module, each namespace's names, values and whether each is callable, and what each function refers to (its
+        code and defaults among them). A list built in C, so that a look after every call costs little."""
+        import builtins
+
+        namespaces, functions = self._read_from
+        found = [builtins]
+        for namespace in namespaces:
+            found += namespace.keys()
+            found += namespace.values()
+            found += map(callable, namespace.values())
+        # each function's code, defaults, globals, ... as the collector sees them (reading `__code__` itself would
+        # raise an audit event, and call the hook, for each function)
+        found += gc.get_referents(*functions)
+        return found
 
     def _current(self) -> dict[str, tuple]:
         state: dict[str, tuple] = {}
@@ -417,8 +457,9 @@ def _parts(value) -> tuple:
     return (value,)
 
 
-def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+def _same(a, b) -> bool:
+    """The same objects, one by one (never `==`, which a planted object could answer as it likes)."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))  # in C: after every call, for every function watched
 
 
 def _names(keys: list[str], shown: int = 5) -> str:

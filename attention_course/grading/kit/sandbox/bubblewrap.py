@@ -119,7 +119,8 @@ def _verified(executable: str, user_namespace: bool) -> Bubblewrap:
              "assert [n for _, n in socket.if_nameindex()] == ['lo']; print('isolated')")
     read, write = os.pipe()
     try:
-        command = box.command([sys.executable, "-s", "-B", "-c", probe], memory_bytes=1 << 30, file_bytes=1 << 20,
+        # -I -S: the probe needs the standard library alone, so it skips the environment's site-packages and .pth files
+        command = box.command([sys.executable, "-I", "-S", "-B", "-c", probe], memory_bytes=1 << 30, file_bytes=1 << 20,
                               processes=16, scratch_bytes=1 << 20, info_fd=write, uid=new_uid())
         done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
                               pass_fds=(write,))

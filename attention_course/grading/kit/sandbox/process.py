@@ -100,14 +100,18 @@ class WorkerProcess:
     (time.monotonic); `output` keeps what it prints. `sandbox` is the
     bubblewrap to run it in (None: an unsandboxed process); `notebook` the
     submitted file, copied into the worker's folder; `provided` the names the
-    exercise lets the notebook take from `attention_course`.
+    exercise lets the notebook take from `attention_course`; `started` a worker
+    `start_worker` started with the same sandbox and notebook (None: `run`
+    starts one).
     """
 
     def __init__(self, cells: list[str], skip, pending: list[Call], limits: Limits, deadline: float, output: Output,
-                 *, sandbox: Bubblewrap | None = None, notebook: str | Path | None = None, provided: tuple = ()):
+                 *, sandbox: Bubblewrap | None = None, notebook: str | Path | None = None, provided: tuple = (),
+                 started: Started | None = None):
         self.cells_src, self.skip, self.pending = cells, set(skip), pending
         self.limits, self.deadline, self.output = limits, deadline, output
         self.sandbox, self.notebook, self.provided = sandbox, notebook, tuple(provided)
+        self._given = started
         self.reports = Reports(len(cells), self.skip, pending, limits.cell_seconds, limits.grace_seconds)
         """What the worker reported: its cells, its calls' observations, what its watch saw."""
         self.kill: Stop | None = None
@@ -130,66 +134,23 @@ class WorkerProcess:
 
     def run(self) -> None:
         """Run the worker to its end (or the grader's kill), then clean up everything it left."""
-        folder = None if self.sandbox else tempfile.mkdtemp(prefix="attention-course-grading-")
-        result_r, result_w = os.pipe()
-        self._channel = (result_w, os.fstat(result_r).st_ino)
-        try:
-            proc, info_r, request = self._start(folder, result_w)
-        except BaseException:
-            _close(result_r)
-            if folder:
-                _remove(folder)
-            raise
-        self._tree = SandboxProcesses(proc.pid) if self.sandbox else LoneProcess(proc.pid, folder)
+        started, self._given = self._given, None
+        started = started or start_worker(self.limits, sandbox=self.sandbox, notebook=self.notebook)
+        started.taken = True
+        proc = started.proc
+        self._channel = started.channel
+        self._tree = SandboxProcesses(proc.pid) if self.sandbox else LoneProcess(proc.pid, started.folder)
         selector = selectors.DefaultSelector()
         try:
-            self._watch(proc, selector, result_r, info_r, request)
+            self._watch(proc, selector, started.result_r, started.info_r, self._request(started.writable), started.at)
             if self.finished:
                 self._look_inside()
         finally:
-            self._end(proc, selector, [result_r, info_r])
+            self._end(proc, selector, [started.result_r, started.info_r])
             if self.sandbox:
                 self._tree.close()
-            if folder:
-                _remove(folder)
-
-    def _start(self, folder: str | None, result_w: int) -> tuple[subprocess.Popen, int | None, bytes]:
-        """Start the worker, in the sandbox or in `folder`: (its process, bwrap's info pipe, the request)."""
-        child_fds = [result_w]
-        info_r = None
-        try:
-            if self.sandbox is None:
-                work, home, tmp = (os.path.join(folder, name) for name in ("work", "home", "tmp"))
-                for path in (work, home, tmp):
-                    os.mkdir(path)
-                if self.notebook is not None:
-                    shutil.copyfile(self.notebook, os.path.join(work, bubblewrap.safe_name(str(self.notebook))))
-                argv, cwd, writable = _python(), work, [folder]
-            else:
-                home, tmp = bubblewrap.HOME, bubblewrap.TMP
-                info_r, info_w = os.pipe()
-                child_fds.append(info_w)
-                copy = None
-                if self.notebook is not None:
-                    copy = (os.open(self.notebook, os.O_RDONLY), str(self.notebook))
-                    child_fds.append(copy[0])
-                argv = self.sandbox.command(
-                    _python(), memory_bytes=self.limits.memory_bytes, file_bytes=self.limits.file_bytes,
-                    processes=self.limits.processes, scratch_bytes=self.limits.scratch_bytes, info_fd=info_w,
-                    notebook=copy, uid=None if self.sandbox.user_namespace else bubblewrap.new_uid())
-                cwd, writable = "/", [bubblewrap.SCRATCH]
-            env = _child_env(home, tmp, result_w, self.limits, sandboxed=self.sandbox is not None)
-            request = self._request(writable)
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, pass_fds=child_fds, start_new_session=True)
-        except BaseException:
-            if info_r is not None:
-                _close(info_r)
-            raise
-        finally:
-            for fd in child_fds:
-                _close(fd)
-        return proc, info_r, request
+            if started.folder:
+                _remove(started.folder)
 
     def _request(self, writable: list[str]) -> bytes:
         """The one frame the worker reads: the cells, the calls (their arguments as arrays), what to watch."""
@@ -208,8 +169,10 @@ class WorkerProcess:
 
     # --- watching -----------------------------------------------------------------------------------
 
-    def _watch(self, proc: subprocess.Popen, selector, result_r: int, info_r: int | None, request: bytes) -> None:
-        """Send the request, read everything the worker writes, and stop it as soon as it overruns."""
+    def _watch(self, proc: subprocess.Popen, selector, result_r: int, info_r: int | None, request: bytes,
+               started: float) -> None:
+        """Send the request, read everything the worker writes, and stop it as soon as it overruns (`started`: when
+        the worker was started, time.monotonic)."""
         for fd, name in [(result_r, "result"), (proc.stdout.fileno(), "output")] + (
                 [(info_r, "info")] if info_r is not None else []):
             os.set_blocking(fd, False)
@@ -217,7 +180,6 @@ class WorkerProcess:
         os.set_blocking(proc.stdin.fileno(), False)
         selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "request")
         pending = memoryview(request)
-        started = time.monotonic()
         next_poll = 0.0
         while True:
             for key, _ in selector.select(timeout=0.02):
@@ -368,6 +330,99 @@ class WorkerProcess:
             for key, _ in selector.select(timeout=0.05):
                 if key.data in ("output", "result"):
                     self._read(selector, key)
+
+
+@dataclass
+class Started:
+    """A worker process started before its request (`start_worker`): it starts its interpreter, imports the
+    package and IPython and makes its shell, then waits for the request on its stdin."""
+
+    proc: subprocess.Popen
+    info_r: int | None
+    """bwrap's info pipe (None unsandboxed)."""
+    result_r: int
+    """The grader's end of the result channel."""
+    channel: tuple[int, int]
+    """The result channel's descriptor number in the worker, and the pipe's inode."""
+    folder: str | None
+    """The worker's temporary folder, unsandboxed (None in a sandbox)."""
+    writable: list[str]
+    """Where the worker may write."""
+    at: float
+    """When it was started (time.monotonic)."""
+    taken: bool = False
+    """Whether a `WorkerProcess` took it (then that one ends it, and `discard` does nothing)."""
+
+    def discard(self) -> None:
+        """End a worker that was not given a request (no code of the notebook has run in it); nothing once taken."""
+        if self.taken:
+            return
+        self.taken = True
+        try:  # bwrap (or the worker) leads its own process group, made for it by Popen; the sandbox dies with bwrap
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # stuck in the kernel; the kill is on its way
+            pass
+        for fd in (self.result_r, self.info_r):
+            if fd is not None:
+                _close(fd)
+        if self.folder:
+            _remove(self.folder)
+
+
+def start_worker(limits: Limits, *, sandbox: Bubblewrap | None = None, notebook: str | Path | None = None) -> Started:
+    """Start a worker in the sandbox (or, with `sandbox=None`, in an empty temporary folder), `notebook` copied into
+    its folder; `WorkerProcess(..., started=...)` sends it its request. A worker that will not get one is ended with
+    `Started.discard()`."""
+    folder = None if sandbox else tempfile.mkdtemp(prefix="attention-course-grading-")
+    result_r, result_w = os.pipe()
+    channel = (result_w, os.fstat(result_r).st_ino)
+    child_fds = [result_w]
+    info_r = None
+    try:
+        if sandbox is None:
+            work, home, tmp = (os.path.join(folder, name) for name in ("work", "home", "tmp"))
+            for path in (work, home, tmp):
+                os.mkdir(path)
+            if notebook is not None:
+                shutil.copyfile(notebook, os.path.join(work, bubblewrap.safe_name(str(notebook))))
+            argv, cwd, writable = _python(), work, [folder]
+        else:
+            home, tmp = bubblewrap.HOME, bubblewrap.TMP
+            info_r, info_w = os.pipe()
+            child_fds.append(info_w)
+            copy = None
+            if notebook is not None:
+                copy = (os.open(notebook, os.O_RDONLY), str(notebook))
+                child_fds.append(copy[0])
+            argv = sandbox.command(
+                _python(), memory_bytes=limits.memory_bytes, file_bytes=limits.file_bytes,
+                processes=limits.processes, scratch_bytes=limits.scratch_bytes, info_fd=info_w,
+                notebook=copy, uid=None if sandbox.user_namespace else bubblewrap.new_uid())
+            cwd, writable = "/", [bubblewrap.SCRATCH]
+        env = _child_env(home, tmp, result_w, limits, sandboxed=sandbox is not None)
+        at = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, pass_fds=child_fds, start_new_session=True)
+    except BaseException:
+        for fd in (result_r, info_r):
+            if fd is not None:
+                _close(fd)
+        if folder:
+            _remove(folder)
+        raise
+    finally:
+        for fd in child_fds:
+            _close(fd)
+    return Started(proc, info_r, result_r, channel, folder, writable, at)
 
 
 def _python() -> list[str]:

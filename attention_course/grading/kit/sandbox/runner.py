@@ -19,6 +19,7 @@ worker on another machine.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from . import audit
 from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
 from .channel import Alert, Call, CellReport
-from .process import Limits, Output, WorkerProcess, size_text
+from .process import Limits, Output, Started, WorkerProcess, size_text
 from .tree import Leftover
 
 __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
@@ -80,10 +81,9 @@ MAX_NOTEBOOK_BYTES = 64 << 20
 """The largest notebook file graded (the limit of one file in a submissions zip too)."""
 
 
-def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES):
-    """Read and validate a notebook; InvalidNotebook says why it cannot be graded."""
-    import nbformat
-
+def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES) -> dict:
+    """Read and validate a notebook (a dict, its cells' sources as text); InvalidNotebook says why it cannot be
+    graded."""
     path = Path(path)
     if path.is_symlink():  # say, to /etc/shadow or to another student's notebook
         raise InvalidNotebook("is a link to another file, not a notebook of its own: it was not read")
@@ -96,9 +96,56 @@ def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES):
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidNotebook(f"could not be read: {err}") from None
     try:
-        json.loads(text)  # nbformat's own error would quote the start of the file, which the student may not own
+        data = json.loads(text)  # nbformat's own error would quote the start of the file, which the student may not own
     except ValueError as err:
         raise InvalidNotebook(f"is not a valid notebook: it is not JSON ({err})") from None
+    return _valid_v4(data) or _read_with_nbformat(text)
+
+
+def _valid_v4(data) -> dict | None:
+    """`data` if it is a notebook of today's format (4.0 to 4.5) that nbformat's schema for it accepts, its cells'
+    sources joined into text as nbformat reads them; else None (nbformat then converts it or says what is wrong).
+
+    The schema is nbformat's own file, checked with fastjsonschema, as nbformat checks it: the same verdict
+    without importing nbformat, whose import (jsonschema and its format checkers) takes longer than a whole
+    check of a notebook.
+    """
+    minor = data.get("nbformat_minor") if isinstance(data, dict) and data.get("nbformat") == 4 else None
+    if type(minor) is not int or not 0 <= minor <= 5:
+        return None
+    validator = _v4_validator(minor)
+    if validator is None:
+        return None
+    try:
+        validator(data)
+    except Exception:  # noqa: BLE001 -- fastjsonschema's JsonSchemaException: nbformat says what is wrong
+        return None
+    for cell in data["cells"]:
+        if isinstance(cell["source"], list):
+            cell["source"] = "".join(cell["source"])
+    return data
+
+
+@functools.lru_cache(maxsize=None)
+def _v4_validator(minor: int):
+    """fastjsonschema's check of nbformat's schema of format 4.`minor` (compiled once per process), or None."""
+    import importlib.util
+
+    nbformat = importlib.util.find_spec("nbformat")  # where it is installed, without importing it
+    try:
+        import fastjsonschema
+
+        folder = Path(nbformat.submodule_search_locations[0]) / "v4"
+        schema = json.loads((folder / f"nbformat.v4.{minor}.schema.json").read_text(encoding="utf-8"))
+        return fastjsonschema.compile(schema)
+    except (ImportError, AttributeError, TypeError, OSError, ValueError):
+        return None
+
+
+def _read_with_nbformat(text: str) -> dict:
+    """An older format converted to 4, or why the file is not a valid notebook, by nbformat itself."""
+    import nbformat
+
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as err:  # nbformat raises several JSON and schema errors
@@ -110,19 +157,20 @@ def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES):
     return nb
 
 
-def code_cells(nb) -> list[str]:
+def code_cells(nb: dict) -> list[str]:
     """The sources of the notebook's code cells, in order."""
-    return [cell.source for cell in nb.cells if cell.cell_type == "code"]
+    return [cell["source"] for cell in nb["cells"] if cell["cell_type"] == "code"]
 
 
 def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
                  sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
-                 provided: tuple[str, ...] = ()) -> NotebookRun:
+                 provided: tuple[str, ...] = (), started: Started | None = None) -> NotebookRun:
     """Run the cells in a worker, then make the requested calls; again without what killed a worker.
 
     `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
     `notebook`: the submitted file, copied into the worker's folder;
-    `provided`: names the exercise lets the notebook take from attention_course.
+    `provided`: names the exercise lets the notebook take from attention_course;
+    `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`).
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
@@ -137,7 +185,8 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     while True:
         pending = [c for c in requested if c.id not in observations]
         attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
-                                provided=provided)
+                                provided=provided, started=started)
+        started = None
         attempt.run()
         seen.add(attempt)
         cells_done.update(attempt.cells)

@@ -79,10 +79,9 @@ def main() -> None:
     # Nothing is imported from the (student-writable) working folder.
     sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
     os.set_inheritable(fd, False)  # a program the notebook starts does not get the result channel
-    request_bytes = _read_all(0)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
 
+    # Everything the notebook's run needs is made ready first: the grader may start the worker before it has read
+    # the notebook, and send the request when it has prepared it.
     import threading
 
     import attention_course  # noqa: F401 -- imported before any cell runs, so that its snapshot is whole
@@ -105,11 +104,6 @@ def main() -> None:
             while data:
                 data = data[write(fd, data):]
 
-    frame = decode(request_bytes)
-    if frame is None:
-        raise SystemExit("the grader sent an incomplete request")
-    request, arrays, _ = frame
-
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
@@ -117,6 +111,14 @@ def main() -> None:
     config.HistoryManager.enabled = False
     config.InteractiveShell.colors = "nocolor"
     shell = InteractiveShell.instance(config=config)
+
+    request_bytes = _read_all(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    frame = decode(request_bytes)
+    if frame is None:
+        raise SystemExit("the grader sent an incomplete request")
+    request, arrays, _ = frame
     findings = _Findings(send)
     watch = Watch(findings, writable=request.get("writable", []), course=request.get("course", []),
                   visible=request.get("visible", []), provided=request.get("provided", []))
