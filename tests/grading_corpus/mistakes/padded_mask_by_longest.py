@@ -1,7 +1,7 @@
 """padded_attention that sizes its mask by the longest sequence instead of the padded length n."""
 CHECK = "padded_attention"
 MISTAKE = None
-HINT = "a padding mask of shape (B, 1, n) lines up with them"
+HINT = "The last axes of its arrays differ (2 and 3)"
 MARKS = "10/14"
 
 import math

@@ -7,6 +7,7 @@ query may attend, and masked scores become -inf before the softmax.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -425,14 +426,29 @@ def _padded_error_hint(case: Case, error: str, code: Code) -> str:
             "reverses ALL the axes. Swap only the last two (np.swapaxes(K, -1, -2)) so that Q @ K^T gives (B, n, n)."
         )
     if "broadcast" in error and line:
-        dot = (" If the scores were made with np.dot: on 3-D arrays it pairs every sequence with every other, "
-               "shape (B, n, B, n), where Q @ np.swapaxes(K, -1, -2) (np.matmul) gives (B, n, n).") if code.uses("dot") else ""
-        return (
-            f"The line that failed, `{line}`, combines arrays whose shapes do not line up: print the shape of each "
-            "array on that line. The scores of a batch have shape (B, n, n); a padding mask of shape (B, 1, n) lines "
-            "up with them, one of shape (B, n) does not." + dot
-        )
+        axes = [len(s) for s in _broadcast_shapes(error)]  # how many axes each array on the line had
+        said = [f"The line that failed, `{line}`, combines arrays whose shapes do not line up: print the shape of "
+                "each array on that line. The scores of a batch have shape (B, n, n)."]
+        if 2 in axes:  # an array of two axes met the scores: a mask of shape (B, n), say
+            said.append("A padding mask of shape (B, 1, n) lines up with them, one of shape (B, n) does not.")
+        lasts = sorted({s[-1] for s in _broadcast_shapes(error) if len(s) == 3 and s[-1] != 1})
+        if len(lasts) > 1:  # e.g. a mask sized by the longest sequence, not by n
+            said.append(f"The last axes of its arrays differ ({' and '.join(map(str, lasts))}): an array combined "
+                        "with the scores needs n entries along the keys (or 1, to broadcast).")
+        if 4 in axes:  # scores of four axes: (B, n, B, n), np.dot's product of two 3-D arrays
+            said.append("An array on that line has four axes: np.dot of 3-D arrays pairs every sequence with every "
+                        "other, shape (B, n, B, n), where Q @ np.swapaxes(K, -1, -2) (np.matmul) gives (B, n, n)."
+                        if code.uses("dot") else "An array on that line has four axes, where the scores have three.")
+        return " ".join(said)
     return ""
+
+
+def _broadcast_shapes(error: str) -> list[tuple[int, ...]]:
+    """The shapes NumPy lists in a broadcasting error ("shapes (2,1,3) (2,3,2,3)"), in its order."""
+    listed = re.search(r"shapes((?: \([0-9, ]*\))+)", error)
+    if listed is None:
+        return []
+    return [tuple(int(n) for n in s.split(",") if n.strip()) for s in re.findall(r"\(([0-9, ]*)\)", listed.group(1))]
 
 
 def _padded_cases(rngs: Rngs) -> list[Case]:
