@@ -65,7 +65,7 @@ def test_no_hint_names_a_cause_the_grader_did_not_check(path):
 def test_a_helper_is_blamed_only_when_the_course_version_of_it_fixes_the_function(tmp_path):
     own = (CORPUS / "assumptions" / "padded_own_wrong_mask.py").read_text()
     unscaled = tmp_path / "unscaled.py"  # the same wrong helper, and a mistake of its own: no scale
-    unscaled.write_text(own.replace(" / np.sqrt(Q.shape[-1])", ""))
+    unscaled.write_text(own.replace(" / math.sqrt(Q.shape[-1])", ""))
     check = CHECKS["padded_attention"]
     assert run_check(check, load(unscaled).padded_attention, hidden=True).mistake != "helper_at_fault"
     right = load(CORPUS / "assumptions" / "padded_own_wrong_mask.py").padded_attention

@@ -4,7 +4,8 @@ tests/grading_corpus/mistakes/ holds one wrong implementation per common
 mistake; each names its check (CHECK), the mistake it must be diagnosed as
 (MISTAKE, or None for a wrong answer caught but not named, when HINT says what
 the hint must contain) and the marks it must get (MARKS, e.g. "3/10", with the
-hidden inputs). The check must fail it, give that mistake's hint, and never
+hidden inputs); ABSENT, if given, lists what is not so of that code and must
+not be said of it. The check must fail it, give that mistake's hint, and never
 claim anything about it that `audit` finds untrue.
 """
 
@@ -54,6 +55,9 @@ def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
     words = " ".join(str(result).split())  # the text form wraps long hints
     assert " ".join(result.hint.split()) in words
+    said = " ".join(f"{result.message} {result.hint}".split())
+    for claim in getattr(wrong, "ABSENT", ()):  # what is not so of this code, and must not be said of it
+        assert claim not in said, (claim, str(result))
     if wrong.MISTAKE is None:  # caught, not named: the hint (or, with no hint, the message) says what is seen
         if hasattr(wrong, "HINT"):
             assert wrong.HINT in " ".join(result.hint.split()), str(result)
@@ -63,8 +67,20 @@ def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     hints = {m.hint for m in check.mistakes if m.id == wrong.MISTAKE}
     failing = [c for c in result.cases if c.mistake == wrong.MISTAKE]
     assert failing and all(c.hint for c in failing)
-    if hints:  # mistakes recognised by prediction carry the prediction's own hint
-        assert {c.hint for c in failing} <= hints
+    predicted = [c for c in failing if c.matches]  # an input where a prediction reproduced the result
+    if hints:  # there the prediction's own hint is said, then the leads that apply
+        assert all(any(c.hint.startswith(h) for h in hints) for c in predicted), str(result)
+
+
+WRONG = ENTRIES + sorted((Path(__file__).parent / "grading_corpus" / "assumptions").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", WRONG, ids=[f"{p.parent.name}/{p.stem}" for p in WRONG])
+def test_the_notebook_check_catches_what_the_batch_grader_catches(path):
+    """Every property the hidden inputs test has a visible input too: the check cell fails every wrong function."""
+    wrong = load(path)
+    check = CHECKS[wrong.CHECK]
+    assert not run_check(check, getattr(wrong, check.function)).passed
 
 
 CORRECT = sorted((Path(__file__).parent / "grading_corpus" / "correct").glob("*.py"))
@@ -80,6 +96,12 @@ def test_a_right_function_written_another_way_gets_full_marks_and_no_hint(path):
     result = run_check(check, getattr(right, check.function), hidden=True)
     assert result.passed and result.score == result.max_score, str(result)
     assert result.hint == "" and all(not c.hint and c.mistake is None for c in result.cases), str(result)
+
+
+def test_every_recognised_mistake_has_a_corpus_entry():  # a prediction no wrong function is graded with is untested
+    covered = {load(p).MISTAKE for p in ENTRIES}
+    missing = {check.name: sorted({m.id for m in check.mistakes} - covered) for check in CHECKS.values()}
+    assert not any(missing.values()), {name: ids for name, ids in missing.items() if ids}
 
 
 def test_one_mistake_id_has_one_hint():  # the hint shown for a mistake is its id's: two hints would mix them up
@@ -138,10 +160,10 @@ def test_the_audit_reports_a_claim_the_submission_does_not_bear_out():
     honest = CHECKS["softmax"]
     assert audit(honest, flipped) == []
     blames_overflow = dataclasses.replace(  # every prediction gone: the same answer blamed on overflow
-        honest, mistakes=(), specific=lambda case, expected, got: dataclasses.replace(NO_MAX_SUBTRACTION, predict=None))
+        honest, mistakes=(), specific=lambda case, expected, got, code: dataclasses.replace(NO_MAX_SUBTRACTION, predict=None))
     assert any("could not be verified" in p for p in audit(blames_overflow, flipped))
     overflow = dataclasses.replace(NO_MAX_SUBTRACTION, predict=lambda x, axis=-1: -x)  # predicts something else
-    wrong_prediction = dataclasses.replace(honest, mistakes=(overflow,), specific=lambda case, expected, got: overflow)
+    wrong_prediction = dataclasses.replace(honest, mistakes=(overflow,), specific=lambda case, expected, got, code: overflow)
     assert any("no prediction" in p for p in audit(wrong_prediction, flipped))
 
 

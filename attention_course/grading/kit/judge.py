@@ -2,9 +2,11 @@
 
 `judge_run` takes what the sandbox observed (`sandbox.runner.NotebookRun`)
 and hands each check's observations to the same `judge_all` as the
-in-notebook checks, with the hidden inputs added. The notebook's status is
-every `Status` that applies, found from the run's data (its cells, its
-calls, what it tried), never from the sentences its incidents say.
+in-notebook checks, with the hidden inputs added and the words of the
+student's function read from the cells (so a hint offers the same leads).
+The notebook's status is every `Status` that applies, found from the run's
+data (its cells, its calls, what it tried), never from the sentences its
+incidents say.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..checks.engine import calls, results
 from ..checks.engine.check import Check, judge_all
+from ..checks.engine.code import code_in_cells
 from ..checks.exercises import BY_ID, Exercise, package_names_used
 from .sandbox.runner import NotebookRun
 from .status import Incident, Status, notebook_text
@@ -92,7 +95,7 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
     for check in checks:
         observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
         try:
-            grade.checks.append(judge_all(check, observations))
+            grade.checks.append(judge_all(check, observations, code_in_cells(cells, check.function)))  # as a notebook's
         except Exception as err:  # a bug of ours must not sink the batch
             grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),
                                                     results.ERROR, f"the grader failed: {err!r}", "", None, ()))

@@ -1,7 +1,7 @@
 """attention whose scores are computed in float32: it assumes 7 digits are enough."""
 CHECK = "attention"
-MESSAGE = 'significant digits only'
-MARKS = "6/9"
+MESSAGE = 'about what float32 holds'
+MARKS = "5/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """backward_query_tile that rebuilds the weights in float32: it assumes 7 digits are enough."""
 CHECK = "backward_query_tile"
-MESSAGE = 'significant digits only'
-MARKS = "2/11"
+MESSAGE = 'about what float32 holds'
+MARKS = "3/20"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_scores computed in float32: it assumes 7 digits are enough, which cancelling products break."""
 CHECK = "dot_scores"
-MESSAGE = ('at index 0 expected 1, got 2', 'cut down to the smallest input')
-MARKS = "7/8"
+MESSAGE = 'about what float32 holds'
+MARKS = "4/12"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_scores that squeezes the keys: it assumes no axis has size 1 (one key, or d_k = 1)."""
 CHECK = "dot_scores"
-MESSAGE = 'raised ValueError: matmul'
-MARKS = "6/8"
+MESSAGE = ('expected shape (1,), got shape ()', 'cut down to the smallest input')
+MARKS = "8/12"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention that sizes each head by d_model // n_heads: it assumes d_model = n_heads * d_k."""
 CHECK = "multi_head_attention"
 MESSAGE = ('raised ValueError: cannot reshape array', 'cut down to the smallest input')
-MARKS = "6/8"
+MARKS = "10/14"
 
 import numpy as np
 

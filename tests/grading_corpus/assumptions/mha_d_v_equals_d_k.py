@@ -1,7 +1,7 @@
 """multi_head_attention that splits the values with the width of the queries: it assumes d_v = d_k."""
 CHECK = "multi_head_attention"
 MESSAGE = ('raised ValueError: cannot reshape array', 'cut down to the smallest input')
-MARKS = "7/8"
+MARKS = "12/14"
 
 import numpy as np
 

@@ -1,7 +1,9 @@
 """padded_attention, right in itself, calling the notebook's own padding_mask, which counts one token too many."""
 CHECK = "padded_attention"
 MESSAGE = 'the difference comes from your `padding_mask`'
-MARKS = "1/7"
+MARKS = "2/14"
+
+import math
 
 import numpy as np
 
@@ -14,6 +16,6 @@ def padding_mask(lengths, n):
 
 def padded_attention(Q, K, V, lengths):
     mask = padding_mask(lengths, K.shape[-2])
-    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), -np.inf)
+    scores = np.where(mask, Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1]), -np.inf)
     weights = softmax(scores, axis=-1)
     return weights @ V, weights

@@ -1,7 +1,7 @@
 """padding_mask that indexes lengths[:, None]: it assumes lengths is a NumPy array."""
 CHECK = "padding_mask"
 MESSAGE = 'raised TypeError: tuple indices must be integers or slices, not tuple'
-MARKS = "5/6"
+MARKS = "6/8"
 
 import numpy as np
 

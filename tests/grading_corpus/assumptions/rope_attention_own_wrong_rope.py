@@ -1,7 +1,7 @@
 """rope_attention, right in itself, calling the notebook's own apply_rope, which turns the wrong way."""
 CHECK = "rope_attention"
 MESSAGE = 'the difference comes from your `apply_rope`'
-MARKS = "1/8"
+MARKS = "2/13"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope whose angles are computed in float32: it assumes positions stay small."""
 CHECK = "apply_rope"
-MESSAGE = 'significant digits only'
-MARKS = "7/10"
+MESSAGE = 'about what float32 holds'
+MARKS = "2/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """scale_scores that writes into an array shaped like the scores: integer scores give integer results."""
 CHECK = "scale_scores"
 MESSAGE = ('at index (0, 0) expected 2.5, got 2', 'cut down to the smallest input')
-MARKS = "6/7"
+MARKS = "9/11"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax computed in float32: it assumes the scores fit in float32."""
 CHECK = "softmax"
-MESSAGE = ('got nan at index 0 where 1 was expected', 'cut down to the smallest input')
-MARKS = "14/15"
+MESSAGE = 'about what float32 holds'
+MARKS = "6/25"
 
 import numpy as np
 

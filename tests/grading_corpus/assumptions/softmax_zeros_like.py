@@ -1,7 +1,7 @@
 """softmax that writes into np.zeros_like(x): integer scores give integer weights."""
 CHECK = "softmax"
 MESSAGE = (', got 0', 'integer scores, cut down to the smallest input')
-MARKS = "14/15"
+MARKS = "23/25"
 
 import numpy as np
 

@@ -6,7 +6,7 @@ def padded_attention(Q, K, V, lengths):
     outs, ws = [], []
     for b in range(Q.shape[0]):
         L = int(lengths[b])
-        s = Q[b] @ K[b].T / np.sqrt(Q.shape[-1])
+        s = Q[b] @ K[b].T / np.sqrt(Q.shape[-1]).astype(Q.dtype)  # the scale in the input's dtype
         s[:, L:] = -np.inf
         w = softmax(s, axis=-1)
         ws.append(w); outs.append(w @ V[b])

@@ -2,4 +2,4 @@
 CHECK = "scale_scores"
 import numpy as np
 def scale_scores(scores, d_k):
-    return np.asarray(scores) * (1.0 / np.sqrt(d_k))
+    return np.asarray(scores) * float(1.0 / np.sqrt(d_k))  # a Python float: float32 stays float32

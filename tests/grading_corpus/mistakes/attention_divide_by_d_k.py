@@ -1,7 +1,7 @@
 """attention that divides the scores by d_k."""
 CHECK = "attention"
 MISTAKE = "divided_by_d_k"
-MARKS = "2/9"
+MARKS = "4/17"
 
 from attention_course import softmax
 

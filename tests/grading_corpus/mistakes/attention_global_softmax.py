@@ -1,7 +1,7 @@
 """attention whose softmax normalises over every entry of the score matrix."""
 CHECK = "attention"
 MISTAKE = "normalised_over_everything"
-MARKS = "2/9"
+MARKS = "3/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention that scales the caller's queries in place."""
 CHECK = "attention"
 MISTAKE = "modifies_input"
-MARKS = "1/9"
+MARKS = "2/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention without the 1/sqrt(d_k) scale."""
 CHECK = "attention"
 MISTAKE = "missing_scale"
-MARKS = "2/9"
+MARKS = "5/17"
 
 from attention_course import softmax
 

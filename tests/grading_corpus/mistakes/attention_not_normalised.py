@@ -1,7 +1,7 @@
 """attention whose weights are exponentials never divided by their sum: rows do not sum to 1."""
 CHECK = "attention"
 MISTAKE = "does_not_sum_to_1"
-MARKS = "1/9"
+MARKS = "3/17"
 
 import numpy as np
 

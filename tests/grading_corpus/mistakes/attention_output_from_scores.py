@@ -1,7 +1,7 @@
 """attention that mixes the values with the scores instead of the weights."""
 CHECK = "attention"
 MISTAKE = "output_from_scores"
-MARKS = "0/9"
+MARKS = "0/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention that returns the weights where the output should be (the values are never mixed)."""
 CHECK = "attention"
 MISTAKE = "returns_weights_as_output"
-MARKS = "1/9"
+MARKS = "2/17"
 
 import numpy as np
 

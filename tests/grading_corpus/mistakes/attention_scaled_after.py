@@ -1,7 +1,7 @@
 """attention that divides the weights by sqrt(d_k) after the softmax."""
 CHECK = "attention"
 MISTAKE = "scaled_after_softmax"
-MARKS = "1/9"
+MARKS = "2/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention scaled by the number of keys instead of d_k."""
 CHECK = "attention"
 MISTAKE = "scaled_by_n_k"
-MARKS = "4/9"
+MARKS = "7/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention whose softmax runs over the queries (axis 0) instead of the keys."""
 CHECK = "attention"
 MISTAKE = "softmax_wrong_axis"
-MARKS = "0/9"
+MARKS = "0/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention with query and key swapped: the weights come out transposed."""
 CHECK = "attention"
 MISTAKE = "query_key_swapped"
-MARKS = "0/9"
+MARKS = "0/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """attention that scales V by 1/sqrt(d_k) instead of the scores."""
 CHECK = "attention"
 MISTAKE = 'observed_constant_factor'
-MARKS = "1/9"
+MARKS = "2/17"
 
 import numpy as np
 from attention_course import softmax

@@ -1,7 +1,7 @@
 """attention that returns weights.T for square inputs (weights computed over axis 0 then transposed wrong)."""
 CHECK = "attention"
 MISTAKE = 'query_key_swapped'
-MARKS = "0/9"
+MARKS = "0/17"
 
 import numpy as np
 from attention_course import softmax

@@ -1,7 +1,7 @@
 """backward_query_tile that adds D instead of subtracting it: dS = P * (dP + D)."""
 CHECK = "backward_query_tile"
 MISTAKE = "d_added"
-MARKS = "0/11"
+MARKS = "0/20"
 
 import numpy as np
 

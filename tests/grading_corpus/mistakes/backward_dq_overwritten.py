@@ -1,7 +1,7 @@
 """backward_query_tile that assigns dQ in each key tile instead of adding to it."""
 CHECK = "backward_query_tile"
 MISTAKE = "dq_overwritten"
-MARKS = "2/11"
+MARKS = "2/20"
 
 import numpy as np
 

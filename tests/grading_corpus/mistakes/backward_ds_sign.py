@@ -1,7 +1,7 @@
 """backward_query_tile with dS = P * (D - dP): sign error."""
 CHECK = "backward_query_tile"
 MISTAKE = 'observed_constant_factor'
-MARKS = "1/11"
+MARKS = "1/20"
 
 import numpy as np
 def backward_query_tile(Q, K, V, O, dO, lse, mask, block_size):

@@ -1,7 +1,7 @@
 """backward_query_tile that computes dV from dS instead of from the weights P."""
 CHECK = "backward_query_tile"
 MISTAKE = "dv_from_ds"
-MARKS = "0/11"
+MARKS = "0/20"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """backward_query_tile that rebuilds the weights as exp(score), without the log-sum-exp."""
 CHECK = "backward_query_tile"
 MISTAKE = "unnormalised_p"
-MARKS = "0/11"
+MARKS = "0/20"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """backward_query_tile whose dS forgets the softmax's D term: dS = P * dP."""
 CHECK = "backward_query_tile"
 MISTAKE = "forgets_d"
-MARKS = "0/11"
+MARKS = "0/20"
 
 import numpy as np
 

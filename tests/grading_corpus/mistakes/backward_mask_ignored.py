@@ -1,7 +1,7 @@
 """backward_query_tile that rebuilds the weights without the mask."""
 CHECK = "backward_query_tile"
 MISTAKE = "mask_ignored"
-MARKS = "9/11"
+MARKS = "15/20"
 
 import numpy as np
 

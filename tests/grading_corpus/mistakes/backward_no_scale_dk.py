@@ -1,7 +1,7 @@
 """backward_query_tile that scales dQ but forgets the scale on dK."""
 CHECK = "backward_query_tile"
 MISTAKE = "missing_scale"
-MARKS = "1/11"
+MARKS = "1/20"
 
 import numpy as np
 

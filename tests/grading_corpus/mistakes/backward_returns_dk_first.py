@@ -1,7 +1,7 @@
 """backward_query_tile returning (dK, dQ, dV)."""
 CHECK = "backward_query_tile"
 MISTAKE = 'observed_items_reordered'
-MARKS = "1/11"
+MARKS = "1/20"
 
 import numpy as np
 def backward_query_tile(Q, K, V, O, dO, lse, mask, block_size):

@@ -1,7 +1,7 @@
 """backward_query_tile that rebuilds the weights as exp(score - this tile's max): normalised by nothing."""
 CHECK = "backward_query_tile"
 MISTAKE = "unnormalised_p"
-MARKS = "1/11"
+MARKS = "1/20"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """backward_query_tile that rebuilds the weights from Q K^T without the scale."""
 CHECK = "backward_query_tile"
 MISTAKE = "weights_rebuilt_without_scale"
-MARKS = "0/11"
+MARKS = "0/20"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """backward_query_tile that contracts the keys instead of the queries for dK and dV."""
 CHECK = "backward_query_tile"
 MISTAKE = "wrong_axis"
-MARKS = "1/11"
+MARKS = "1/20"
 
 import numpy as np
 

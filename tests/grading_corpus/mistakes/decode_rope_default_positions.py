@@ -1,7 +1,7 @@
 """decode_step that calls apply_rope without positions: one token, so position 0, no rotation at all."""
 CHECK = "decode_step"
 MISTAKE = "rotated_at_position_0"
-MARKS = "1/9"
+MARKS = "2/14"
 
 import numpy as np
 

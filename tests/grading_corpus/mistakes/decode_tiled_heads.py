@@ -1,7 +1,9 @@
 """decode_step that shares the key/value heads with np.tile: the order 0, 1, 0, 1."""
 CHECK = "decode_step"
 MISTAKE = "kv_heads_tiled"
-MARKS = "3/9"
+MARKS = "7/14"
+
+import math
 
 import numpy as np
 
@@ -15,5 +17,5 @@ def decode_step(q, k, v, k_cache, v_cache):
     v_cache = np.concatenate([v_cache, v], axis=1)
     g = q.shape[0] // k_cache.shape[0]
     keys, values = np.tile(k_cache, (g, 1, 1)), np.tile(v_cache, (g, 1, 1))
-    scores = q @ keys.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
+    scores = q @ keys.transpose(0, 2, 1) / math.sqrt(q.shape[-1])
     return softmax(scores) @ values, k_cache, v_cache

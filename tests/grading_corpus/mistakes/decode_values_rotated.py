@@ -1,7 +1,7 @@
 """decode_step that rotates the new value too."""
 CHECK = "decode_step"
 MISTAKE = "values_rotated"
-MARKS = "1/9"
+MARKS = "2/14"
 
 import numpy as np
 

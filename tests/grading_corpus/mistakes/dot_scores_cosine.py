@@ -1,7 +1,7 @@
 """dot_scores that normalises by the lengths: a cosine similarity."""
 CHECK = "dot_scores"
 MISTAKE = "cosine_similarity"
-MARKS = "0/8"
+MARKS = "0/12"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_scores that measures the distance between the query and each key."""
 CHECK = "dot_scores"
 MISTAKE = "distance_not_dot"
-MARKS = "0/8"
+MARKS = "0/12"
 
 import numpy as np
 

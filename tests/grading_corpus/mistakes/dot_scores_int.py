@@ -1,7 +1,7 @@
 """dot_scores that casts the scores to int."""
 CHECK = "dot_scores"
 MISTAKE = None
-MARKS = "3/8"
+MARKS = "0/12"
 MESSAGE = 'the integer dtype int64 where float64 was expected'
 
 import numpy as np

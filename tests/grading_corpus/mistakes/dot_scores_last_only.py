@@ -1,7 +1,7 @@
 """dot_scores with a loop that overwrites its result: only the last key's score comes back."""
 CHECK = "dot_scores"
 MISTAKE = "last_score_only"
-MARKS = "0/8"
+MARKS = "0/12"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_scores that averages the products instead of adding them up."""
 CHECK = "dot_scores"
 MISTAKE = "mean_not_sum"
-MARKS = "1/8"
+MARKS = "2/12"
 
 import numpy as np
 

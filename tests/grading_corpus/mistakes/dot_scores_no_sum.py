@@ -1,7 +1,7 @@
 """dot_scores that multiplies entry by entry and never adds the products up."""
 CHECK = "dot_scores"
 MISTAKE = "no_sum"
-MARKS = "0/8"
+MARKS = "0/12"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_scores as query @ keys, without the transpose: runs only when n_k == d_k, pairing the query with columns."""
 CHECK = "dot_scores"
 MISTAKE = "keys_transposed"
-MARKS = "0/8"
+MARKS = "0/12"
 
 import numpy as np
 

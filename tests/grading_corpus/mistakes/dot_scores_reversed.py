@@ -1,7 +1,7 @@
 """dot_scores that collects the scores last key first: the right numbers, reversed."""
 CHECK = "dot_scores"
 MISTAKE = "observed_permutation"
-MARKS = "1/8"
+MARKS = "2/12"
 
 import numpy as np
 

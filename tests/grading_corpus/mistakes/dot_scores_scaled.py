@@ -1,7 +1,7 @@
 """dot_scores that already divides by sqrt(d_k): scaling belongs to the next step."""
 CHECK = "dot_scores"
 MISTAKE = "scaled_too_early"
-MARKS = "1/8"
+MARKS = "2/12"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_scores whose loop starts at key 1 and appends a zero for key 0."""
 CHECK = "dot_scores"
 MISTAKE = None
-MARKS = "0/8"
+MARKS = "0/12"
 MESSAGE = 'at index 0 expected 1, got 0'
 
 import numpy as np

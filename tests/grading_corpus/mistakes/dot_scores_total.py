@@ -1,7 +1,7 @@
 """dot_scores that adds every product up into one number."""
 CHECK = "dot_scores"
 MISTAKE = "one_total"
-MARKS = "0/8"
+MARKS = "0/12"
 
 import numpy as np
 

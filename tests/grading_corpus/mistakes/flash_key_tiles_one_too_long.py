@@ -1,7 +1,7 @@
 """flash_attention whose key tiles overlap by one: K[j0:j0+block_size+1]."""
 CHECK = "flash_attention"
 MISTAKE = 'overlapping_tiles'
-MARKS = "3/12"
+MARKS = "4/20"
 
 import numpy as np
 def flash_attention(Q, K, V, block_size):

@@ -1,7 +1,7 @@
 """flash_attention that returns the accumulated numerator without dividing by the running sum."""
 CHECK = "flash_attention"
 MISTAKE = "no_final_division"
-MARKS = "2/12"
+MARKS = "2/20"
 
 import numpy as np
 

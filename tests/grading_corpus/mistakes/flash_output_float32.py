@@ -1,7 +1,7 @@
 """flash_attention with out = np.empty(..., dtype=float32) always."""
 CHECK = "flash_attention"
 MISTAKE = 'precision_lost'
-MARKS = "1/12"
+MARKS = "2/20"
 
 import numpy as np
 def flash_attention(Q, K, V, block_size):

@@ -1,7 +1,7 @@
 """flash_attention: exp of unscaled scores in the tiles, then the scale applied to the output."""
 CHECK = "flash_attention"
 MISTAKE = 'observed_constant_factor'
-MARKS = "0/12"
+MARKS = "0/20"
 
 import numpy as np
 def flash_attention(Q, K, V, block_size):

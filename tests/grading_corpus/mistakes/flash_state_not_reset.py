@@ -1,7 +1,7 @@
 """flash_attention that starts the running max, sum and values once, not once per tile of queries."""
 CHECK = "flash_attention"
 MISTAKE = "observed_right_until"
-MARKS = "3/12"
+MARKS = "4/20"
 
 import numpy as np
 

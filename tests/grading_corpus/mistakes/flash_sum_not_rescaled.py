@@ -1,16 +1,18 @@
 """flash_attention that rescales the weighted values but not the running sum."""
 CHECK = "flash_attention"
 MISTAKE = "sum_not_rescaled"
-MARKS = "1/12"
+MARKS = "4/20"
+
+import math
 
 import numpy as np
 
 
 def flash_attention(Q, K, V, block_size):
     n_q, d_k = Q.shape
-    out = np.empty((n_q, V.shape[1]))
+    out = np.empty((n_q, V.shape[1]), dtype=Q.dtype)
     for i0 in range(0, n_q, block_size):
-        q = Q[i0:i0 + block_size] / np.sqrt(d_k)
+        q = Q[i0:i0 + block_size] / math.sqrt(d_k)
         m = np.full((len(q), 1), -np.inf)
         l = np.zeros((len(q), 1))
         acc = np.zeros((len(q), V.shape[1]))

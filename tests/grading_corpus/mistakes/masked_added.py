@@ -1,7 +1,7 @@
 """masked_attention that adds the boolean mask to the scores."""
 CHECK = "masked_attention"
 MISTAKE = "mask_added_to_scores"
-MARKS = "0/10"
+MARKS = "0/18"
 
 import numpy as np
 

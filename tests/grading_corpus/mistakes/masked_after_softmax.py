@@ -1,7 +1,7 @@
 """masked_attention that applies the mask after the softmax."""
 CHECK = "masked_attention"
 MISTAKE = "mask_after_softmax"
-MARKS = "0/10"
+MARKS = "0/18"
 
 import numpy as np
 

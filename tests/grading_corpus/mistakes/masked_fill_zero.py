@@ -1,7 +1,7 @@
 """masked_attention that fills masked scores with 0 instead of -inf."""
 CHECK = "masked_attention"
 MISTAKE = "mask_filled_with_zero"
-MARKS = "1/10"
+MARKS = "1/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """masked_attention that never uses its mask."""
 CHECK = "masked_attention"
 MISTAKE = "mask_ignored"
-MARKS = "0/10"
+MARKS = "0/18"
 
 import numpy as np
 

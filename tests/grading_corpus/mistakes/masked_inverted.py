@@ -1,7 +1,7 @@
 """masked_attention that treats True as "hidden"."""
 CHECK = "masked_attention"
 MISTAKE = "mask_inverted"
-MARKS = "0/10"
+MARKS = "0/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """masked_attention applying mask.T."""
 CHECK = "masked_attention"
 MISTAKE = 'mask_transposed'
-MARKS = "7/10"
+MARKS = "14/18"
 
 import numpy as np
 from attention_course import softmax

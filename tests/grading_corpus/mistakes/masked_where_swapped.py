@@ -1,7 +1,7 @@
 """masked_attention using np.where(mask, -inf, s) (hides what may be seen)."""
 CHECK = "masked_attention"
 MISTAKE = 'mask_inverted'
-MARKS = "0/10"
+MARKS = "0/18"
 
 import numpy as np
 from attention_course import softmax

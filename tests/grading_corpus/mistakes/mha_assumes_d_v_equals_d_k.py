@@ -2,7 +2,7 @@
 CHECK = "multi_head_attention"
 MISTAKE = None
 HINT = "The line that failed, `v = (x @ w_v).reshape(n, n_heads, d_k).transpose(1, 0, 2)`"
-MARKS = "7/8"
+MARKS = "12/14"
 
 import numpy as np
 

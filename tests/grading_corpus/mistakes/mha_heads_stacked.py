@@ -2,7 +2,7 @@
 CHECK = "multi_head_attention"
 MISTAKE = None
 HINT = "The line that failed, `return np.concatenate(list(heads), axis=0) @ w_o`"
-MARKS = "1/8"
+MARKS = "1/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention with the right split but a merge that forgets the inverse transpose."""
 CHECK = "multi_head_attention"
 MISTAKE = "heads_merged_without_transpose"
-MARKS = "2/8"
+MARKS = "3/14"
 
 import numpy as np
 

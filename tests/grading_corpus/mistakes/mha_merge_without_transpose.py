@@ -1,7 +1,7 @@
 """multi_head_attention merging heads as (h, n, d_k) -> reshape(n, -1) without transposing back."""
 CHECK = "multi_head_attention"
 MISTAKE = 'heads_merged_without_transpose'
-MARKS = "2/8"
+MARKS = "3/14"
 
 import numpy as np
 from attention_course import softmax

@@ -1,7 +1,7 @@
 """multi_head_attention that concatenates the heads and stops: no w_o."""
 CHECK = "multi_head_attention"
 MISTAKE = "missing_output_projection"
-MARKS = "0/8"
+MARKS = "0/14"
 
 import numpy as np
 

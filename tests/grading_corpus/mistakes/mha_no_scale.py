@@ -1,7 +1,7 @@
 """multi_head_attention that never scales the scores."""
 CHECK = "multi_head_attention"
 MISTAKE = "missing_scale"
-MARKS = "1/8"
+MARKS = "3/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention that projects with w.T @ x.T, as for column vectors."""
 CHECK = "multi_head_attention"
 MISTAKE = "projections_transposed"
-MARKS = "0/8"
+MARKS = "0/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention that reshapes straight to (h, n, d_k), mixing tokens across heads."""
 CHECK = "multi_head_attention"
 MISTAKE = "heads_reshaped_wrongly"
-MARKS = "2/8"
+MARKS = "3/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention that scales every head by 1/sqrt(d_model) instead of 1/sqrt(d_k of the head)."""
 CHECK = "multi_head_attention"
 MISTAKE = "scaled_by_d_model"
-MARKS = "2/8"
+MARKS = "4/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention scaling by sqrt of the projected width (h * d_k)."""
 CHECK = "multi_head_attention"
 MISTAKE = 'scaled_by_d_model'
-MARKS = "2/8"
+MARKS = "4/14"
 
 import numpy as np
 from attention_course import softmax

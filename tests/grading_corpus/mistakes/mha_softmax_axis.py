@@ -1,7 +1,7 @@
 """multi_head_attention whose softmax runs over the queries."""
 CHECK = "multi_head_attention"
 MISTAKE = "softmax_wrong_axis"
-MARKS = "1/8"
+MARKS = "2/14"
 
 import numpy as np
 

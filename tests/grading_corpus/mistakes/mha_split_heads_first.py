@@ -1,7 +1,7 @@
 """multi_head_attention splitting as reshape(n_heads, n, d_k) directly."""
 CHECK = "multi_head_attention"
 MISTAKE = 'heads_split_without_transpose'
-MARKS = "2/8"
+MARKS = "3/14"
 
 import numpy as np
 from attention_course import softmax

@@ -1,7 +1,7 @@
 """multi_head_attention that splits with reshape(h, n, d_k) but merges with the right inverse transpose."""
 CHECK = "multi_head_attention"
 MISTAKE = "heads_split_without_transpose"
-MARKS = "2/8"
+MARKS = "3/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """multi_head_attention whose heads score K Q^T instead of Q K^T."""
 CHECK = "multi_head_attention"
 MISTAKE = "query_key_swapped"
-MARKS = "1/8"
+MARKS = "2/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """padded_attention whose mask keeps one padding key: position L counted as real."""
 CHECK = "padded_attention"
 MISTAKE = "length_off_by_one"
-MARKS = "1/7"
+MARKS = "2/14"
 
 import numpy as np
 

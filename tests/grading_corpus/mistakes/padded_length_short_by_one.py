@@ -1,7 +1,7 @@
 """padded_attention treating lengths as the last index (length - 1)."""
 CHECK = "padded_attention"
 MISTAKE = 'length_short_by_one'
-MARKS = "0/7"
+MARKS = "0/14"
 
 import numpy as np
 from attention_course import softmax

@@ -1,7 +1,7 @@
 """padded_attention that zeroes padding weights after the softmax."""
 CHECK = "padded_attention"
 MISTAKE = "mask_after_softmax"
-MARKS = "1/7"
+MARKS = "2/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """padded_attention that forgets the padding: plain attention over every key."""
 CHECK = "padded_attention"
 MISTAKE = "padding_keys_not_hidden"
-MARKS = "1/7"
+MARKS = "2/14"
 
 import numpy as np
 

@@ -1,8 +1,8 @@
 """padded_attention whose mask has shape (B, n): it does not line up with the (B, n, n) scores."""
 CHECK = "padded_attention"
 MISTAKE = None
-HINT = "a padding mask of shape (B, 1, n) lines up with them"
-MARKS = "1/7"
+HINT = "A padding mask of shape (B, 1, n) lines up with them, one of shape (B, n) does not"
+MARKS = "2/14"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """padded_attention that zeroes the padded keys' scores."""
 CHECK = "padded_attention"
 MISTAKE = 'mask_filled_with_zero'
-MARKS = "2/7"
+MARKS = "4/14"
 
 import numpy as np
 from attention_course import softmax

@@ -1,7 +1,7 @@
 """padding_mask (B, n, n) hiding padded keys and padded queries."""
 CHECK = "padding_mask"
 MISTAKE = 'hides_queries_and_keys'
-MARKS = "0/6"
+MARKS = "0/8"
 
 import numpy as np
 def padding_mask(lengths, n):

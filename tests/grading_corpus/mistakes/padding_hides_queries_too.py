@@ -1,7 +1,7 @@
 """padding_mask that hides padding queries as well as padding keys: shape (B, n, n)."""
 CHECK = "padding_mask"
 MISTAKE = "hides_queries_and_keys"
-MARKS = "0/6"
+MARKS = "0/8"
 
 import numpy as np
 

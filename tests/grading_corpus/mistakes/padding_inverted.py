@@ -1,7 +1,7 @@
 """padding_mask that is True at the padding."""
 CHECK = "padding_mask"
 MISTAKE = "mask_inverted"
-MARKS = "0/6"
+MARKS = "0/8"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """padding_mask of shape (B, n): it does not broadcast over the queries."""
 CHECK = "padding_mask"
 MISTAKE = "no_query_axis"
-MARKS = "0/6"
+MARKS = "0/8"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """padding_mask that counts the first padding position as real."""
 CHECK = "padding_mask"
 MISTAKE = "off_by_one"
-MARKS = "1/6"
+MARKS = "1/8"
 
 import numpy as np
 

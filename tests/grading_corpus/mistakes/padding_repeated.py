@@ -1,7 +1,7 @@
 """padding_mask repeated over the queries: shape (B, n, n) instead of (B, 1, n)."""
 CHECK = "padding_mask"
 MISTAKE = "mask_repeated_over_queries"
-MARKS = "0/6"
+MARKS = "0/8"
 
 import numpy as np
 

@@ -1,8 +1,7 @@
 """apply_rope with the angle table computed in float32."""
 CHECK = "apply_rope"
-MISTAKE = None
-MARKS = "7/10"
-MESSAGE = 'the values agree to about 5 significant digits only'
+MISTAKE = 'observed_float32_digits'
+MARKS = "2/17"
 
 import numpy as np
 def apply_rope(x, positions, base=10000.0):

@@ -1,7 +1,7 @@
 """rope_attention that rotates the queries only."""
 CHECK = "rope_attention"
 MISTAKE = "one_side_rotated"
-MARKS = "1/8"
+MARKS = "2/13"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """rope_attention that never divides the scores by sqrt(d)."""
 CHECK = "rope_attention"
 MISTAKE = "missing_scale"
-MARKS = "1/8"
+MARKS = "2/13"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope with the right numbers, but float32 input comes back as float64."""
 CHECK = "apply_rope"
-MISTAKE = "float32_not_kept"
-MARKS = "9/10"
+MISTAKE = 'dtype_changed'
+MARKS = "15/17"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """scale_scores that divides by the square root of the number of scores."""
 CHECK = "scale_scores"
 MISTAKE = "scaled_by_scores_size"
-MARKS = "1/7"
+MARKS = "1/11"
 
 import numpy as np
 

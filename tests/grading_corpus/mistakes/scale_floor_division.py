@@ -1,7 +1,7 @@
 """scale_scores with floor division: the scaled scores are rounded down."""
 CHECK = "scale_scores"
 MISTAKE = "integer_division"
-MARKS = "1/7"
+MARKS = "1/11"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """scale_scores that divides by 2 sqrt(d_k): every value half the expected one."""
 CHECK = "scale_scores"
 MISTAKE = "observed_constant_factor"
-MARKS = "0/7"
+MARKS = "0/11"
 
 import numpy as np
 

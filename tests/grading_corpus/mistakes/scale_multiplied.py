@@ -1,7 +1,7 @@
 """scale_scores that multiplies by sqrt(d_k) instead of dividing."""
 CHECK = "scale_scores"
 MISTAKE = "multiplied_by_sqrt_d_k"
-MARKS = "0/7"
+MARKS = "0/11"
 
 import numpy as np
 

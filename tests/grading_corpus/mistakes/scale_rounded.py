@@ -1,7 +1,7 @@
 """scale_scores that rounds its result to three decimals, as for printing."""
 CHECK = "scale_scores"
 MISTAKE = "rounded"
-MARKS = "3/7"
+MARKS = "4/11"
 
 import numpy as np
 

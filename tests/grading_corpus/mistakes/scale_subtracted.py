@@ -1,7 +1,7 @@
 """scale_scores that subtracts sqrt(d_k) instead of dividing by it."""
 CHECK = "scale_scores"
 MISTAKE = "subtracted_sqrt_d_k"
-MARKS = "0/7"
+MARKS = "0/11"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax with the max trick only: a row that is entirely -inf gives -inf - (-inf) = nan."""
 CHECK = "softmax"
 MISTAKE = "nan_for_empty_row"
-MARKS = "14/15"
+MARKS = "24/25"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax normalised by the sum of every entry: slices do not sum to 1."""
 CHECK = "softmax"
 MISTAKE = "normalised_over_everything"
-MARKS = "7/15"
+MARKS = "11/25"
 
 import numpy as np
 

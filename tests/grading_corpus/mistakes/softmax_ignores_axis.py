@@ -1,7 +1,7 @@
 """softmax with the axis hard-coded to -1: the axis argument is ignored."""
 CHECK = "softmax"
 MISTAKE = "ignores_axis"
-MARKS = "11/15"
+MARKS = "20/25"
 
 import numpy as np
 

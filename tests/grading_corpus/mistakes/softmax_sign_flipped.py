@@ -1,7 +1,7 @@
 """softmax that computes exp(max - x): the largest score gets the smallest weight."""
 CHECK = "softmax"
 MISTAKE = "sign_flipped"
-MARKS = "2/15"
+MARKS = "3/25"
 
 import numpy as np
 

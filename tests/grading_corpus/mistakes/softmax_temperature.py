@@ -1,8 +1,7 @@
-"""softmax that divides by a temperature of 2."""
+"""softmax that divides by a temperature of 2: an all -inf row gives nan, which is what is shown."""
 CHECK = "softmax"
-MISTAKE = None
-MARKS = "4/15"
-MESSAGE = 'at index 0 expected 0.07586, got 0.2227'
+MISTAKE = 'not_finite'
+MARKS = "8/25"
 
 import numpy as np
 def softmax(x, axis=-1):

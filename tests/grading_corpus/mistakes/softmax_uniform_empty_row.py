@@ -1,11 +1,12 @@
 """softmax with max subtraction but replacing -inf rows with uniform weights."""
 CHECK = "softmax"
-MISTAKE = 'observed_right_until'
-MARKS = "13/15"
+MISTAKE = 'does_not_sum_to_1'
+MARKS = "24/25"
 
 import numpy as np
 def softmax(x, axis=-1):
-    x = np.asarray(x, dtype=float)
+    x = np.asarray(x)
+    x = x if x.dtype.kind == "f" else x.astype(float)  # integers: float64, as the package does
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     e = np.exp(x - m)

@@ -1,7 +1,7 @@
 """dot_product_spread that returns the formula instead of measuring."""
 CHECK = "dot_product_spread"
 MISTAKE = "formula_not_measurement"
-MARKS = "1/5"
+MARKS = "1/10"
 
 import math
 

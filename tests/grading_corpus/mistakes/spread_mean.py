@@ -1,7 +1,7 @@
 """dot_product_spread that returns the mean of q.k instead of its spread."""
 CHECK = "dot_product_spread"
 MISTAKE = "mean_not_spread"
-MARKS = "0/5"
+MARKS = "0/10"
 
 import numpy as np
 

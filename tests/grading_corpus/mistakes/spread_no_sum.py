@@ -1,7 +1,7 @@
 """dot_product_spread that forgets the sum over d_k: the std of single products q_i k_i, about 1."""
 CHECK = "dot_product_spread"
 MISTAKE = "spread_about_one"
-MARKS = "1/5"
+MARKS = "1/10"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """dot_product_spread that dots each query with itself."""
 CHECK = "dot_product_spread"
 MISTAKE = 'dot_with_itself'
-MARKS = "0/5"
+MARKS = "0/10"
 
 import numpy as np
 def dot_product_spread(d_k, n_samples=10_000, seed=0):

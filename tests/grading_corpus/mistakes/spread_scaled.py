@@ -1,7 +1,7 @@
 """dot_product_spread that measures the scaled scores q.k / sqrt(d_k): about 1."""
 CHECK = "dot_product_spread"
 MISTAKE = "spread_about_one"
-MARKS = "1/5"
+MARKS = "1/10"
 
 import numpy as np
 

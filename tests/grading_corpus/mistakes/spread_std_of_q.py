@@ -1,7 +1,7 @@
 """dot_product_spread returning the std of the query entries, not the dot products."""
 CHECK = "dot_product_spread"
 MISTAKE = 'spread_about_one'
-MARKS = "1/5"
+MARKS = "1/10"
 
 import numpy as np
 def dot_product_spread(d_k, n_samples=10_000, seed=0):

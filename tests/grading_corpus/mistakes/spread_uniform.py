@@ -1,7 +1,7 @@
 """dot_product_spread with entries uniform on [0, 1): not mean 0, not variance 1."""
 CHECK = "dot_product_spread"
 MISTAKE = "entries_not_unit_variance"
-MARKS = "0/5"
+MARKS = "0/10"
 
 import numpy as np
 

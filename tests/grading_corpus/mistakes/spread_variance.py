@@ -1,7 +1,7 @@
 """dot_product_spread that returns the variance of q.k instead of its standard deviation."""
 CHECK = "dot_product_spread"
 MISTAKE = "variance_not_spread"
-MARKS = "1/5"
+MARKS = "1/10"
 
 import numpy as np
 

@@ -1,19 +1,27 @@
 """Auditing feedback: every claim a check makes about a submission must hold on that submission.
 
 `audit(check, fn)` grades `fn` (hidden inputs too), then calls it again on
-every failing input and verifies what the feedback said about it:
+every input and verifies what the feedback said about each failing one:
 
 - the message, the hint and the input shown come from the same failure (the
-  smaller failing input, when one is shown first);
+  smaller failing input, when one is shown first), and a visible failing input
+  is shown before a hidden one;
 - a helper at fault: the function, given the course's version of that helper,
   passes every input it failed;
 - a mistake recognised by prediction: one of that mistake's predictions
   equals what the function returned on that input;
-- a mistake named without a prediction: the fact its hint states (a dtype,
-  nan, an argument changed, a shape, a measured number, which inputs passed)
-  is checked on the result by `EVIDENCE`;
+- a hint that states what was observed (a symptom: nan at an index, a slice
+  and its sum, a factor, the rows that are right, a measured number, which
+  inputs passed, two seeds that gave one number): each fact it states
+  (`CaseResult.facts`) is checked on the result by `EVIDENCE`, and an
+  observation is made again and must say the same;
+- every possibility a hint offers (`CaseResult.leads`): `LEADS` checks, from
+  the input and from the function's own code read here (`code.code_of`),
+  that it can apply to this function and this input, and the hint is
+  composed again from that code and must read the same;
 - a hint for an exception quotes, or names an operation of, the student's
-  own line only if the traceback shows that line.
+  own line only if the traceback shows that line (and names np.dot only if the
+  code uses it).
 
 A claim that cannot be verified is itself reported: every hint must be backed.
 """
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -29,19 +38,59 @@ import numpy as np
 from . import results
 from .calls import RAISED, RETURNED, Observation, error_line, observe_call
 from .cases import Case
-from .check import Check, judge
-from .mistakes import dtype_changed, modified_arguments, observe, precision_lost, same_values
+from .check import Check, as_expected, graded_part, judge, prediction_matches
+from .code import Code, code_of
+from .mistakes import Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, \
+    same_values
 from .observe import helper_at_fault
 from .run import run_check
 
-Evidence = Callable[[Check, Case, object, Observation, list[tuple[Case, results.CaseResult]]], bool]
-"""(check, case, expected, observation, every (case, result) of the run) -> does the hint's claim hold?"""
+
+@dataclass(frozen=True)
+class Seen:
+    """One failing input as the audit sees it: what the feedback said, and the function called again on it."""
+
+    check: Check
+    index: int
+    """The input's position in `check.cases`."""
+    case: Case
+    expected: object
+    obs: Observation
+    """The function's call on this input, made again by the audit."""
+    result: results.CaseResult
+    """What the feedback said about this input."""
+    run: tuple
+    """(case, result, observation made again) for every input of the run."""
+    code: Code
+    """The words of the function's code, read by the audit."""
+
+    @property
+    def value(self):
+        """What came back, in the part the check grades."""
+        return graded_part(self.check, self.index, as_expected(self.expected, self.obs.value))
+
+    @property
+    def facts(self) -> dict:
+        return dict(self.result.facts)
+
+
+Evidence = Callable[[Seen], bool]
+"""Does the claim of a hint (its mistake id, or one of its leads) hold on this input?"""
 
 
 def _float(value) -> float | None:
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iuf":
         return float(value.reshape(()))
     return None
+
+
+def _item(seen: Seen, value):
+    """The array a fact is about: the item it names (`item` fact, or the weights of (output, weights)), else all."""
+    names = seen.check.output_names or ()
+    name = seen.facts.get("item")
+    if isinstance(value, tuple) and name in names:
+        return value[names.index(name)]
+    return value
 
 
 def _weights(value):
@@ -67,35 +116,211 @@ def _tiles(case: Case) -> tuple[bool, bool]:
     return K.shape[0] > b, Q.shape[0] % b == 0 and K.shape[0] % b == 0
 
 
+def _arg(seen: Seen, name: str):
+    params = seen.check.params
+    return seen.case.args[params.index(name)] if name in params and params.index(name) < len(seen.case.args) else None
+
+
+def _scores(seen: Seen) -> np.ndarray | None:
+    """The scores whose softmax the function takes: x itself, or Q K^T / sqrt(d_k), -inf where a mask hides."""
+    x = _arg(seen, "x")
+    if x is not None:
+        return np.asarray(x, dtype=np.float64)
+    Q, K = _arg(seen, "Q"), _arg(seen, "K")
+    if Q is None or K is None:
+        return None
+    Q, K = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    mask, lengths = _arg(seen, "mask"), _arg(seen, "lengths")
+    if lengths is not None:
+        mask = np.arange(K.shape[-2])[None, None, :] < np.asarray(lengths)[:, None, None]
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return scores
+
+
+def _nothing_to_attend(seen: Seen) -> bool:
+    """The input has a slice with nothing to attend to: all -inf scores, a mask row all False, an lse of -inf."""
+    scores = _scores(seen)
+    axis = seen.case.kwargs.get("axis", -1)
+    if scores is not None and scores.size and bool(np.any(np.all(np.isneginf(scores), axis=axis))):
+        return True
+    lse = _arg(seen, "lse")
+    return lse is not None and bool(np.any(np.asarray(lse) == -np.inf))
+
+
+def _infinity(seen: Seen) -> bool:
+    return seen.code.infinity or any(isinstance(a, np.ndarray) and a.dtype.kind == "f" and np.isinf(a).any()
+                                     for a in seen.case.args)
+
+
+def _dtype_limits(seen: Seen) -> tuple[float, float]:
+    """(log of the largest number, -log of the smallest) of the input's float dtype: where exp overflows, underflows."""
+    dtype = next((a.dtype for a in seen.case.args if isinstance(a, np.ndarray) and a.dtype.kind == "f"), np.float64)
+    info = np.finfo(dtype)
+    return float(np.log(info.max)), -float(np.log(info.smallest_subnormal))
+
+
+def _overflow(seen: Seen) -> bool:
+    scores = _scores(seen)
+    finite = scores[np.isfinite(scores)] if scores is not None else np.array([])
+    return bool(finite.size) and float(finite.max()) > _dtype_limits(seen)[0]
+
+
+def _slices_far_apart(seen: Seen) -> bool:
+    scores = _scores(seen)
+    if scores is None:
+        return False
+    axis = seen.case.kwargs.get("axis", -1)
+    with np.errstate(all="ignore"):
+        tops = np.max(np.where(np.isfinite(scores), scores, -np.inf), axis=axis)
+    finite = tops[np.isfinite(tops)]
+    return bool(finite.size) and bool(np.any(finite < finite.max() - _dtype_limits(seen)[1]))
+
+
+def _row_scores(seen: Seen) -> np.ndarray:
+    return _scores(seen)[seen.facts["row"]]
+
+
+def _tile_far_below(seen: Seen) -> bool:
+    scores, row, b = _scores(seen), seen.facts["row"], _arg(seen, "block_size")
+    tile = scores[row // b * b: row // b * b + b]
+    return float(scores[row].max()) < float(tile.max()) - 745
+
+
+def _max_rises(seen: Seen) -> bool:
+    scores, b = _scores(seen), _arg(seen, "block_size")
+    return bool(np.any(scores[:, b:].max(axis=1, initial=-np.inf) > scores[:, :b].max(axis=1)))
+
+
+def _standard_error(seen: Seen, band: float) -> bool:
+    value = _float(seen.obs.value)
+    d_k, n = seen.case.args[0], seen.case.kwargs.get("n_samples", 10_000)
+    return value is not None and abs(value - np.sqrt(d_k / n)) <= band * np.sqrt(d_k / n)
+
+
+LEADS: dict[str, Evidence] = {
+    # the code or the input holds infinity, and a slice has nothing to attend to
+    "inf_minus_inf": lambda s: _infinity(s) and _nothing_to_attend(s),
+    "zero_sum": lambda s: s.code.uses("sum", "nansum", "einsum", "add") and _nothing_to_attend(s),
+    "mask_after_exp": _nothing_to_attend,
+    "float32_in_code": lambda s: s.code.float32,
+    "array_created": lambda s: s.code.uses("zeros", "full", "empty", "ones", "array", "zeros_like", "full_like",
+                                           "empty_like", "ones_like", "asarray", "eye", "tri", "arange"),
+    "numpy_sqrt": lambda s: s.case.float32 and s.code.uses("sqrt"),
+    "cast": lambda s: s.code.uses("astype"),
+    "overflow": lambda s: _overflow(s) if "row" not in s.facts else float(_row_scores(s).max()) > 709,
+    "global_max": _slices_far_apart,
+    "max_at_zero": lambda s: float(_row_scores(s).max()) < -745,
+    "tile_max": _tile_far_below,
+    "no_rescale": _max_rises,
+    "tiles_skipped": lambda s: True,
+    "short_tile": lambda s: True,
+    "all_hidden": lambda s: (any(p in s.check.params for p in ("mask", "lengths"))
+                             and s.facts.get("sum") == 0 and _weights_sum_is(s, 0.0) and _expected_sum_is(s, 1.0)),
+    "not_divided": lambda s: s.facts.get("sum", 0) != 0 and _expected_sum_is(s, 1.0),
+    "mean": lambda s: not _standard_error(s, 0.02),
+    "standard_error": lambda s: _standard_error(s, 0.1),
+    "global_generator": lambda s: True,
+}
+"""Lead id -> does the possibility it offers apply to this input and this code?"""
+
+
+def _weights_sum_is(seen: Seen, total: float) -> bool:
+    weights = _weights(seen.value)
+    if weights is None or "slice" not in seen.facts:
+        return False
+    with np.errstate(all="ignore"):
+        sums = weights.astype(np.float64).sum(axis=seen.facts.get("axis", -1))
+    return bool(np.isclose(sums[tuple(seen.facts["slice"])], total, atol=1e-4))
+
+
+def _expected_sum_is(seen: Seen, total: float) -> bool:
+    expected = _weights(seen.expected)
+    if expected is None or "slice" not in seen.facts:
+        return False
+    with np.errstate(all="ignore"):
+        sums = expected.astype(np.float64).sum(axis=seen.facts.get("axis", -1))
+    return bool(np.isclose(sums[tuple(seen.facts["slice"])], total, atol=1e-4))
+
+
+def _sum_claim(seen: Seen) -> bool:
+    """A slice named, and its sum: the weights' slice sums to that, the expected slice to something else."""
+    if "slice" not in seen.facts:
+        weights = _weights(seen.value)
+        return weights is not None and not _sums_to_one(weights, seen.case.kwargs.get("axis", -1))
+    expected = _weights(seen.expected)
+    if expected is None or not _weights_sum_is(seen, seen.facts["sum"]):
+        return False
+    with np.errstate(all="ignore"):
+        meant = expected.astype(np.float64).sum(axis=seen.facts.get("axis", -1))[tuple(seen.facts["slice"])]
+    return not np.isclose(meant, seen.facts["sum"], atol=1e-4)
+
+
+def _not_finite_claim(seen: Seen) -> bool:
+    value, expected = _item(seen, seen.value), _item(seen, seen.expected)
+    if "index" not in seen.facts and "row" not in seen.facts:
+        return _non_finite(seen.value) and not _non_finite(seen.expected)
+    if not isinstance(value, np.ndarray) or value.dtype.kind != "f":
+        return False
+    if "row" in seen.facts:
+        row = seen.facts["row"]
+        if not (~np.isfinite(value[row])).any():
+            return False
+        scores = _row_scores(seen)
+        return np.allclose(seen.facts["scores"], (scores.min(), scores.max()))
+    index = tuple(seen.facts["index"])
+    return not np.isfinite(value[index]) and (not isinstance(expected, np.ndarray) or np.isfinite(expected[index]))
+
+
 def _spread(test: Callable[[float, int], bool]) -> Evidence:
-    def holds(check, case, expected, obs, run):
-        value = _float(obs.value)
-        return value is not None and test(value, case.args[0])
+    def holds(seen: Seen) -> bool:
+        value = _float(seen.obs.value)
+        return value is not None and test(value, seen.case.args[0])
+    return holds
+
+
+def _pair(relation: str) -> Evidence:
+    """Two inputs of the run that the same function answered with one number (or two), as the hint says."""
+    def arguments(case: Case):
+        return case.args[0], case.kwargs.get("n_samples", 10_000), case.kwargs.get("seed", 0)
+
+    def holds(seen: Seen) -> bool:
+        mine, value = arguments(seen.case), _float(seen.obs.value)
+        for case, _, obs in seen.run:
+            other, w = arguments(case), _float(obs.value)
+            if case is seen.case or w is None or value is None:
+                continue
+            if relation == "same" and other == mine and w != value:
+                return True
+            if relation == "seed" and other[:2] == mine[:2] and other[2] != mine[2] and w == value:
+                return True
+            if relation == "samples" and (other[0], other[2]) == (mine[0], mine[2]) and other[1] != mine[1] and w == value:
+                return True
+        return False
     return holds
 
 
 EVIDENCE: dict[str, Evidence] = {
-    "modifies_input": lambda check, case, e, obs, run: bool(modified_arguments(case, obs.args_after, check.params)),
-    "dtype_changed": lambda check, case, e, obs, run: dtype_changed(e, obs.value) is not None,
-    "precision_lost": lambda check, case, e, obs, run: precision_lost(e, obs.value) is not None,
-    "float32_not_kept": lambda check, case, e, obs, run: (
-        isinstance(obs.value, np.ndarray) and case.float32 and obs.value.dtype != np.float32),
-    "not_finite": lambda check, case, e, obs, run: _non_finite(obs.value) and not _non_finite(e),
-    "nan_for_empty_rows": lambda check, case, e, obs, run: _non_finite(obs.value) and bool(np.any(case.args[5] == -np.inf)),
-    "returns_none": lambda check, case, e, obs, run: obs.value is None,
-    "not_a_tuple": lambda check, case, e, obs, run: isinstance(e, tuple) and not isinstance(obs.value, tuple),
-    "wrong_shape": lambda check, case, e, obs, run: (
-        not isinstance(obs.value, np.ndarray) or not isinstance(e, np.ndarray) or obs.value.shape != e.shape),
-    "does_not_sum_to_1": lambda check, case, e, obs, run: (
-        _weights(obs.value) is not None and not _sums_to_one(_weights(obs.value), case.kwargs.get("axis", -1))),
-    "softmax_wrong_axis": lambda check, case, e, obs, run: (
-        _weights(obs.value) is not None
-        and not _sums_to_one(_weights(obs.value), case.kwargs.get("axis", -1))
-        and any(_sums_to_one(_weights(obs.value), a) for a in range(_weights(obs.value).ndim))),
-    "builds_full_matrix": lambda check, case, e, obs, run: (
-        check.after_pass is not None and check.after_pass(case, obs) is not None),
-    "appended_on_wrong_axis": lambda check, case, e, obs, run: (
-        obs.status == RAISED and "concatenation axis must match" in obs.error),
+    "modifies_input": lambda s: bool(modified_arguments(s.case, s.obs.args_after, s.check.params)),
+    "dtype_changed": lambda s: dtype_changed(s.expected, as_expected(s.expected, s.obs.value)) is not None,
+    "precision_lost": lambda s: precision_lost(s.expected, as_expected(s.expected, s.obs.value)) is not None,
+    "not_finite": _not_finite_claim,
+    "nan_for_empty_rows": lambda s: _non_finite(s.obs.value) and _nothing_to_attend(s),
+    "returns_none": lambda s: s.obs.value is None,
+    "not_a_tuple": lambda s: isinstance(s.expected, tuple) and not isinstance(s.obs.value, tuple),
+    "wrong_shape": lambda s: (
+        not isinstance(s.value, np.ndarray) or not isinstance(s.expected, np.ndarray) or s.value.shape != s.expected.shape),
+    "does_not_sum_to_1": _sum_claim,
+    "softmax_wrong_axis": lambda s: (
+        _weights(s.value) is not None
+        and not _sums_to_one(_weights(s.value), s.case.kwargs.get("axis", -1))
+        and any(_sums_to_one(_weights(s.value), a) for a in range(_weights(s.value).ndim))),
+    "output_not_from_weights": lambda s: (
+        isinstance(s.value, tuple) and len(s.value) == 2 and same_values(s.value[1], s.expected[1], s.case.tolerance)
+        and not same_values(s.value[0], s.expected[0], s.case.tolerance)),
+    "builds_full_matrix": lambda s: s.check.after_pass is not None and s.check.after_pass(s.case, s.obs) is not None,
+    "appended_on_wrong_axis": lambda s: s.obs.status == RAISED and "concatenation axis must match" in s.obs.error,
     # the measured spread of q.k: each hint states what the number is close to
     "formula_not_measurement": _spread(lambda v, d_k: v == np.sqrt(d_k)),
     "variance_not_spread": _spread(lambda v, d_k: abs(v - d_k) <= 0.1 * d_k),
@@ -103,35 +328,41 @@ EVIDENCE: dict[str, Evidence] = {
     "mean_not_spread": _spread(lambda v, d_k: abs(v) < 0.05 * np.sqrt(d_k)),
     "dot_with_itself": _spread(lambda v, d_k: abs(v - np.sqrt(2 * d_k)) <= 0.1 * np.sqrt(2 * d_k)),
     "entries_not_unit_variance": _spread(lambda v, d_k: abs(v - np.sqrt(d_k)) > 0.1 * np.sqrt(d_k)),
-    "not_a_number": lambda check, case, e, obs, run: _float(obs.value) is None or not np.isfinite(_float(obs.value)),
+    "not_a_number": lambda s: _float(s.obs.value) is None or not np.isfinite(_float(s.obs.value)),
+    # what two inputs of the run gave, called again
+    "not_reproducible": _pair("same"),
+    "seed_ignored": _pair("seed"),
+    "n_samples_ignored": _pair("samples"),
     # tiled attention, from which inputs passed: right with one tile (or dividing tiles), wrong here
-    "several_tiles_wrong": lambda check, case, e, obs, run: _tiles(case)[0] and any(
-        r.passed and not _tiles(c)[0] for c, r in run),
-    "short_tile_wrong": lambda check, case, e, obs, run: not _tiles(case)[1] and any(
-        r.passed and _tiles(c) == (True, True) for c, r in run),
+    "several_tiles_wrong": lambda s: _tiles(s.case)[0] and any(
+        r.passed and not _tiles(c)[0] for c, r, _ in s.run),
+    "short_tile_wrong": lambda s: not _tiles(s.case)[1] and any(
+        r.passed and _tiles(c) == (True, True) for c, r, _ in s.run),
 }
+"""Mistake id -> does what a hint without a prediction states hold on this input?"""
 
 
-def _observation(mistake_id: str) -> Evidence:
-    def holds(check, case, expected, obs, run):  # the observation, made again, finds the same kind of difference
-        found = observe(expected, obs.value, case.tolerance, check.output_names)
-        return found is not None and found.id == mistake_id
-    return holds
+def _observation(seen: Seen) -> bool:
+    """The observation, made again, finds the same kind of difference and says it in the same words."""
+    found = observe(seen.expected, seen.value, seen.case.tolerance, seen.check.output_names,
+                    rows=not seen.case.saturated)
+    return found is not None and found.id == seen.result.mistake and _same_hint(seen, found)
 
 
 for _id in ("observed_constant_factor", "observed_constant_offset", "observed_permutation", "observed_right_until",
-            "observed_some_rows_right", "observed_items_reordered"):
-    EVIDENCE[_id] = _observation(_id)
+            "observed_some_rows_right", "observed_items_reordered", "observed_float32_digits"):
+    EVIDENCE[_id] = _observation
 
 
 def audit(check: Check, fn) -> list[str]:
     """Every claim of `check`'s feedback on `fn` that does not hold on `fn` (an empty list if none)."""
     result = run_check(check, fn, hidden=True)
+    code = code_of(fn)
     problems = []
-    cases = [check.cases[i] for i in check.indices(True)]
-    run = list(zip(cases, result.cases))
+    indices = check.indices(True)
+    run = tuple((check.cases[i], r, _call(check, fn, check.cases[i])) for i, r in zip(indices, result.cases))
     if result.mistake == "helper_at_fault":  # one hint for every failing input, checked by re-running them
-        failing = [i for i, (_, r) in zip(check.indices(True), run) if r.status == results.FAILED]
+        failing = [i for i, (_, r, _) in zip(indices, run) if r.status == results.FAILED]
         if helper_at_fault(fn, failing, lambda f, i: _call(check, f, check.cases[i]),
                            lambda i, obs: judge(check, i, obs).passed, check.helpers) is None:
             problems.append("the hint blames a helper, but the course's version of it does not fix the function")
@@ -140,16 +371,19 @@ def audit(check: Check, fn) -> list[str]:
     if result.status == results.FAILED and shown is not None:
         if (result.message, result.hint, result.mistake) != (shown.message, shown.hint, shown.mistake):
             problems.append("the message, the hint and the input shown do not all come from one failure")
+        if shown.hidden and any(not r.hidden and r.status == results.FAILED for r in result.cases):
+            problems.append("a hidden failing input is shown while a visible one fails too")
     if result.smallest is not None and result.smallest.hint:
         small = result.smallest_input
-        one = dataclasses.replace(check, make_cases=lambda rngs: [small], refine=None)
-        reason = _unsupported(one, 0, small, result.smallest, _call(one, fn, small), [(small, result.smallest)])
+        one = dataclasses.replace(check, make_cases=lambda rngs: [small], refine=None, mistakes=(), across=None)
+        obs = _call(one, fn, small)
+        reason = _unsupported(one, 0, result.smallest, obs, ((small, result.smallest, obs),), code)
         if reason:
             problems.append(f"{small.label}: {reason}")
-    for i, (case, case_result) in zip(check.indices(True), run):
+    for i, (case, case_result, obs) in zip(indices, run):
         if case_result.passed or not case_result.hint or case_result.status != results.FAILED:
             continue
-        reason = _unsupported(check, i, case, case_result, _call(check, fn, case), run)
+        reason = _unsupported(check, i, case_result, obs, run, code)
         if reason:
             problems.append(f"{case.label}: {reason}")
     return problems
@@ -159,33 +393,61 @@ def _call(check: Check, fn, case: Case) -> Observation:
     return observe_call(fn, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
 
 
-def _unsupported(check: Check, i: int, case: Case, case_result: results.CaseResult, obs: Observation,
-                 run: list[tuple[Case, results.CaseResult]]) -> str | None:
+def _unsupported(check: Check, i: int, case_result: results.CaseResult, obs: Observation, run: tuple,
+                 code: Code) -> str | None:
     """Why the hint on this input is not backed by what the function did, or None if it is."""
+    case = check.cases[i]
     if obs.status == RAISED:
-        return _unsupported_error_hint(case_result.hint, obs.error)
+        return _unsupported_error_hint(case_result.hint, obs.error, code)
     if obs.status != RETURNED:
         return None  # timeouts, exits, memory: the hint says what happened, and the status shows it
     mistake_id = case_result.mistake
     if mistake_id is None:
         return f"a hint with no mistake behind it: {case_result.hint[:60]!r}"
-    expected = check.expected(i)
+    seen = Seen(check, i, case, check.expected(i), obs, case_result, run, code)
+    for lead in case_result.leads:
+        holds = LEADS.get(lead)
+        if holds is None:
+            return f"the hint offers the possibility {lead!r}, which no evidence checks"
+        if not holds(seen):
+            return f"the hint offers the possibility {lead!r}, which cannot apply to this input or this code"
     predicted = [p for p, m in enumerate(check.mistakes) if m.id == mistake_id and m.predict is not None]
-    if predicted and _predicted(check, i, case, expected, obs.value, predicted):
-        return None
+    if predicted and _predicted(check, i, case, seen.expected, obs.value, predicted):
+        first = next(m for m in check.mistakes if m.id == mistake_id)
+        return None if _same_hint(seen, first) else "the hint does not read as its mistake's, composed for this code"
     evidence = EVIDENCE.get(mistake_id)
-    if evidence is not None and evidence(check, case, expected, obs, run):
+    if evidence is not None and evidence(seen):
+        again = _diagnosed_again(seen)
+        if again is not None and again.id == mistake_id and not _same_hint(seen, again):
+            return "the hint does not read as the diagnosis made again gives it for this code"
         return None
     if predicted:
         return f"no prediction of {mistake_id!r} equals what the function returned"
     return f"the claim of {mistake_id!r} could not be verified"
 
 
+def _same_hint(seen: Seen, mistake: Mistake) -> bool:
+    """The hint shown is `mistake`'s, with the leads that apply to the code read by the audit."""
+    return seen.result.hint == compose(mistake, seen.case, seen.code)[0]
+
+
+def _diagnosed_again(seen: Seen) -> Mistake | None:
+    """The diagnosis without predictions, made again on the value called again (None when a band or `across`
+    judged it)."""
+    check = seen.check
+    if check.compare is not None:
+        verdict = check.compare(seen.case, seen.expected, as_expected(seen.expected, seen.obs.value), {})
+        return verdict[1] if verdict else None
+    verdict = diagnose(seen.case, seen.expected, seen.value, {}, (), check.output_names, check.specific, seen.code)
+    return verdict[1] if verdict else None
+
+
 def _predicted(check: Check, i: int, case: Case, expected, value, positions: list[int]) -> bool:
-    predictions = check.predictions(i)
+    value = as_expected(expected, value)
     if check.compare is None:
-        return any(same_values(value, predictions.get(p), case.tolerance) for p in positions)
-    for p in positions:  # a check with its own comparison (e.g. only the real queries' rows) judges the match
+        return any(prediction_matches(check, i, value, p) for p in positions)
+    predictions = check.predictions(i)
+    for p in positions:  # a check judged by a band judges the match
         verdict = check.compare(case, expected, value, {p: predictions.get(p)})
         if verdict is not None and verdict[1] is check.mistakes[p]:
             return True
@@ -195,8 +457,9 @@ def _predicted(check: Check, i: int, case: Case, expected, value, positions: lis
 _QUOTED_LINE = re.compile(r"The line that failed, `(.*?)`,")
 
 
-def _unsupported_error_hint(hint: str, error: str) -> str | None:
-    """An exception's hint may quote or name an operation only from the line the traceback shows."""
+def _unsupported_error_hint(hint: str, error: str, code: Code | None = None) -> str | None:
+    """An exception's hint may quote or name an operation only from the line the traceback shows (or, for np.dot,
+    from the code)."""
     line = error_line(error)
     quoted = _QUOTED_LINE.search(hint)
     if quoted and quoted.group(1) != line:
@@ -205,4 +468,6 @@ def _unsupported_error_hint(hint: str, error: str) -> str | None:
         return "the hint names `.T`, which the line that failed does not use"
     if "without keepdims" in hint and ("keepdims" in line or not line):
         return "the hint says a reduction lacks keepdims, which the line that failed does not show"
+    if "np.dot" in hint and code is not None and not code.uses("dot"):
+        return "the hint names np.dot, which the code does not use"
     return None

@@ -77,8 +77,10 @@ class Observation:
 def to_plain(value, _depth: int = 0):
     """Turn a return value into arrays, tuples of them, None or an Opaque description.
 
-    Lists of numbers become arrays; a tuple (or a list that is not one array)
-    becomes a tuple of plain items. Nothing but numbers and booleans survives.
+    Lists of numbers become arrays; a tuple, a list of arrays (`[out, w]`, a
+    pair written with brackets) and a list that is not one array become a
+    tuple of plain items (the check stacks them back where one array is
+    expected). Nothing but numbers and booleans survives.
     """
     if value is None:
         return None
@@ -86,6 +88,8 @@ def to_plain(value, _depth: int = 0):
         return _plain_array(value)
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
         return np.asarray(value)
+    if isinstance(value, list) and _depth == 0 and 0 < len(value) <= 8 and all(isinstance(v, np.ndarray) for v in value):
+        value = tuple(value)
     if isinstance(value, tuple) and _depth == 0:
         return tuple(to_plain(v, 1) for v in value[:8]) + ((Opaque(f"{len(value) - 8} more items"),) if len(value) > 8 else ())
     if isinstance(value, (list, tuple)) or hasattr(value, "__array__"):

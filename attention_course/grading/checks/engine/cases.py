@@ -10,6 +10,11 @@ from .calls import Opaque
 
 SHOW_MAX_ELEMENTS = 48
 """Arrays with more entries than this are summarised instead of printed."""
+FLOAT32_TOLERANCE = (2e-4, 1e-5)
+"""(rtol, atol) for results of float32 input."""
+FLOAT64_TOLERANCE = (1e-9, 1e-12)
+"""(rtol, atol) for results of float64 input: float64 arithmetic in another order stays far within it, float32
+arithmetic (7 digits) does not."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,12 @@ class Case:
     code: str = ""
     """Python that rebuilds the arguments (`rng = np.random.default_rng(SEED)` and the calls that made
     them), shown instead of large arrays; `generated` makes a case from it, so the code is what ran."""
+    precision: tuple[float, float] | None = None
+    """(rtol, atol) for an input whose right result is only defined to fewer digits than float64 holds (angles
+    near 10**6 radians): None for the usual tolerance."""
+    saturated: bool = False
+    """Its softmax rows are nearly one-hot (very large scores): a row can come out right there whatever the code
+    does, so no observation names right rows on it."""
 
     @property
     def float32(self) -> bool:
@@ -39,8 +50,11 @@ class Case:
 
     @property
     def tolerance(self) -> tuple[float, float]:
-        """(rtol, atol) for comparing results of this input."""
-        return (2e-4, 1e-5) if self.float32 else (1e-6, 1e-9)
+        """(rtol, atol) for comparing results of this input: float32's, or float64's (tight enough that a result
+        computed in float32, about 7 digits, fails: float64 precision is kept), or the case's own `precision`."""
+        if self.precision is not None:
+            return self.precision
+        return FLOAT32_TOLERANCE if self.float32 else FLOAT64_TOLERANCE
 
     def describe(self, params: tuple[str, ...]) -> str:
         """The arguments as code a student can copy to rebuild this input.
@@ -98,6 +112,8 @@ def array_code(arr: np.ndarray) -> str:
     dtype = {np.dtype(np.float64): "", np.dtype(np.bool_): ""}.get(arr.dtype, f", dtype=np.{arr.dtype}")
     if arr.ndim == 0:
         return f"np.array({_item_code(arr[()])}{dtype})"
+    if arr.size == 0:  # np.array([]) would lose the shape: an empty cache is (h, 0, d)
+        return f"np.empty({arr.shape}{dtype})"
     return f"np.array({_nested_code(arr, 10)}{dtype})"
 
 
@@ -140,7 +156,12 @@ def random_qkv(rng: np.random.Generator, n_q: int, n_k: int, d_k: int, d_v: int,
 
 
 def _assign(name: str, value, code: bool = False) -> str:
-    text = array_code(value) if code and isinstance(value, np.ndarray) and value.size <= SHOW_MAX_ELEMENTS else format_value(value)
+    if code and isinstance(value, np.ndarray) and value.size <= SHOW_MAX_ELEMENTS:
+        text = array_code(value)
+    elif code and isinstance(value, (tuple, list)) and all(type(v) in (int, float, bool) for v in value):
+        text = repr(value)  # lengths given as a tuple of Python numbers: the student passes the same
+    else:
+        text = format_value(value)
     pad = " " * (len(name) + 3)
     first, *rest = text.splitlines() or [""]
     return "\n".join([f"{name} = {first}", *(pad + line for line in rest)])

@@ -21,12 +21,11 @@ import numpy as np
 
 from . import calls, results
 from .calls import Observation
-from .cases import Case, Rngs, format_value
+from .cases import FLOAT32_TOLERANCE, Case, Rngs, format_value
 from .shrink import Sizes
-from .mistakes import (
-    DTYPE_CHANGED, MODIFIES_INPUT, PRECISION_LOST, Mistake, as_plain, diagnose, dtype_changed, modified_arguments,
-    precision_lost, predict_all, same_values,
-)
+from .code import UNKNOWN, Code
+from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plain, compose, diagnose, dtype_kept, \
+    modified_arguments, precision_lost, predict_all, same_values
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -51,13 +50,21 @@ class Check:
     """Names of the items when the function returns a tuple, e.g. ("output", "weights")."""
     compare: Callable[[Case, object, object, dict], tuple[str, Mistake | None] | None] | None = None
     """Replaces the standard comparison: (case, expected, got, predictions) -> None if
-    right, else (message, mistake or None)."""
+    right, else (message, mistake or None). For a result judged by a band (a measurement), not by its values."""
+    graded: Callable[[Case, object, object], object] | None = None
+    """The part of a result that is graded: (case, expected, value) -> the value with what is not graded taken
+    from the expected result (the rows of padding queries). Applied to the result and to every prediction."""
+    across: Callable[[dict[int, tuple[Case, object]]], dict[int, tuple[str, Mistake]]] | None = None
+    """A judgement that needs several inputs' results at once: {index: (case, value)} of the inputs that returned
+    -> {index: (message, mistake)} for those that fail together though right alone (the same seed twice must
+    give the same number, two seeds two numbers)."""
     expected_text: Callable[[Case, object], str] | None = None
     """Shows the expected result in words when printing it is not enough."""
-    specific: Callable[[Case, object, object], Mistake | None] | None = None
-    """Check-specific diagnosis of a wrong value that no prediction explains."""
-    error_hint: Callable[[Case, str], str] | None = None
-    """A hint for an exception raised on a given input."""
+    specific: Specific | None = None
+    """Check-specific diagnosis of a wrong value that no prediction explains: (case, expected, got, code)."""
+    error_hint: Callable[[Case, str, Code], str] | None = None
+    """A hint for an exception raised on a given input: (case, error, code); it names an operation only if the
+    failing line (`calls.error_line`) shows it."""
     sizes: Sizes | None = None
     """Which axis of which argument is which size: lets a failure be shown on the smallest input that fails."""
     after_pass: Callable[[Case, Observation], tuple[str, Mistake] | None] | None = None
@@ -66,8 +73,6 @@ class Check:
     """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
     seconds: float = DEFAULT_SECONDS
     """Time limit for one call."""
-    float32_kept: bool = True
-    """A float32 input must give a float32 result (else the right values only earn a note, not the mark's loss)."""
     hidden_rngs: Rngs = Rngs()
     """Where the hidden inputs are drawn from (an assignment's secret); the visible ones always come from `Rngs()`,
     as the notebook shows them."""
@@ -127,15 +132,35 @@ class Check:
             self.expected(i)
 
 
-def judge_all(check: Check, observations: dict[int, Observation]) -> results.CheckResult:
-    """Judge the observed calls (case index -> observation) and summarise them."""
+def judge_all(check: Check, observations: dict[int, Observation], code: Code = UNKNOWN) -> results.CheckResult:
+    """Judge the observed calls (case index -> observation) and summarise them.
+
+    `code`: the words of the student's function (`code.code_of` in a notebook, `code.code_in_cells` in the batch),
+    so that a hint offers only the possibilities that can apply to it.
+    """
     indices = sorted(observations)
-    case_results = [judge(check, i, observations[i]) for i in indices]
+    case_results = [judge(check, i, observations[i], code) for i in indices]
     if any(r.matches for r in case_results):  # a mistake was named: weigh it against every input's prediction
-        case_results = _consistent(case_results, check, _contradicted(check, observations))
+        case_results = _consistent(case_results, indices, check, _contradicted(check, observations), code)
+    case_results = _across(check, indices, case_results, observations, code)
     if check.refine is not None:
         case_results = check.refine(tuple(check.cases[i] for i in indices), case_results)
     return results.CheckResult.from_cases(check.name, check.function, case_results)
+
+
+def graded_part(check: Check, i: int, value):
+    """What of `value` the check grades on case `i` (all of it, unless the check says otherwise)."""
+    if check.graded is None or value is None:
+        return value
+    return check.graded(check.cases[i], check.expected(i), value)
+
+
+def prediction_matches(check: Check, i: int, value, position: int) -> bool:
+    """True if what mistake number `position` predicts for case `i` is `value`, in the part the check grades."""
+    predicted = check.predictions(i).get(position)
+    if predicted is None:
+        return False
+    return same_values(graded_part(check, i, value), graded_part(check, i, predicted), check.cases[i].tolerance)
 
 
 def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str]:
@@ -147,8 +172,9 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
     where nan or inf appear, two codes with the same mistake may differ (a
     guard for rows of -inf), except on an input of finite numbers where the
     function is right and the mistake gives nan or inf: a softmax right on
-    large scores does not overflow. A check with its own comparison (only some
-    rows graded) is left as it is.
+    large scores does not overflow. A check judged by a band (`compare`) is
+    left as it is; one that grades part of a result (`graded`) compares that
+    part.
     """
     if check.compare is not None:
         return set()
@@ -159,17 +185,18 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
         if obs.status != calls.RETURNED:
             continue
         predictions, tolerance = check.predictions(i), check.cases[i].tolerance
-        if not _finite(obs.value):
+        value = graded_part(check, i, obs.value)
+        if not _finite(value):
             continue
         floats = [a for a in check.cases[i].args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
         expected = check.expected(i)
-        right = (all(np.isfinite(a).all() for a in floats) and same_values(obs.value, expected, tolerance)
-                 and _dtypes(obs.value) == _dtypes(expected))  # widened to float64, a code may not overflow
+        right = (all(np.isfinite(a).all() for a in floats) and same_values(value, expected, tolerance)
+                 and _dtypes(value) == _dtypes(expected))  # widened to float64, a code may not overflow
         outcome: dict[str, bool] = {}  # id -> does some prediction equal what came back?
         for position, mistake in enumerate(check.mistakes):
-            predicted = predictions.get(position)
+            predicted = graded_part(check, i, predictions.get(position))
             if predicted is not None and (_finite(predicted) or right):
-                same = same_values(obs.value, predicted, tolerance)
+                same = same_values(value, predicted, tolerance)
                 outcome[mistake.id] = outcome.get(mistake.id, False) or same
                 (variant_matched if same else variant_contradicted).add(position)
         contradicted |= {m for m, matched in outcome.items() if not matched}
@@ -191,35 +218,59 @@ def _finite(value) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind in "biuf" and bool(np.isfinite(value).all())
 
 
-def _consistent(case_results: list[results.CaseResult], check: Check, contradicted: set[str]) -> list[results.CaseResult]:
+def _consistent(case_results: list[results.CaseResult], indices: list[int], check: Check, contradicted: set[str],
+                code: Code) -> list[results.CaseResult]:
     """Name, on each input, the mistake that explains the most inputs and that no input contradicts.
 
     A nan row may be what three different softmax mistakes return; the one
     that also predicts the other failing inputs is the student's. A mistake
-    contradicted elsewhere is dropped, leaving only what was observed.
+    contradicted elsewhere is dropped, leaving only what was observed. An input
+    where another mistake explains the result as well is marked `ambiguous`:
+    the input shown is one where the named mistake alone does.
     """
     counts: dict[str, int] = {}
     for r in case_results:
         for mistake_id in set(r.matches):
             counts[mistake_id] = counts.get(mistake_id, 0) + 1
-    hints = {}
+    first = {}
     for m in check.mistakes:
-        hints.setdefault(m.id, m.hint)
+        first.setdefault(m.id, m)
     fixed = []
-    for r in case_results:
+    for i, r in zip(indices, case_results):
         if r.matches:
             candidates = [m for m in r.matches if m not in contradicted]
             if candidates:
                 best = max(candidates, key=lambda m: (counts[m], -r.matches.index(m)))
-                r = dataclasses.replace(r, mistake=best, hint=hints.get(best, r.hint))
+                hint, leads = compose(first[best], check.cases[i], code)
+                r = dataclasses.replace(r, mistake=best, hint=hint, leads=leads, facts=first[best].facts,
+                                        ambiguous=len(set(candidates)) > 1)
             else:
-                mistake, hint, message = r.unpredicted
-                r = dataclasses.replace(r, mistake=mistake, hint=hint, message=message or r.message, matches=())
+                mistake, hint, message, leads, facts = r.unpredicted
+                r = dataclasses.replace(r, mistake=mistake, hint=hint, message=message or r.message, matches=(),
+                                        leads=leads, facts=facts)
         fixed.append(r)
     return fixed
 
 
-def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
+def _across(check: Check, indices: list[int], case_results: list[results.CaseResult],
+            observations: dict[int, Observation], code: Code) -> list[results.CaseResult]:
+    """Fail the inputs that are right alone but not together with the others (`Check.across`)."""
+    if check.across is None:
+        return case_results
+    returned = {i: (check.cases[i], observations[i].value) for i in indices if observations[i].status == calls.RETURNED}
+    verdicts = check.across(returned)
+    fixed = []
+    for i, r in zip(indices, case_results):
+        if i in verdicts and r.passed:
+            message, mistake = verdicts[i]
+            hint, leads = compose(mistake, check.cases[i], code)
+            r = dataclasses.replace(r, status=results.FAILED, message=message, hint=hint, mistake=mistake.id,
+                                    leads=leads, facts=mistake.facts)
+        fixed.append(r)
+    return fixed
+
+
+def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> results.CaseResult:
     """The verdict on one call: compared with the reference, mistake recognised."""
     case = check.cases[i]
     expected = check.expected(i)
@@ -228,13 +279,16 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
     else:
         expected_text = format_value(expected, check.output_names)
 
-    def result(status, got, message, hint="", mistake: Mistake | None = None, matches=(), unpredicted=(None, "", "")):
+    def result(status, got, message, hint="", mistake: Mistake | None = None, matches=(), unpredicted=None):
+        leads, facts = (), ()
+        if mistake is not None and not hint:
+            hint, leads = compose(mistake, case, code)
+            facts = mistake.facts
         return results.CaseResult(
             label=case.label, inputs=case.describe(check.params),
             expected=expected_text, got=got, status=status,
-            message=message, hint=hint or (mistake.hint if mistake else ""),
-            mistake=mistake.id if mistake else None, hidden=case.hidden, matches=tuple(matches),
-            unpredicted=unpredicted,
+            message=message, hint=hint, mistake=mistake.id if mistake else None, hidden=case.hidden,
+            matches=tuple(matches), unpredicted=unpredicted or (None, "", "", (), ()), leads=leads, facts=facts,
         )
 
     status = obs.status
@@ -265,19 +319,26 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
     if status == calls.CRASHED:
         return result(results.FAILED, obs.error, obs.error, "The process running the notebook ended during this call.")
     if status == calls.RAISED:
-        hint = check.error_hint(case, obs.error) if check.error_hint else ""
+        hint = check.error_hint(case, obs.error, code) if check.error_hint else ""
         return result(
             results.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
             hint or "Read the error: which line failed, and what shapes did the arrays have there?",
         )
 
-    got_text = format_value(obs.value, check.output_names)
+    value = as_expected(expected, obs.value)
+    got_text = format_value(value, check.output_names)
     changed = modified_arguments(case, obs.args_after, check.params)
     predictions = _Predictions(check, i)
     if check.compare is not None:
-        verdict = check.compare(case, expected, obs.value, predictions)
+        verdict = check.compare(case, expected, value, predictions)
     else:
-        verdict = diagnose(case, expected, obs.value, predictions, check.mistakes, check.output_names, check.specific)
+        graded = graded_part(check, i, value)
+        projected = predictions if check.graded is None else _Predictions(check, i, graded=True)
+        verdict = diagnose(case, expected, graded, projected, check.mistakes, check.output_names, check.specific, code)
+    narrowed = precision_lost(expected, value)
+    if verdict is not None and narrowed and same_values(graded_part(check, i, value), _in_dtype_of(expected, value),
+                                                        FLOAT32_TOLERANCE):
+        verdict = narrowed.replace("right values", "values right to float32's digits only"), PRECISION_LOST
     if changed:
         names = ", ".join(f"`{n}`" for n in changed)
         also = f" (and the result is wrong: {verdict[0]})" if verdict else ""
@@ -285,40 +346,66 @@ def judge(check: Check, i: int, obs: Observation) -> results.CaseResult:
     if verdict is not None:
         message, mistake = verdict
         matches = ()
-        if mistake is not None and any(mistake is m for m in check.mistakes):
+        if mistake is not None and any(mistake is m for m in check.mistakes) and check.compare is None:
             matches = tuple(dict.fromkeys(
-                m.id for p, m in enumerate(check.mistakes) if same_values(obs.value, predictions.get(p), case.tolerance)))
+                m.id for p, m in enumerate(check.mistakes) if prediction_matches(check, i, value, p)))
             matches = matches if mistake.id in matches else ()
-        unpredicted = (None, "", "")
+        unpredicted = None
         if matches:  # what is said if every matching prediction is contradicted elsewhere
-            fallback = diagnose(case, expected, obs.value, {}, (), check.output_names, check.specific)
-            if fallback is not None:
-                unpredicted = (fallback[1].id, fallback[1].hint, fallback[0]) if fallback[1] else (None, "", fallback[0])
+            fallback = diagnose(case, expected, graded_part(check, i, value), {}, (), check.output_names,
+                                check.specific, code)
+            if fallback is not None and fallback[1] is not None:
+                hint, leads = compose(fallback[1], case, code)
+                unpredicted = (fallback[1].id, hint, fallback[0], leads, fallback[1].facts)
+            elif fallback is not None:
+                unpredicted = (None, "", fallback[0], (), ())
         return result(results.FAILED, got_text, message, mistake=mistake, matches=matches, unpredicted=unpredicted)
     if check.after_pass is not None:
         extra = check.after_pass(case, obs)
         if extra is not None:
             message, mistake = extra
             return result(results.FAILED, got_text, message, mistake=mistake)
-    narrowed = precision_lost(expected, obs.value)
-    if narrowed:
-        return result(results.FAILED, got_text, narrowed, mistake=PRECISION_LOST)
-    widened = dtype_changed(expected, obs.value)  # float32 in, float32 out: every chapter's promise
-    if widened and check.float32_kept:
-        return result(results.FAILED, got_text, widened, mistake=DTYPE_CHANGED)
-    if widened:  # said, not marked down: this chapter does not ask for float32 yet
-        return result(results.PASSED, got_text, f"note: {widened}")
+    kept = dtype_kept(expected, value)  # one rule for every exercise: float32 in, float32 out; float64 in, float64 out
+    if kept is not None:
+        message, mistake = kept
+        return result(results.FAILED, got_text, message, mistake=mistake)
     return result(results.PASSED, got_text, "")
 
 
-class _Predictions(Mapping):
-    """`check.predictions(i)`, computed on the first look: a verdict looks only at a wrong answer."""
+def _in_dtype_of(expected, value):
+    """The expected result as the narrower dtype of `value` holds it (inf beyond float32's range), item by item."""
+    if isinstance(expected, tuple) and isinstance(value, tuple) and len(expected) == len(value):
+        return tuple(_in_dtype_of(e, v) for e, v in zip(expected, value))
+    if isinstance(expected, np.ndarray) and isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        with np.errstate(over="ignore"):
+            return expected.astype(value.dtype)
+    return expected
 
-    def __init__(self, check: Check, i: int):
-        self._check, self._i = check, i
+
+def as_expected(expected, value):
+    """`value`, with a tuple of arrays (a list of them, as `calls.to_plain` keeps it) stacked into one array where
+    one array is expected and they stack into its shape (a list of rows is an array to NumPy too)."""
+    if not (isinstance(expected, np.ndarray) and isinstance(value, tuple) and value):
+        return value
+    if not all(isinstance(v, np.ndarray) for v in value):
+        return value
+    try:
+        stacked = np.stack(value)
+    except ValueError:  # arrays of different shapes
+        return value
+    return stacked if stacked.shape == expected.shape else value
+
+
+class _Predictions(Mapping):
+    """`check.predictions(i)`, computed on the first look: a verdict looks only at a wrong answer. With `graded`,
+    each prediction is cut to the part the check grades (`graded_part`)."""
+
+    def __init__(self, check: Check, i: int, graded: bool = False):
+        self._check, self._i, self._graded = check, i, graded
 
     def __getitem__(self, position: int) -> object:
-        return self._check.predictions(self._i)[position]
+        predicted = self._check.predictions(self._i)[position]
+        return graded_part(self._check, self._i, predicted) if self._graded else predicted
 
     def __iter__(self):
         return iter(self._check.predictions(self._i))

@@ -9,6 +9,7 @@ gets a description of how it differs (shape, nan, largest difference).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -16,7 +17,26 @@ import numpy as np
 
 from .calls import Opaque
 from .cases import Case, shape_of
+from .code import UNKNOWN, Code
 from .observe import describe
+
+
+@dataclass(frozen=True)
+class Lead:
+    """A possibility a hint may offer ("if ..., that is why"), and when it can apply.
+
+    A lead names a cause the grader did not check; it is offered only where it
+    can be the cause: `applies(case, code)` looks at the input tried and at the
+    words of the student's code (`code.Code`): no `-inf` lead for code and input
+    without infinity, no mask lead for a function without a mask.
+    """
+
+    id: str
+    """A stable identifier, e.g. "inf_minus_inf" (kept in the case's result, for `audit`)."""
+    text: str
+    """The sentence offered, an "if ..." that says what to look at."""
+    applies: Callable[[Case, Code], bool] = lambda case, code: True
+    """True where the possibility can apply to this input and this code."""
 
 
 @dataclass(frozen=True)
@@ -26,10 +46,32 @@ class Mistake:
     id: str
     """A stable identifier, e.g. "no_max_subtraction" (used by tests and the gradebook)."""
     hint: str
-    """What to think about, written for the student; never the code itself."""
+    """What to think about, written for the student; never the code itself. It states only what its prediction
+    (or, for a diagnosis without one, what was observed) shows: a cause it did not check goes in `leads`."""
     predict: Callable[..., object] | None = None
     """Returns what a function with this mistake returns for the same arguments
     (None when the mistake does not apply to those arguments)."""
+    leads: tuple[Lead, ...] = ()
+    """Possibilities added after the hint, each only where it can apply (see `compose`)."""
+    facts: tuple[tuple[str, object], ...] = ()
+    """What the hint says it observed on this input, as data (("slice", (1,)), ("sum", 0.0)): `audit` checks them
+    on the result."""
+
+
+def compose(mistake: Mistake, case: Case, code: Code = UNKNOWN) -> tuple[str, tuple[str, ...]]:
+    """The hint a student reads for `mistake` on `case`: its statement, then the leads that can apply to `code`.
+
+    Returns (text, ids of the leads offered).
+    """
+    offered = [lead for lead in mistake.leads if lead.applies(case, code)]
+    text = " ".join([mistake.hint] + [lead.text for lead in offered]).strip()
+    return text, tuple(lead.id for lead in offered)
+
+
+def code_uses_infinity(case: Case, code: Code) -> bool:
+    """A lead about -inf applies: the input holds infinity, or the code writes it."""
+    return code.infinity or any(isinstance(a, np.ndarray) and a.dtype.kind == "f" and np.isinf(a).any()
+                                for a in case.args)
 
 
 MODIFIES_INPUT = Mistake(
@@ -60,19 +102,27 @@ NOT_FINITE = Mistake(
 
 DTYPE_CHANGED = Mistake(
     "dtype_changed",
-    "The inputs are float32, and a float32 input must give a float32 result: the values are right, but "
-    "somewhere the numbers became float64. If your function creates an array (np.zeros, np.full, np.empty "
-    "default to float64) or mixes in a float64 array, give it the input's dtype (for example "
-    "dtype=Q.dtype), then nothing is widened. Dividing by np.sqrt(d_k), a NumPy float64 number, widens too "
-    "(since NumPy 2); math.sqrt(d_k) is a Python float, which does not.",
+    "The values are right, but a result keeps the floating dtype of its input: float32 in gives float32 out, "
+    "float64 in gives float64 out, as the package's own functions do. Somewhere your numbers changed type.",
+    leads=(
+        Lead("array_created", "If your function creates an array (np.zeros, np.full, np.empty default to float64) or "
+             "mixes in a float64 array, give it the input's dtype (for example dtype=Q.dtype).",
+             lambda case, code: code.uses("zeros", "full", "empty", "ones", "array", "zeros_like", "full_like",
+                                          "empty_like", "ones_like", "asarray", "eye", "tri", "arange")),
+        Lead("numpy_sqrt", "If it divides by np.sqrt(d_k), a NumPy float64 number: that widens float32 to float64 "
+             "(since NumPy 2), where math.sqrt(d_k), a Python float, does not.",
+             lambda case, code: case.float32 and code.uses("sqrt")),
+        Lead("cast", "If it casts with astype, cast to the input's dtype.", lambda case, code: code.uses("astype")),
+    ),
 )
 
 
 PRECISION_LOST = Mistake(
     "precision_lost",
     "The inputs are float64 and the result came back in a narrower type, so most of its digits were "
-    "thrown away. If your function casts (astype(np.float32)) or creates its arrays with a smaller dtype, "
-    "keep the input's dtype instead.",
+    "thrown away: a result keeps the floating dtype of its input.",
+    leads=(Lead("float32_in_code", "If your function casts (astype(np.float32)) or creates its arrays with a smaller "
+                "dtype, keep the input's dtype instead.", lambda case, code: code.float32),),
 )
 
 
@@ -84,19 +134,37 @@ def precision_lost(expected, got) -> str | None:
         return next((m for m in (precision_lost(e, g) for e, g in zip(expected, got)) if m), None)
     if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype == np.float64
             and got.dtype.kind == "f" and got.dtype.itemsize < 8):
-        return f"the float64 inputs gave a result of dtype {got.dtype} (expected float64): digits were lost"
+        return f"right values, but the float64 inputs gave a result of dtype {got.dtype} (expected float64)"
     return None
 
 
 def dtype_changed(expected, got) -> str | None:
-    """A sentence if a float32 result came back as float64 (or another float type), else None."""
+    """A sentence if a floating result came back in another dtype that is not narrower (float32 widened, a float
+    returned as integers), else None."""
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
             return None
         return next((m for m in (dtype_changed(e, g) for e, g in zip(expected, got)) if m), None)
-    if (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype == np.float32
-            and got.dtype.kind == "f" and got.dtype != np.float32):
-        return f"right values, but the float32 inputs gave a result of dtype {got.dtype} (expected float32)"
+    if not (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray) and expected.dtype.kind == "f"):
+        return None
+    if got.dtype == expected.dtype or precision_lost(expected, got):
+        return None
+    inputs = "float32 inputs" if expected.dtype == np.float32 else "inputs"
+    return f"right values, but the {inputs} gave a result of dtype {got.dtype} (expected {expected.dtype})"
+
+
+def dtype_kept(expected, got) -> tuple[str, Mistake] | None:
+    """The one dtype rule of every exercise: a right result keeps its input's floating dtype (float32 in, float32
+    out; float64 in, float64 out; integers in, float64 out), as the package's own functions do.
+
+    (message, mistake) when a result with the right values breaks it, else None.
+    """
+    narrowed = precision_lost(expected, got)
+    if narrowed:
+        return narrowed, PRECISION_LOST
+    changed = dtype_changed(expected, got)
+    if changed:
+        return changed, DTYPE_CHANGED
     return None
 
 
@@ -200,9 +268,14 @@ def as_plain(value):
     return None if value is None else np.asarray(value)
 
 
+Specific = Callable[[Case, object, object, Code], "Mistake | None"]
+"""A check's own diagnosis of a wrong value no prediction explains: (case, expected, got, code) -> a Mistake whose
+hint says what was observed, or None."""
+
+
 def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes: tuple[Mistake, ...],
-             names: tuple[str, ...] | None = None,
-             specific: Callable[[Case, object, object], Mistake | None] | None = None) -> tuple[str, Mistake | None] | None:
+             names: tuple[str, ...] | None = None, specific: Specific | None = None,
+             code: Code = UNKNOWN) -> tuple[str, Mistake | None] | None:
     """Why `got` is wrong: (message, recognised mistake or None); None if it is right."""
     message = difference(expected, got, case.tolerance, names)
     if message is None:
@@ -213,14 +286,14 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
     if got is None:
         return message, RETURNS_NONE
     if specific is not None:
-        found = specific(case, expected, got)
+        found = specific(case, expected, got, code)
         if found is not None:
             return message, found
     if isinstance(expected, tuple) and not isinstance(got, tuple):
         return message, NOT_A_TUPLE
     if shape_of(got) != shape_of(expected) and not isinstance(expected, tuple):
         return message, WRONG_SHAPE
-    found = observe(expected, got, case.tolerance, names)
+    found = observe(expected, got, case.tolerance, names, rows=not case.saturated)
     if found is None:  # no hint describes the difference: the message says what kind of difference it is
         message = difference(expected, got, case.tolerance, names, seen=True)
     return message, found
@@ -245,15 +318,18 @@ def _rows(indices: list[int], what: str) -> str:
     return f"Rows {', '.join(shown[:-1])} and {shown[-1]} are {what}"
 
 
-def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None) -> Mistake | None:
+def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
+            rows: bool = True) -> Mistake | None:
     """What kind of difference a wrong result shows, when one is observed: a Mistake whose hint says only that.
 
     nan or inf and where it first appears; every value the same constant times
     (or plus) the expected one; the right values in another order (transposed,
-    reversed, rows swapped); right up to some row and wrong after it. Values
-    right to a few digits only get no hint: the message says how many digits.
-    Nothing is guessed: each is checked on the numbers, and `audit` checks it
-    again.
+    reversed, rows swapped); right up to some row and wrong after it (only with
+    `rows`: on an input whose rows are saturated, a row can be right whatever
+    the code does, and saying so would mislead); right to about float32's
+    digits only. Values right to a few digits otherwise get no hint: the message
+    says how many digits. Nothing is guessed: each is checked on the numbers,
+    and `audit` checks it again.
     """
     if isinstance(expected, tuple):
         if not isinstance(got, tuple) or len(got) != len(expected):
@@ -266,8 +342,9 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
                            f"in the order ({', '.join(names)}).")
         for name, e, g in zip(names, expected, got):
             if difference(e, g, tolerance) is not None:
-                found = observe(e, g, tolerance)
-                return None if found is None else Mistake(found.id, f"In `{name}`: {found.hint}")
+                found = observe(e, g, tolerance, rows=rows)
+                return None if found is None else dataclasses.replace(found, hint=f"In `{name}`: {found.hint}",
+                                                                      facts=(("item", name),) + found.facts)
         return None
     if not (isinstance(expected, np.ndarray) and isinstance(got, np.ndarray)) or got.shape != expected.shape:
         return None
@@ -282,12 +359,12 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         where = f"index {first[0]}" if len(first) == 1 else f"index {first} (row {first[0]})"
         return Mistake("not_finite", f"nan or inf appears where every expected value is finite: the first at {where}, "
                        f"{int(bad.sum())} of {val.size} entries in all. Print the intermediate results for that "
-                       "entry to see which step makes it.")
+                       "entry to see which step makes it.", facts=(("index", first), ("count", int(bad.sum()))))
     if not (np.isfinite(exp).all() and np.isfinite(val).all()):
         return None
     worst = float(np.max(np.abs(val - exp) / np.maximum(np.abs(exp), 1e-300)))
     if worst < 1e-2:  # right to a few digits: rounding, not a factor or a row gone wrong (the message says how many)
-        return None
+        return _float32_digits(expected, got)
     if val.size < 2:  # one number: any factor or offset would fit it
         return None
     scale = float(np.dot(val.ravel(), exp.ravel()) / np.dot(exp.ravel(), exp.ravel())) if np.any(exp) else 0.0
@@ -302,7 +379,7 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         how = _rearranged(exp, val, close)
         return Mistake("observed_permutation", "The right numbers, in another order" + (f": {how}." if how else ".")
                        + " Check which axis is which at each step.")
-    if val.ndim >= 2 and val.shape[0] > 1:
+    if rows and val.ndim >= 2 and val.shape[0] > 1:
         right = [close(val[i], exp[i]) for i in range(val.shape[0])]
         if right[0] and not all(right):
             k = right.index(False)
@@ -315,6 +392,36 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
             return Mistake("observed_right_until", f"{right_rows}; row {k} is the first wrong one. "
                            "Look at what changes from one row (query, tile or head) to the next in your code.")
     return None
+
+
+FLOAT32_DIGITS = (6, 8)
+"""Significant digits that float32 arithmetic leaves a result (its epsilon is 1.2e-7)."""
+
+
+def digits_agreeing(expected: np.ndarray, got: np.ndarray) -> int:
+    """How many significant digits `got` shares with `expected`, measured against the largest expected value."""
+    exp, val = expected.astype(np.float64), got.astype(np.float64)
+    scale = float(np.max(np.abs(exp))) or 1.0
+    worst = float(np.max(np.abs(val - exp))) / scale
+    return 17 if worst == 0 else max(0, int(np.floor(-np.log10(worst))))
+
+
+def _float32_digits(expected: np.ndarray, got: np.ndarray) -> Mistake | None:
+    """A float64 result right to about float32's digits only (a step computed in float32), observed; else None."""
+    if expected.dtype != np.float64 or got.dtype != np.float64 or got.size == 0:
+        return None
+    digits = digits_agreeing(expected, got)
+    low, high = FLOAT32_DIGITS
+    if not low <= digits <= high:
+        return None
+    return Mistake(
+        "observed_float32_digits",
+        f"The values agree with the expected ones to about {digits} significant digits, about what float32 holds; "
+        "float64, the dtype of these inputs and of your result, holds about 16.",
+        leads=(Lead("float32_in_code", "If a step of your code computes in float32 (an astype(np.float32), an array "
+                    "created as float32), that is where the digits go: keep the input's dtype throughout.",
+                    lambda case, code: code.float32),),
+        facts=(("digits", digits),))
 
 
 def _constant(c: float) -> str:
@@ -351,8 +458,8 @@ def _kind(value) -> str:
         return "None"
     if isinstance(value, Opaque):
         return str(value)
-    if isinstance(value, tuple):
-        return f"a tuple of {len(value)}"
+    if isinstance(value, tuple):  # a tuple, or a list of arrays (calls.to_plain keeps both as tuples)
+        return f"{len(value)} separate items (a tuple or a list)"
     return f"an array of shape {value.shape}"
 
 

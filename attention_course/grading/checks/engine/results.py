@@ -53,9 +53,16 @@ class CaseResult:
     """True for inputs that only the batch grader tries, not the notebook's check."""
     matches: tuple[str, ...] = ()
     """Every recognised mistake whose prediction equals what came back (the check names the one most inputs share)."""
-    unpredicted: tuple[str | None, str, str] = (None, "", "")
-    """(mistake id, hint, message) of the diagnosis without predictions, used if every matching prediction is
-    contradicted."""
+    unpredicted: tuple = (None, "", "", (), ())
+    """(mistake id, hint, message, leads, facts) of the diagnosis without predictions, used if every matching
+    prediction is contradicted."""
+    leads: tuple[str, ...] = ()
+    """Ids of the possibilities the hint offers (each one that can apply to this input and this code)."""
+    facts: tuple = ()
+    """What the hint says it observed on this input, as (name, value) pairs, for `audit` to check."""
+    ambiguous: bool = False
+    """True when another recognised mistake explains this result as well: an input where the named one alone
+    does is shown first."""
 
     @property
     def passed(self) -> bool:
@@ -127,7 +134,7 @@ class CheckResult:
 
     @property
     def first_failure(self) -> CaseResult | None:
-        """The failing input shown (skipped ones aside): the first whose mistake was recognised, else the first."""
+        """The failing input shown (skipped ones aside): see `_shown`."""
         return _shown([c for c in self.cases if not c.passed and c.status != SKIPPED])
 
     def headline(self) -> str:
@@ -194,17 +201,21 @@ class CheckResult:
 
 
 WIDENED = "dtype_changed"
-"""The mistake of a float32 input whose right values came back in float64."""
+"""The mistake of a result whose right values came back in a wider (or another) dtype."""
 
 
 def _shown(failures: list[CaseResult]) -> CaseResult | None:
-    """The failure to show: the first with a recognised mistake (its hint is evidence), else the first.
+    """The failure to show: a visible one before a hidden one (the student can rebuild it), and among those the
+    first with a hint (a recognised mistake, or an error's own hint) that no other mistake explains as well (its
+    hint is evidence), else the first.
 
-    A result right in value but widened from float32 comes last: wrong values or an error elsewhere matter
-    more, and "right values" said first would hide them.
+    A result right in value but widened (float32 in, float64 out) comes last: wrong values or an error elsewhere
+    matter more, and "right values" said first would hide them.
     """
-    wrong = [c for c in failures if c.mistake != WIDENED]
-    return next((c for c in wrong if c.mistake), wrong[0] if wrong else failures[0] if failures else None)
+    if not failures:
+        return None
+    wrong = [c for c in failures if c.mistake != WIDENED] or failures
+    return min(wrong, key=lambda c: (c.hidden, not (c.mistake or c.hint), c.ambiguous, wrong.index(c)))
 
 
 def _short(text: str) -> bool:

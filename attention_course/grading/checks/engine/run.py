@@ -16,11 +16,13 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from . import calls, observe, results
 from .calls import Observation, observe_call
-from .cases import Case, format_value
+from .cases import Case, Rngs, format_value
 from .check import Check, judge, judge_all
+from .code import UNKNOWN, Code, code_of
 from .shrink import MAX_CALLS, OBSERVED_ONLY, SECONDS, Sizes, candidates, failure_kind, observational
 
 _LEFT_TO_THE_GRADER = contextvars.ContextVar("attention_course_checks_left_to_the_grader", default=False)
@@ -62,11 +64,77 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
         obs = observe_call(fn, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
         timed_out = obs.status == calls.TIMEOUT
         observations[i] = obs
-    return follow_up(check, fn, judge_all(check, observations), observations)  # a smaller failing input
+    code = code_of(fn)
+    result = judge_all(check, observations, code)
+    return follow_up(check, result, observations, search(check, fn, result, observations), code)
 
 
-def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -> Case | None:
-    """A smaller input on which `fn` fails as it did on `case` (same kind of difference), or None."""
+@dataclass(frozen=True)
+class FollowUp:
+    """What calling a failed function again found: a helper at fault, or a smaller input that fails the same way.
+
+    Plain data: the batch grader's worker finds it in the sandbox, and the
+    grader checks it (`follow_up`) before saying anything of it.
+    """
+
+    helper: str | None = None
+    """The name of the student's helper whose course version makes every failing input pass."""
+    swapped: dict[int, Observation] = field(default_factory=dict)
+    """Case index -> the call of the function with that helper swapped in, for every failing input."""
+    smallest: Case | None = None
+    """A smaller input on which the function fails the same way as on the first failing input."""
+    observation: Observation | None = None
+    """The function's call on `smallest`."""
+
+
+def failing(result: results.CheckResult, observations: dict[int, Observation]) -> list[int]:
+    """Indices of the cases a check's result failed (of those observed), in order."""
+    return [i for i, r in zip(sorted(observations), result.cases) if r.status == results.FAILED]
+
+
+def shown_index(result: results.CheckResult, observations: dict[int, Observation]) -> int | None:
+    """Index of the failing case the result shows (the one its message and hint come from)."""
+    shown = result.first_failure
+    return next((i for i, r in zip(sorted(observations), result.cases) if r is shown), None)
+
+
+def search(check: Check, fn, result: results.CheckResult, observations: dict[int, Observation]) -> FollowUp:
+    """After a failed check: call `fn` again, with a helper swapped, or on smaller inputs (no verdict given here)."""
+    if result.status != results.FAILED or not callable(fn):
+        return FollowUp()
+    bad = failing(result, observations)
+    if not bad:
+        return FollowUp()
+
+    def call(f, i):
+        case = check.cases[i]
+        return calls.observe_call(f, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
+
+    swapped: dict[int, Observation] = {}
+
+    def passes(i, obs):
+        swapped[i] = obs
+        return judge(check, i, obs).passed
+
+    helper = observe.helper_at_fault(fn, bad, call, passes, check.helpers)
+    if helper is not None:
+        return FollowUp(helper=helper, swapped={i: swapped[i] for i in bad})
+    first = shown_index(result, observations)
+    if result.mistake not in OBSERVED_ONLY or check.sizes is None or first is None:
+        return FollowUp()
+    obs = observations[first]
+    if obs.status not in (calls.RETURNED, calls.RAISED):
+        return FollowUp()
+    kind = failure_kind(check.expected(first), obs, check.cases[first])
+    found = smallest_failing(check, fn, check.cases[first], kind, time.perf_counter() + SECONDS)
+    if found is None:
+        return FollowUp()
+    small, small_obs = found
+    return FollowUp(smallest=small, observation=small_obs)
+
+
+def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -> tuple[Case, Observation] | None:
+    """A smaller input on which `fn` fails as it did on `case` (same kind of difference), and its call; or None."""
     spec: Sizes = check.sizes
     params = check.params[: len(case.args)]
     current, calls_left, found = dict(zip(params, case.args)), MAX_CALLS, None
@@ -77,8 +145,7 @@ def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -
             if calls_left <= 0 or time.perf_counter() >= deadline:
                 break
             small = Case(f"{case.label}, cut down", tuple(args[p] for p in params), dict(case.kwargs), hidden=case.hidden)
-            # judged without predictions: a mistake that a tiny input happens to match is no evidence about fn
-            one = dataclasses.replace(check, make_cases=lambda rngs, small=small: [small], refine=None, mistakes=())
+            one = _one(check, small)
             try:
                 expected = one.expected(0)  # the course's code refuses inputs that are not valid
             except Exception:  # noqa: BLE001 -- an input the reference rejects is no candidate
@@ -88,41 +155,53 @@ def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -
             verdict = judge(one, 0, obs)
             if (verdict.status == results.FAILED and observational(verdict.mistake)
                     and failure_kind(expected, obs, small) == kind):
-                current, found, progress = args, (small, verdict), True
+                current, found, progress = args, (small, obs), True
                 break
     return found
 
 
-def follow_up(check: Check, fn, result: results.CheckResult, observations: dict) -> results.CheckResult:
-    """After a failed check: say when a helper of the student's is at fault, else show a smaller failing input."""
-    if result.status != results.FAILED or not callable(fn):
-        return result
-    failing = [i for i, r in zip(sorted(observations), result.cases) if r.status == results.FAILED]
-    if not failing:
-        return result
+def _one(check: Check, case: Case) -> Check:
+    """The check with `case` as its only input, judged without predictions: a mistake that a tiny input happens to
+    match is no evidence about the function."""
+    return dataclasses.replace(check, make_cases=lambda rngs, case=case: [case], refine=None, mistakes=(),
+                               across=None, hidden_rngs=Rngs())
 
-    def call(f, i):
-        case = check.cases[i]
-        return calls.observe_call(f, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
 
-    helper = observe.helper_at_fault(fn, failing, call, lambda i, obs: judge(check, i, obs).passed, check.helpers)
-    if helper is not None:
-        hint = (f"`{check.function}` gives the expected result on every input it failed when it calls the course's "
-                f"`{helper}` instead of yours: the difference comes from your `{helper}` (its own check shows how).")
-        return dataclasses.replace(result, hint=hint, mistake="helper_at_fault")
-    if result.mistake not in OBSERVED_ONLY or check.sizes is None:
+def follow_up(check: Check, result: results.CheckResult, observations: dict[int, Observation], found: FollowUp,
+              code: Code = UNKNOWN) -> results.CheckResult:
+    """`result` with what `found` shows, once checked here: a helper at fault, else a smaller failing input.
+
+    Nothing `found` claims is taken on trust (the batch grader's worker may
+    have been tampered with): the swapped calls must pass on every input the
+    function failed, and the smaller input must fail, by this process's own
+    verdict, the same way as the first failing input.
+    """
+    if result.status != results.FAILED:
         return result
-    first = failing[0]
-    obs = observations[first]
-    if obs.status not in (calls.RETURNED, calls.RAISED):
+    bad = failing(result, observations)
+    if not bad:
         return result
-    kind = failure_kind(check.expected(first), obs, check.cases[first])
-    found = smallest_failing(check, fn, check.cases[first], kind, time.perf_counter() + SECONDS)
-    if found is None:
+    if found.helper is not None and found.helper in check.helpers:
+        if set(found.swapped) >= set(bad) and all(judge(check, i, found.swapped[i]).passed for i in bad):
+            hint = (f"`{check.function}` gives the expected result on every input it failed when it calls the "
+                    f"course's `{found.helper}` instead of yours: the difference comes from your `{found.helper}` "
+                    "(its own check shows how).")
+            return dataclasses.replace(result, hint=hint, mistake="helper_at_fault")
+    first = shown_index(result, observations)
+    if found.smallest is None or found.observation is None or result.mistake not in OBSERVED_ONLY or first is None:
         return result
-    small, verdict = found
+    one = _one(check, found.smallest)
+    try:
+        expected = one.expected(0)
+    except Exception:  # noqa: BLE001 -- an input the course's code refuses is not shown
+        return result
+    verdict = judge(one, 0, found.observation, code)
+    kind = failure_kind(check.expected(first), observations[first], check.cases[first])
+    if (verdict.status != results.FAILED or not observational(verdict.mistake)
+            or failure_kind(expected, found.observation, found.smallest) != kind):
+        return result
     label = f"{check.cases[first].label}, cut down to the smallest input that still fails this way"
     smallest = dataclasses.replace(verdict, label=label)
     # Message, hint and input shown all come from the smaller input: its hint says only what was observed there.
-    return dataclasses.replace(result, smallest=smallest, smallest_input=dataclasses.replace(small, label=label),
+    return dataclasses.replace(result, smallest=smallest, smallest_input=dataclasses.replace(found.smallest, label=label),
                                message=smallest.message, hint=smallest.hint, mistake=smallest.mistake)

@@ -13,11 +13,12 @@ from ....core.attention import attention_weights, scaled_dot_product_attention
 from ....core.softmax import softmax
 from ....chapters.worked_example import BANK_BOT
 from ..engine.calls import error_line
-from ..engine.cases import Case, Rngs, random_qkv
+from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Mistake
+from ..engine.mistakes import Mistake, observe, same_values
 from ..engine.results import CheckResult
 from .scores import scaled_reference, scores_reference
 from .softmax import NO_MAX_SUBTRACTION, diagnose_weights, global_softmax, naive_softmax, not_finite_softmax, unnormalised
@@ -78,6 +79,10 @@ SCALED_AFTER_SOFTMAX_HINT = (
     "to the scores: divide Q K^T by sqrt(d_k), then take the softmax."
 )
 SCALED_BY_N_K_HINT = "The scores were divided by the square root of the number of keys; the scale is 1/sqrt(d_k), d_k the size of a query."
+SCALED_BY_N_Q_HINT = (
+    "The scores were divided by the square root of the number of queries (the length of Q's second-to-last axis, "
+    "its rows); the scale is 1/sqrt(d_k), d_k the size of one query: Q's last axis."
+)
 
 MISTAKES = (
     Mistake("missing_scale", MISSING_SCALE_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1.0)), V)),
@@ -93,6 +98,7 @@ MISTAKES = (
     Mistake("scaled_after_softmax", SCALED_AFTER_SOFTMAX_HINT,
             lambda Q, K, V: pair(softmax(scores_of(Q, K, 1.0)) / np.sqrt(Q.shape[-1]), V)),
     Mistake("scaled_by_n_k", SCALED_BY_N_K_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(K.shape[-2]))), V)),
+    Mistake("scaled_by_n_q", SCALED_BY_N_Q_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(Q.shape[-2]))), V)),
     Mistake("scaled_by_d_v",
             "The scores were divided by the square root of d_v, the size of a value; the scale is 1/sqrt(d_k), "
             "the size of the vectors whose dot product makes a score.",
@@ -108,18 +114,42 @@ MISTAKES = (
 )
 
 
-def specific(case: Case, expected, got) -> Mistake | None:
-    """Describe weights that are not finite or do not sum to 1 over the keys."""
+def masked_scores(case: Case) -> np.ndarray | None:
+    """The scaled scores of an attention input in float64, -inf where its mask (or its lengths) hide a key."""
+    Q, K = (np.asarray(a, dtype=np.float64) for a in case.args[:2])
+    scores = scores_of(Q, K)  # (..., n_q, n_k)
+    if len(case.args) > 3:
+        hide = np.asarray(case.args[3])
+        if hide.dtype.kind in "iu" and hide.ndim == 1 and scores.ndim == 3:  # lengths (B,): a padding mask
+            hide = np.arange(K.shape[-2])[None, None, :] < hide[:, None, None]  # (B, 1, n_k)
+        try:
+            scores = np.where(hide, scores, -np.inf)
+        except ValueError:  # a mask that does not broadcast: describe the scores alone
+            pass
+    return scores
+
+
+def specific(case: Case, expected, got, code: Code) -> Mistake | None:
+    """Describe weights that are not finite or do not sum as the expected ones do; or right weights whose output
+    is not weights times V."""
     if not isinstance(got, tuple) or len(got) != 2:
         return None
-    weights = got[1]
+    output, weights = got
+    masked = len(case.args) > 3
+    if (isinstance(weights, np.ndarray) and weights.shape == expected[1].shape
+            and same_values(weights, expected[1], case.tolerance)):  # the weights are right: only the output is wrong
+        if not (isinstance(output, np.ndarray) and output.shape == expected[0].shape):
+            return None  # an output of another shape: the shape is what is said
+        seen = observe(expected, got, case.tolerance, OUTPUT_NAMES, rows=not case.saturated)
+        if seen is not None:
+            return seen
+        V = np.asarray(case.args[2], dtype=np.float64)
+        mixed = weights.astype(np.float64) @ V  # (..., n_q, n_k) x (..., n_k, d_v) -> (..., n_q, d_v)
+        return None if same_values(output, mixed, case.tolerance) else OUTPUT_NOT_FROM_WEIGHTS
     if isinstance(weights, np.ndarray) and weights.dtype.kind == "f" and not np.isfinite(weights).all():
-        Q, K = case.args[0], case.args[1]
-        scores = scores_of(np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64))
-        if len(case.args) > 3:  # a mask: the hidden scores are -inf
-            scores = np.where(case.args[3], scores, -np.inf) if np.ndim(case.args[3]) <= scores.ndim else scores
+        scores = masked_scores(case)
         return not_finite_softmax(scores, weights) if weights.shape == scores.shape else None
-    found = diagnose_weights(weights, -1, expected[1].shape)
+    found = diagnose_weights(weights, -1, expected[1], masked=masked)
     if found is not None and found.id == "softmax_wrong_axis":
         return Mistake(found.id, "Each column of the weights sums to 1 instead of each row. If the softmax ran "
                        "over the first axis, that is why: every query (row) spreads its weight over the keys, so "
@@ -127,7 +157,14 @@ def specific(case: Case, expected, got) -> Mistake | None:
     return found
 
 
-def error_hint(case: Case, error: str) -> str:
+OUTPUT_NOT_FROM_WEIGHTS = Mistake(
+    "output_not_from_weights",
+    "The weights are right, but the output is not the weights times V: each output row mixes the value vectors "
+    "with that query's weights, output = weights @ V. Compute the output from the weights you return.",
+)
+
+
+def error_hint(case: Case, error: str, code: Code) -> str:
     """What a failed matrix product means, quoting the student's line."""
     line = error_line(error)
     if "matmul" in error and line:
@@ -140,6 +177,8 @@ def error_hint(case: Case, error: str) -> str:
 
 
 def _cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (one query, n_q != n_k, large scores, float32 kept, one key, d_v != d_k,
+    d_k = 1, float64's digits kept), then hidden inputs that vary the values."""
     rng = rngs(4)
 
     def qkv(n_q, n_k, d_k, d_v, scale=1.0, dtype=np.float64):
@@ -149,10 +188,17 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("the bank bot: one query, four keys", (BANK_BOT.query[None, :].copy(), BANK_BOT.keys.copy(), BANK_BOT.values.copy())),
         Case("four queries, four keys", qkv(4, 4, 4, 2)),
         Case("three queries, five keys, d_k = 8", qkv(3, 5, 8, 2)),
-        Case("large scores", qkv(3, 3, 4, 2, scale=30.0)),
+        Case("large scores", qkv(3, 3, 4, 2, scale=30.0), saturated=True),
+        # float32 in, float32 out.
+        Case("float32, two queries, three keys", qkv(2, 3, 2, 2, dtype=np.float32)),
+        Case("a single key", qkv(3, 1, 4, 2)),
+        Case("two queries, three keys, d_k = 4, d_v = 3", qkv(2, 3, 4, 3)),
+        Case("five queries, two keys, d_k = 3", qkv(5, 2, 3, 2)),
         Case("float32, five queries, six keys", qkv(5, 6, 4, 3, dtype=np.float32), hidden=True),
-        Case("a single key", qkv(3, 1, 4, 2), hidden=True),
+        Case("a single key, two queries", qkv(2, 1, 3, 3), hidden=True),
         Case("two queries, three keys, d_v = 5", qkv(2, 3, 6, 5), hidden=True),
+        Case("large scores, four queries, five keys", qkv(4, 5, 4, 2, scale=30.0), hidden=True, saturated=True),
+        Case("six queries, seven keys, d_k = 8", qkv(6, 7, 8, 3), hidden=True),
     ] + _assumption_cases_attention(rngs)
 
 
@@ -161,20 +207,26 @@ def _assumption_cases_attention(rngs: Rngs) -> list[Case]:
     rng = rngs(41)
     return [
         # d_k > 1: with one coordinate, each score is one product and the scale is 1.
-        Case("d_k = 1, d_v = 1", random_qkv(rng, 3, 4, 1, 1), hidden=True),
+        Case("d_k = 1, d_v = 1", random_qkv(rng, 3, 4, 1, 1)),
         # float64 kept: q . k is near 1000000 and the two differ by 1.03; float32 (steps of 0.0625 there, q and k
         # themselves not exact) moves the weights by about 1%.
-        Case("float64 precision: large scores that differ by little",
-             (np.array([[1000 + rng.uniform(), 0.5]]), np.array([[1.0, 1.0], [1.0, -1.06]]) * [1000 - rng.uniform(), 1],
-              np.array([[1.0, 0.0], [0.0, 1.0]])), hidden=True),
+        _close_large_scores("float64 precision: large scores that differ by little", rng),
+        Case("d_k = 1, d_v = 2", random_qkv(rng, 2, 3, 1, 2), hidden=True),
+        _close_large_scores("float64 precision: other large scores that differ by little", rng, hidden=True),
     ]
+
+
+def _close_large_scores(label: str, rng, hidden: bool = False) -> Case:
+    """One query whose two scores are near 700 000 and differ by about 0.7: float32 cannot tell them apart."""
+    Q = np.array([[1000 + rng.uniform(), 0.5]])
+    K = np.array([[1.0, 1.0], [1.0, -1.06]]) * [1000 - rng.uniform(), 1]
+    return Case(label, (Q, K, np.array([[1.0, 0.0], [0.0, 1.0]])), hidden=hidden, precision=(1e-6, 1e-9))
 
 
 QKV_SIZES = Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")})
 """A smaller failing input: fewer queries or keys, a smaller d_k or d_v, fewer heads."""
 
 ATTENTION = Check(
-    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="attention",
     helpers={"softmax": softmax, "dot_scores": scores_reference, "scale_scores": scaled_reference},
     function="attention",

@@ -11,6 +11,8 @@ and the call's peak memory is measured.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ....core.attention import attention_weights
@@ -19,9 +21,10 @@ from ....tiled.online_softmax import tile_scores, tiles
 from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Mistake
+from ..engine.mistakes import Lead, Mistake, code_uses_infinity
 from ..engine.results import CheckResult
 
 PARAMS = ("Q", "K", "V", "O", "dO", "lse", "mask", "block_size")
@@ -51,17 +54,32 @@ WRONG_AXIS = Mistake(
     "matrix transposed), while dQ has one row per query and sums over the keys. Check which axis each "
     "product contracts.",
 )
+SHIFT_BY_ZERO = Lead(
+    "inf_minus_inf",
+    "If exp(score - lse) was taken for it, its scores and its lse are all -inf, and exp(-inf - (-inf)) is exp(nan): "
+    "shift its scores by 0 instead of by lse.",
+    code_uses_infinity,
+)
 NAN_FOR_EMPTY_ROWS = Mistake(
     "nan_for_empty_rows",
-    "nan where a query can attend to nothing: its scores are all -inf and so is its lse, and "
-    "exp(-inf - (-inf)) is exp(nan). Such a query has weights 0 (its output is 0 whatever Q, K and V are), "
-    "so it must contribute nothing: shift its scores by 0 instead of by lse.",
+    "nan where a query can attend to nothing (its mask row is all False, so its lse is -inf). Such a query has "
+    "weights 0 (its output is 0 whatever Q, K and V are), so it must contribute nothing.",
+    leads=(SHIFT_BY_ZERO,),
 )
 NAN_WITH_EMPTY_ROWS = Mistake(
     "nan_for_empty_rows",
     "The gradients have nan, and this input has a query that can attend to nothing (its mask row is all "
-    "False, so its lse is -inf). If exp(score - lse) was taken for it, exp(-inf - (-inf)) is exp(nan): such "
-    "a query has weights 0 and must contribute nothing, so shift its scores by 0 instead of by lse.",
+    "False, so its lse is -inf): such a query has weights 0 and must contribute nothing.",
+    leads=(SHIFT_BY_ZERO, Lead("mask_after_exp", "If the mask was applied after exp (the weights multiplied by it), "
+                               "exp(score - (-inf)) is inf, and inf × 0 is nan: put -inf at hidden scores before exp.",
+                               lambda case, code: True)),
+)
+MASKED_AFTER_EXP = Mistake(
+    "masked_after_exp",
+    "A hidden key must get weight exactly 0 whatever its score. This input has a hidden key that scores far above "
+    "its query's lse, and these are the gradients a mask applied after exp gives (exp(S - lse) multiplied by the "
+    "mask): exp of that score overflows to inf, and inf × 0 is nan. Put -inf at the hidden scores before exp, as "
+    "the forward pass did.",
 )
 BUILDS_FULL_ROW = Mistake(
     "builds_full_matrix",
@@ -190,11 +208,72 @@ def _no_guard_for_empty_rows(Q, K, V, O, dO, lse, mask, b):
     return _from_weights(Q, K, V, O, dO, p)
 
 
-def _case(rngs, seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, **kwargs) -> Case:
+def _from_ds(Q, K, dO, p, ds):
+    """dQ, dK, dV from the weights p and a (possibly wrong) dS, both (n_q, n_k)."""
+    scale = _scale(Q)
+    return scale * (ds @ K), scale * (ds.T @ Q), p.T @ dO  # (n_q, d_k), (n_k, d_k), (n_k, d_v)
+
+
+def _d_per_tile(Q, K, V, O, dO, lse, mask, b):
+    """D recomputed in each key tile from that tile's weights: rowsum(P_tile * dP_tile), the tile's share only."""
+    if K.shape[0] <= b:
+        return None  # one key tile: its share is the whole of D
+    p = tile_weights(_scores(Q, K, mask), lse)  # (n_q, n_k)
+    dp = dO @ V.T  # (n_q, d_v) x (d_v, n_k) -> (n_q, n_k)
+    ds = np.zeros_like(p)
+    for keys in tiles(K.shape[0], b):
+        d = np.sum(p[:, keys] * dp[:, keys], axis=1, keepdims=True)  # (n_q, 1) this tile's part of D
+        ds[:, keys] = p[:, keys] * (dp[:, keys] - d)
+    return _from_ds(Q, K, dO, p, ds)
+
+
+def _d_broadcast_from_1d(Q, K, V, O, dO, lse, mask, b):
+    """D of shape (n_q,), subtracted from the (n_q, bk) tile: it lines up with the keys, so it runs only if bk = n_q."""
+    p = tile_weights(_scores(Q, K, mask), lse)  # (n_q, n_k)
+    dp = dO @ V.T
+    d = np.sum(O * dO, axis=1)  # (n_q,), no keepdims
+    ds = np.zeros_like(p)
+    for keys in tiles(K.shape[0], b):
+        if keys.stop - keys.start != Q.shape[0]:
+            return None  # (n_q, bk) - (n_q,) raises unless bk = n_q
+        ds[:, keys] = p[:, keys] * (dp[:, keys] - d[None, :])  # D of query j subtracted in column j
+    return _from_ds(Q, K, dO, p, ds)
+
+
+def _tile_transposed(dk: bool, dv: bool):
+    """dK or dV of each key tile computed transposed ((d, bk), an einsum's output indices swapped), which fits the
+    tile's (bk, d) rows only when bk = d."""
+    def predict(Q, K, V, O, dO, lse, mask, b):
+        dq, dK, dV = _reference(Q, K, V, O, dO, lse, mask, b)
+        dK, dV = dK.copy(), dV.copy()
+        for keys in tiles(K.shape[0], b):
+            width = keys.stop - keys.start
+            if (dk and width != K.shape[1]) or (dv and width != V.shape[1]):
+                return None
+            if dk:
+                dK[keys] = dK[keys].T  # (bk, d_k) holding its transpose
+            if dv:
+                dV[keys] = dV[keys].T
+        return dq, dK, dV
+    return predict
+
+
+def _masked_after_exp(guarded: bool):
+    """Weights exp(S - lse) from the unmasked scores, then multiplied by the mask (guarded: shift 0 for lse = -inf)."""
+    def predict(Q, K, V, O, dO, lse, mask, b):
+        shift = np.where(lse == -np.inf, 0.0, lse) if guarded else lse
+        with np.errstate(all="ignore"):
+            p = np.exp(Q @ K.T * _scale(Q) - shift[:, None]) * mask  # (n_q, n_k)
+        return _from_weights(Q, K, V, O, dO, p)
+    return predict
+
+
+def _case(rngs, seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=1.0, setup="", **kwargs) -> Case:
     """Q, K, V and dO drawn from `rngs(seed)`; O and lse from the package's tiled forward pass.
 
-    `mask` is the code that makes the (n_q, n_k) mask (default: every key visible); the student is
-    shown all of this code, so the input can be rebuilt in a notebook.
+    `mask` is the code that makes the (n_q, n_k) mask (default: every key visible), `setup` lines run before it
+    (to give a key a chosen score); the student is shown all of this code, so the input can be rebuilt in a
+    notebook.
     """
     cast = f".astype(np.{dtype})" if dtype else ""
     times = f" * {scale:g}" if scale != 1.0 else ""
@@ -203,6 +282,7 @@ def _case(rngs, seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=
         f"Q = (rng.standard_normal(({n_q}, {d_k})){times}){cast}\n"
         f"K = (rng.standard_normal(({n_k}, {d_k})){times}){cast}\n"
         f"V = rng.standard_normal(({n_k}, {d_v})){cast}\n"
+        + setup +
         f"mask = {mask or f'np.ones(({n_q}, {n_k}), dtype=bool)'}\n"
         "from attention_course.tiled.backward import flash_attention_forward\n"
         f"O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size={b})\n"
@@ -212,7 +292,14 @@ def _case(rngs, seed, label, n_q, n_k, d_k, d_v, b, *, mask="", dtype="", scale=
     return generated(label, code, PARAMS, rngs, **kwargs)
 
 
+FAR_ABOVE = ("Q = np.abs(Q) + 0.5  # every coordinate positive\n"
+             "K[{key}] = 1000.0  # key {key} scores far above the others...\n")
+
+
 def _cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (several key tiles, a short last tile, one tile, a causal mask, the
+    memory budget, a query that sees nothing, float32 kept, one query, odd sizes, large scores, float64's digits,
+    a hidden key far above the others), then hidden inputs that vary the values."""
     return [
         _case(rngs, 111, "4 queries, 8 keys, blocks of 4", 4, 8, 4, 3, 4),
         _case(rngs, 112, "4 queries, 10 keys, blocks of 4 (the last key tile is shorter)", 4, 10, 4, 3, 4),
@@ -222,11 +309,24 @@ def _cases(rngs: Rngs) -> list[Case]:
         _case(rngs, 115, "256 queries, 4096 keys, blocks of 64", 256, 4096, 4, 4, 64, measure_memory=True,
               note="every key visible; the peak memory of this call is measured"),
         _case(rngs, 116, "a query that can attend to nothing (its mask row is all False)", 5, 7, 4, 3, 3,
-              mask="(rng.random((5, 7)) < 0.7) & (np.arange(5) != 2)[:, None]  # query 2 sees nothing", hidden=True),
-        _case(rngs, 117, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype="float32", hidden=True),
-        _case(rngs, 118, "one query, one key, blocks of 1", 1, 1, 3, 2, 1, hidden=True),
-        _case(rngs, 119, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4, hidden=True),
-        _case(rngs, 120, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0, hidden=True),
+              mask="(rng.random((5, 7)) < 0.7) & (np.arange(5) != 2)[:, None]  # query 2 sees nothing"),
+        _case(rngs, 117, "float32, 5 queries, 7 keys, blocks of 3", 5, 7, 4, 3, 3, dtype="float32"),
+        _case(rngs, 118, "one query, one key, blocks of 1", 1, 1, 3, 2, 1),
+        _case(rngs, 119, "odd sizes: 7 queries, 13 keys, d_k = 5, d_v = 3, blocks of 4", 7, 13, 5, 3, 4),
+        _case(rngs, 120, "large scores, 4 queries, 12 keys, blocks of 4", 4, 12, 4, 3, 4, scale=6.0),
+        # hidden keys get weight exactly 0 whatever their scores
+        _case(rngs, 122, "a hidden key scoring far above every query's lse: 4 queries, 8 keys, blocks of 4",
+              4, 8, 4, 3, 4, setup=FAR_ABOVE.format(key=5),
+              mask="np.arange(8)[None, :] != np.full((4, 1), 5)  # ... and hidden from every query"),
+        _case(rngs, 131, "5 queries, 8 keys, blocks of 4", 5, 8, 3, 4, 4, hidden=True),
+        _case(rngs, 132, "3 queries, 7 keys, blocks of 3 (the last key tile is shorter)", 3, 7, 4, 2, 3, hidden=True),
+        _case(rngs, 133, "a query that can attend to nothing, 4 queries, 6 keys, blocks of 4", 4, 6, 4, 3, 4,
+              mask="(rng.random((4, 6)) < 0.7) & (np.arange(4) != 0)[:, None]  # query 0 sees nothing", hidden=True),
+        _case(rngs, 134, "float32, 4 queries, 9 keys, blocks of 4", 4, 9, 4, 2, 4, dtype="float32", hidden=True),
+        _case(rngs, 135, "one query, three keys, blocks of 2", 1, 3, 2, 2, 2, hidden=True),
+        _case(rngs, 136, "large scores, 3 queries, 8 keys, blocks of 3", 3, 8, 4, 2, 3, scale=6.0, hidden=True),
+        _case(rngs, 137, "hidden keys scoring far above every query's lse, other values", 3, 7, 4, 2, 3,
+              setup=FAR_ABOVE.format(key=1), mask="np.arange(7)[None, :] != np.full((3, 1), 1)", hidden=True),
     ] + _assumption_cases_backward(rngs)
 
 
@@ -235,19 +335,19 @@ def _assumption_cases_backward(rngs: Rngs) -> list[Case]:
     rng = rngs(121)
     return [
         # float64 kept: scores near 1000 that differ by about 1, so float32 (steps of 6e-5) moves the weights.
-        _large_offset_case(rng),
+        _large_offset_case(rng, "float64 precision: scores near 1000, 3 queries, 5 keys, blocks of 2"),
+        _large_offset_case(rng, "float64 precision: other scores near 1000", hidden=True),
     ]
 
 
-def _large_offset_case(rng) -> Case:
+def _large_offset_case(rng, label: str, hidden: bool = False) -> Case:
     """Scores near 1000 from a shared first coordinate: every weight depends on differences of about 1."""
     Q, K, V = random_qkv(rng, 3, 5, 4, 2)
     Q[:, 0] = K[:, 0] = np.sqrt(2000.0)  # q0 k0 / sqrt(4) = 1000
     mask = np.ones((3, 5), dtype=bool)
     O, lse = flash_attention_forward(Q, K, V, attn_mask=mask, block_size=2)
     dO = rng.standard_normal((3, 2))
-    return Case("float64 precision: scores near 1000, 3 queries, 5 keys, blocks of 2",
-                (Q, K, V, O, dO, lse, mask, 2), hidden=True)
+    return Case(label, (Q, K, V, O, dO, lse, mask, 2), hidden=hidden, precision=(1e-6, 1e-9))
 
 
 def _forward_again(args: dict) -> dict:
@@ -276,7 +376,7 @@ def _memory(case: Case, obs) -> tuple[str, Mistake] | None:
     return None
 
 
-def _specific(case: Case, expected, got) -> Mistake | None:
+def _specific(case: Case, expected, got, code: Code) -> Mistake | None:
     lse = case.args[5]
     if isinstance(got, tuple) and np.any(lse == -np.inf):
         if any(isinstance(g, np.ndarray) and g.dtype.kind == "f" and np.isnan(g).any() for g in got):
@@ -284,7 +384,7 @@ def _specific(case: Case, expected, got) -> Mistake | None:
     return None
 
 
-def _error_hint(case: Case, error: str) -> str:
+def _error_hint(case: Case, error: str, code: Code) -> str:
     line = error_line(error)
     if ("mismatch" in error or "shapes" in error or "broadcast" in error) and line:
         return (f"The line that failed, `{line}`, combines arrays whose sizes do not match: here the query tile "
@@ -294,7 +394,7 @@ def _error_hint(case: Case, error: str) -> str:
 
 
 def _predicted(mistake: Mistake, predict) -> Mistake:
-    return Mistake(mistake.id, mistake.hint, predict)
+    return dataclasses.replace(mistake, predict=predict)
 
 
 BACKWARD_QUERY_TILE = Check(
@@ -333,6 +433,22 @@ BACKWARD_QUERY_TILE = Check(
                 "The weights were rebuilt from every key's score, the mask forgotten: a hidden key has weight 0 "
                 "in the forward pass, so put -inf at its score before subtracting lse, as the forward pass did.",
                 _mask_ignored),
+        Mistake("d_per_tile",
+                "D was computed in each key tile from that tile's weights alone. D = rowsum(P * dP) runs over ALL the "
+                "keys of a query, which one tile does not see; the forward pass's rowsum(O * dO) gives it whole, "
+                "one number per query, before the loop.",
+                _d_per_tile),
+        Mistake("d_broadcast_from_1d",
+                "D has shape (n_q,), one number per query, and was subtracted from the (n_q, bk) tile as it is: "
+                "NumPy lines it up with the last axis, the keys, so key j got query j's D. Keep the query axis: "
+                "shape (n_q, 1) (keepdims=True, or D[:, None]).",
+                _d_broadcast_from_1d),
+        *(_predicted(Mistake("gradient_tile_transposed",
+                             "Each key tile's share of dK or dV came out transposed, (d, bk) where the tile's rows "
+                             "are (bk, d): it only fits when bk = d, as here. dK of a tile is scale * dS^T Q, one row "
+                             "per key; in an einsum, the output indices are the key's, then the coordinate's."),
+                     _tile_transposed(dk, dv)) for dk, dv in ((True, False), (False, True), (True, True))),
+        *(_predicted(MASKED_AFTER_EXP, _masked_after_exp(guarded)) for guarded in (True, False)),
         Mistake("weights_rebuilt_without_scale",
                 "The weights were rebuilt from Q K^T without the scale. The forward pass's scores, and its lse, "
                 "are Q K^T * scale: rebuild the same scores, exp(Q K^T * scale - lse).",

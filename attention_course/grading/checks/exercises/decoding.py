@@ -19,6 +19,7 @@ from ....decoder.step import decode_step
 from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
@@ -131,7 +132,7 @@ VALUES_ROTATED = Mistake(
 CACHE_NOT_UPDATED = Mistake(
     "cache_not_updated",
     "The output is right, but the caches came back without the new token. Return the caches with its key "
-    "and value appended, shape (h_kv, t + 1, d): the next step needs them.",
+    "and value appended, shapes (h_kv, t + 1, d) and (h_kv, t + 1, d_v): the next step needs them.",
     _cache_not_updated,
 )
 
@@ -215,18 +216,27 @@ MISTAKES = (
             if kc.shape[-2] + 1 != q.shape[-1] else None),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT,
             lambda q, k, v, kc, vc: _step(q, k, v, kc, vc, scale=1.0 / q.shape[-1])),
+    *(Mistake("position_from_wrong_axis",
+              "The new token was rotated at a position read from another axis of the cache: the cache is "
+              "(h_kv, t, d), and the new token's position is t, the length of its middle axis (axis 1, or -2), "
+              "not its number of heads h_kv or its vector size d.",
+              lambda q, k, v, kc, vc, axis=axis: _step(q, k, v, kc, vc, position=kc.shape[axis])
+              if kc.shape[axis] != kc.shape[-2] else None) for axis in (0, -1)),
 )
 
 
 def _cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (groups of query heads, one cached token, multi-query, multi-head, float32
+    kept, large scores, an empty cache, values narrower than keys), then hidden inputs that vary the values."""
     rng = rngs(10)
 
-    def step(h_q, h_kv, t, d, scale=1.0, dtype=np.float64):
+    def step(h_q, h_kv, t, d, scale=1.0, dtype=np.float64, d_v=None):
+        d_v = d if d_v is None else d_v
         q = rng.standard_normal((h_q, 1, d)) * scale
         k = rng.standard_normal((h_kv, 1, d)) * scale
-        v = rng.standard_normal((h_kv, 1, d))
+        v = rng.standard_normal((h_kv, 1, d_v))
         k_cache = apply_rope(rng.standard_normal((h_kv, t, d)) * scale)  # rotated at positions 0 .. t-1
-        v_cache = rng.standard_normal((h_kv, t, d))
+        v_cache = rng.standard_normal((h_kv, t, d_v))
         return tuple(a.astype(dtype) for a in (q, k, v, k_cache, v_cache))
 
     return [
@@ -234,10 +244,16 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("one cached token", step(4, 2, 1, 4)),
         Case("multi-query: 4 query heads, one key/value head, 5 cached tokens", step(4, 1, 5, 6)),
         Case("multi-head: 2 query heads, 2 key/value heads, 4 cached tokens", step(2, 2, 4, 4)),
+        # float32 in, float32 out.
+        Case("float32, 2 query heads sharing 1, 3 cached tokens", step(2, 1, 3, 2, dtype=np.float32)),
+        Case("large scores, 2 query heads sharing 1, 3 cached tokens", step(2, 1, 3, 4, scale=6.0), saturated=True),
+        Case("an empty cache: the first token", step(2, 1, 0, 4)),
         Case("6 query heads in 3 groups, 7 cached tokens, d = 8", step(6, 3, 7, 8), hidden=True),
         Case("float32, 8 query heads sharing 2, 16 cached tokens", step(8, 2, 16, 16, dtype=np.float32), hidden=True),
-        Case("large scores, 4 query heads sharing 2, 6 cached tokens", step(4, 2, 6, 4, scale=6.0), hidden=True),
-        Case("an empty cache: the first token", step(4, 2, 0, 4), hidden=True),
+        Case("large scores, 4 query heads sharing 2, 6 cached tokens", step(4, 2, 6, 4, scale=6.0), hidden=True,
+             saturated=True),
+        Case("an empty cache, 4 query heads sharing 2", step(4, 2, 0, 4), hidden=True),
+        Case("multi-query: 3 query heads, one key/value head, 2 cached tokens", step(3, 1, 2, 4), hidden=True),
     ] + _assumption_cases_decode(rngs)
 
 
@@ -253,11 +269,12 @@ def _assumption_cases_decode(rngs: Rngs) -> list[Case]:
 
     return [
         # d_v != d: the values need not be as wide as the keys.
-        Case("values of width 3, d = 4: 2 query heads sharing 1, 2 cached tokens", step(2, 1, 2, 4, 3), hidden=True),
+        Case("values of width 3, d = 4: 2 query heads sharing 1, 2 cached tokens", step(2, 1, 2, 4, 3)),
+        Case("values of width 6, d = 4: 4 query heads sharing 2, 3 cached tokens", step(4, 2, 3, 4, 6), hidden=True),
     ]
 
 
-def _error_hint(case: Case, error: str) -> str:
+def _error_hint(case: Case, error: str, code: Code) -> str:
     if "concatenation axis must match" in error:
         return APPENDED_ON_WRONG_AXIS.hint
     if "positions" in error:
@@ -281,7 +298,6 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
 
 
 DECODE_STEP = Check(
-    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="decode_step",
     helpers={"apply_rope": apply_rope, "softmax": softmax, "attention": attention_reference},
     function="decode_step",
@@ -300,8 +316,9 @@ DECODE_STEP = Check(
 def check_decode_step(decode_step, *, hidden: bool = False) -> CheckResult:
     """Check `decode_step(q, k, v, k_cache, v_cache) -> (output, k_cache, v_cache)`: one token against the cache.
 
-    q: (h_q, 1, d), k and v: (h_kv, 1, d), the new token's vectors before RoPE;
-    k_cache, v_cache: (h_kv, t, d), the t earlier tokens (keys rotated). The
-    exercise 10_decode_step (book/decoding.ipynb).
+    q: (h_q, 1, d), k: (h_kv, 1, d), v: (h_kv, 1, d_v), the new token's vectors
+    before RoPE (base 10000); k_cache: (h_kv, t, d), v_cache: (h_kv, t, d_v), the
+    t earlier tokens (keys rotated). Returns the output (h_q, 1, d_v) and the
+    caches with the new token appended. The exercise 10_decode_step (book/decoding.ipynb).
     """
     return run_check(DECODE_STEP, decode_step, hidden=hidden)

@@ -16,9 +16,10 @@ from ....core.softmax import softmax
 from ....tiled.flash import flash_attention
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Mistake
+from ..engine.mistakes import Lead, Mistake, compose
 from ..engine.results import FAILED, CaseResult, CheckResult
 
 MEMORY_FRACTION = 0.25
@@ -52,24 +53,30 @@ NO_RUNNING_MAX_HINT = (
 
 
 def _loop(Q, K, V, b, *, m0=-np.inf, use_max=True, rescale_sum=True, rescale_values=True, full_tiles_only=False,
-          overlap=0, divide=True):
-    """The tiled loop with an online softmax, with one part changed (all defaults: right)."""
+          overlap=0, divide=True, tile_max=False, sum_all=False):
+    """The tiled loop with an online softmax, with one part changed (all defaults: right).
+
+    `tile_max`: one running max for the whole tile of queries; `sum_all`: one running sum for the whole tile.
+    """
     n_q, n_k = Q.shape[0], K.shape[0]
     stop_q = n_q // b * b if full_tiles_only else n_q
     stop_k = n_k // b * b if full_tiles_only else n_k
     out = np.zeros((n_q, V.shape[1]))  # queries of a dropped tile keep their zeros
     for i in range(0, stop_q, b):
         q = Q[i:i + b] / np.sqrt(Q.shape[1])  # (bq, d_k)
-        m = np.full((len(q), 1), m0)
-        l = np.zeros((len(q), 1))
+        rows = 1 if tile_max else len(q)
+        m = np.full((rows, 1), m0)
+        l = np.zeros((1 if sum_all else len(q), 1))
         acc = np.zeros((len(q), V.shape[1]))
         for j in range(0, stop_k, b):
             keys = slice(j, j + b + overlap)
             s = q @ K[keys].T  # (bq, d_k) x (d_k, bk) -> (bq, bk)
-            m_new = np.maximum(m, s.max(axis=1, keepdims=True)) if use_max else m
+            tile = s.max(keepdims=True).reshape(1, 1) if tile_max else s.max(axis=1, keepdims=True)
+            m_new = np.maximum(m, tile) if use_max else m
             p = np.exp(s - m_new)
             alpha = np.exp(m - m_new) if use_max else 1.0
-            l = (alpha if rescale_sum else 1.0) * l + p.sum(axis=1, keepdims=True)
+            l = (alpha if rescale_sum else 1.0) * l + (p.sum(keepdims=True).reshape(1, 1) if sum_all
+                                                       else p.sum(axis=1, keepdims=True))
             acc = (alpha if rescale_values else 1.0) * acc + p @ V[keys]  # (bq, bk) x (bk, d_v)
             m = m_new
         out[i:i + b] = acc / l if divide else acc
@@ -87,36 +94,60 @@ def _reference(Q, K, V, block_size):
 
 
 def _cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (several tiles, a short last tile, one tile, n_q != n_k, large and very
+    negative scores, a running max that rises, blocks of 1, float32 kept, one query, n_q > n_k, the memory
+    budget), then hidden inputs that vary the values."""
     rng = rngs(8)
 
     def qkv(n_q, n_k, d_k, d_v, b, scale=1.0, dtype=np.float64):
         return (*random_qkv(rng, n_q, n_k, d_k, d_v, scale=scale, dtype=dtype), b)
 
-    rising = qkv(8, 12, 4, 2, 4)
-    rising[1][:] = np.abs(rising[1]) * np.arange(1, 13)[:, None] / 4  # later keys score higher
-    rising[0][:] = np.abs(rising[0])
     return [
         Case("8 tokens, blocks of 4", qkv(8, 8, 4, 3, 4)),
         Case("10 tokens, blocks of 4 (the last tile is shorter)", qkv(10, 10, 4, 3, 4)),
         Case("one tile holds everything: 6 tokens, blocks of 8", qkv(6, 6, 4, 2, 8)),
         Case("6 queries, 11 keys, blocks of 4", qkv(6, 11, 4, 2, 4)),
-        Case("large scores, 7 tokens, blocks of 3", qkv(7, 7, 4, 2, 3, scale=30.0)),
+        Case("large scores, 7 tokens, blocks of 3", qkv(7, 7, 4, 2, 3, scale=30.0), saturated=True),
         generated("very negative scores: every score of a query below -1000, 6 tokens, blocks of 4", (
             "rng = np.random.default_rng(81)\n"
             "Q = -30 * np.abs(rng.standard_normal((6, 4))) - 10  # every entry negative\n"
             "K = 30 * np.abs(rng.standard_normal((6, 4))) + 10  # every entry positive\n"
             "V = rng.standard_normal((6, 2))\n"
             "block_size = 4"), ("Q", "K", "V", "block_size"), rngs),
+        generated("very negative scores, alike for every query: all near -3200, 6 tokens, blocks of 4", (
+            "rng = np.random.default_rng(84)\n"
+            "Q = -40 + 0.1 * rng.standard_normal((6, 4))\n"
+            "K = 40 + 0.1 * rng.standard_normal((6, 4))\n"
+            "V = rng.standard_normal((6, 2))\n"
+            "block_size = 4"), ("Q", "K", "V", "block_size"), rngs),
+        generated("scores that grow from tile to tile: 8 queries, 12 keys, blocks of 4", (
+            "rng = np.random.default_rng(85)\n"
+            "Q = np.abs(rng.standard_normal((8, 4)))\n"
+            "K = np.abs(rng.standard_normal((12, 4))) * np.arange(1, 13)[:, None] / 4  # later keys score higher\n"
+            "V = rng.standard_normal((12, 2))\n"
+            "block_size = 4"), ("Q", "K", "V", "block_size"), rngs),
+        Case("blocks of 1", qkv(5, 5, 3, 2, 1)),
+        Case("float32, 5 tokens, blocks of 2", qkv(5, 5, 2, 2, 2, dtype=np.float32)),
+        Case("one query, 5 keys, blocks of 2", qkv(1, 5, 2, 2, 2)),
         generated("768 tokens, blocks of 32", (
             "rng = np.random.default_rng(82)\n"
             "Q, K, V = (rng.standard_normal((768, 8)) for _ in range(3))\n"
             "block_size = 32"), ("Q", "K", "V", "block_size"), rngs, measure_memory=True,
             note="the peak memory of this call is measured"),
-        Case("scores that grow from tile to tile", rising, hidden=True),
-        Case("blocks of 1", qkv(5, 5, 3, 2, 1), hidden=True),
+        Case("scores that grow from tile to tile, 9 keys", _rising(rng), hidden=True),
+        Case("blocks of 1, 4 tokens", qkv(4, 4, 3, 3, 1), hidden=True),
         Case("float32, 9 tokens, blocks of 4", qkv(9, 9, 4, 3, 4, dtype=np.float32), hidden=True),
         Case("one query, 9 keys, blocks of 2", qkv(1, 9, 4, 2, 2), hidden=True),
+        Case("large scores, 9 tokens, blocks of 4", qkv(9, 9, 4, 2, 4, scale=30.0), hidden=True, saturated=True),
+        Case("9 tokens, blocks of 3", qkv(9, 9, 5, 3, 3), hidden=True),
     ] + _assumption_cases_flash(rngs)
+
+
+def _rising(rng) -> tuple:
+    """6 queries and 9 keys whose scores grow from tile to tile (blocks of 3): the running max rises every tile."""
+    Q = np.abs(rng.standard_normal((6, 4)))
+    K = np.abs(rng.standard_normal((9, 4))) * np.arange(1, 10)[:, None] / 3
+    return Q, K, rng.standard_normal((9, 3)), 3
 
 
 def _assumption_cases_flash(rngs: Rngs) -> list[Case]:
@@ -125,6 +156,7 @@ def _assumption_cases_flash(rngs: Rngs) -> list[Case]:
     rng = rngs(83)
     return [
         # n_q > n_k: more query tiles than key tiles.
+        Case("5 queries, 3 keys, blocks of 2", (*random_qkv(rng, 5, 3, 2, 2), 2)),
         Case("11 queries, 5 keys, blocks of 4", (*random_qkv(rng, 11, 5, 4, 3), 4), hidden=True),
     ]
 
@@ -147,18 +179,30 @@ def _memory(case: Case, obs) -> tuple[str, Mistake] | None:
     return None
 
 
-def _specific(case: Case, expected, got) -> Mistake | None:
-    """nan or inf that no prediction explains: what was observed, and what it may mean."""
+def _specific(case: Case, expected, got, code: Code) -> Mistake | None:
+    """nan or inf that no prediction explains: what was observed, and the possibilities this input allows."""
     if isinstance(got, np.ndarray) and got.dtype.kind == "f" and got.shape == expected.shape and not np.isfinite(got).all():
         Q, K = (np.asarray(a, dtype=np.float64) for a in case.args[:2])
+        b = case.args[3]
         scores = Q @ K.T / np.sqrt(Q.shape[1])  # (n_q, n_k), to describe the input
         row = int(np.argwhere(~np.isfinite(got))[0][0])
+        top, bottom = float(scores[row].max()), float(scores[row].min())
+        tile = slice(row // b * b, row // b * b + b)  # the query tile of this row
+        below = top < float(scores[tile].max()) - 745
         return Mistake(
             "not_finite",
-            f"Query {row} came back with nan or inf; its scores run from {scores[row].min():.4g} to "
-            f"{scores[row].max():.4g}. If exp was taken of scores above about 709 without subtracting a running "
-            "max, it overflowed; if the running max started at 0 and every score of a row is below about -745, "
-            "exp underflowed to 0 and 0/0 is nan; if a tile was empty, its max is -inf.",
+            f"Query {row} came back with nan or inf; its scores run from {bottom:.4g} to {top:.4g}.",
+            leads=(
+                Lead("overflow", "If exp was taken of scores above about 709 without subtracting a running max, it "
+                     "overflowed to inf.", lambda case, code, t=top: t > 709),
+                Lead("max_at_zero", "If the running max started at 0, exp(score - 0) underflowed to 0 for every key "
+                     "of this query (all its scores are below about -745), and 0/0 is nan.",
+                     lambda case, code, t=top: t < -745),
+                Lead("tile_max", "If one running max was kept for the whole tile of queries, this query's scores lie "
+                     "more than 745 below it, so exp underflowed to 0 for every key, and 0/0 is nan.",
+                     lambda case, code, f=below: f),
+            ),
+            facts=(("row", row), ("scores", (bottom, top))),
         )
     return None
 
@@ -170,17 +214,29 @@ def _tiles(case: Case) -> tuple[bool, bool]:
     return n_k > b, n_q % b == 0 and n_k % b == 0
 
 
+def _max_rises(case: Case) -> bool:
+    """True if some query's running max rises after the first key tile on this input (rescaling then matters)."""
+    Q, K, _, b = case.args
+    scores = np.asarray(Q, dtype=np.float64) @ np.asarray(K, dtype=np.float64).T  # (n_q, n_k), unscaled: same order
+    return bool(np.any(scores[:, b:].max(axis=1, initial=-np.inf) > scores[:, :b].max(axis=1)))
+
+
 SEVERAL_TILES_WRONG = Mistake(
     "several_tiles_wrong",
-    "Right on the inputs where one tile holds every key, wrong on this one, which has several key tiles. "
-    "If your loop does not multiply what it accumulated by exp(m - m') when a tile raises the running max "
-    "from m to m', that is the difference; if it skips some tiles, so is that.",
+    "Right on the inputs where one tile holds every key, wrong on this one, which has several key tiles.",
+    leads=(
+        Lead("no_rescale", "If your loop does not multiply what it accumulated by exp(m - m') when a tile raises "
+             "the running max from m to m' (it does on this input), that is the difference.",
+             lambda case, code: _max_rises(case)),
+        Lead("tiles_skipped", "If it skips some tiles or counts some keys twice, so is that.", lambda case, code: True),
+    ),
 )
 SHORT_TILE_WRONG = Mistake(
     "short_tile_wrong",
     "Right on the inputs where block_size divides the number of tokens, wrong on this one, where it does "
-    "not: the last tile is shorter than block_size. If your loop stops before that tile or assumes every "
-    "tile has block_size rows, that is the difference.",
+    "not: the last tile is shorter than block_size.",
+    leads=(Lead("short_tile", "If your loop stops before that tile or assumes every tile has block_size rows, that "
+                "is the difference.", lambda case, code: True),),
 )
 
 
@@ -193,7 +249,8 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
         several, divides = _tiles(case)
         if result.status == FAILED and result.mistake is None and several and single_ok:
             guess = SHORT_TILE_WRONG if (dividing_multi_ok and not divides) else SEVERAL_TILES_WRONG
-            result = dataclasses.replace(result, hint=guess.hint, mistake=guess.id)
+            hint, leads = compose(guess, case)  # leads that depend on the input alone
+            result = dataclasses.replace(result, hint=hint, mistake=guess.id, leads=leads)
         refined.append(result)
     return refined
 
@@ -229,6 +286,17 @@ FLASH_ATTENTION = Check(
                 "the softmax's numerator only.",
                 lambda Q, K, V, b: _loop(Q, K, V, b, divide=False)),
         Mistake("no_running_max", NO_RUNNING_MAX_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, m0=0.0, use_max=False)),
+        Mistake("running_max_per_tile",
+                "Some queries came back as nan on this input, whose queries' scores lie far apart: these are the "
+                "numbers a loop gives that keeps one running max for the whole tile of queries instead of one per "
+                "query. A query far below the tile's max underflows to 0 for every key, and 0/0 is nan. Keep one "
+                "running max per query, the max of each row of the tile's scores.",
+                lambda Q, K, V, b: _loop(Q, K, V, b, tile_max=True)),
+        Mistake("running_sum_per_tile",
+                "Each output row was divided by one running sum for the whole tile of queries: these are the numbers "
+                "a loop gives that adds up exp(score - m) over every query of the tile. Keep one running sum per "
+                "query, the sum of each row of the tile's weights.",
+                lambda Q, K, V, b: _loop(Q, K, V, b, sum_all=True)),
     ),
     specific=_specific,
     after_pass=_memory,

@@ -6,23 +6,28 @@ query may attend, and masked scores become -inf before the softmax.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import numpy as np
 
 from ....core.attention import attention_weights, scaled_dot_product_attention
 from ....core.masks import causal_mask, padding_mask
 from ....core.softmax import softmax
 from .attention import (
-    DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, WRONG_AXIS_HINT, error_hint, pair, scores_of, specific,
+    DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, SCALED_BY_N_Q_HINT, WRONG_AXIS_HINT, error_hint, pair,
+    scores_of, specific,
 )
 from .attention import reference as attention_reference
 from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Mistake, diagnose
+from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from .softmax import NO_MAX_SUBTRACTION, naive_softmax, shifted_softmax
+from .softmax import INF_MINUS_INF, NO_MAX_SUBTRACTION, ZERO_SUM, naive_softmax, shifted_softmax
 
 INVERTED_HINT = (
     "The mask is inverted. In this course, as in PyTorch, True means \"may attend\" and False means "
@@ -110,11 +115,46 @@ LARGE_NEGATIVE_HINT = (
     "Fill hidden scores with -inf, never a large negative number: a query with nothing to attend to must "
     "get weights 0 and output 0."
 )
-EMPTY_ROW_NAN_HINT = (
-    "The query that can see no key came back as nan: all its scores are -inf, its max is -inf, and "
-    "-inf - (-inf) is nan. Such a query gets weights 0 and output 0; the course's softmax already does "
-    "this (subtract 0 where a row's max is -inf, and divide by 1 where its sum is 0)."
+EMPTY_ROW_NAN = Mistake(
+    "nan_for_empty_row",
+    "The query that can see no key came back as nan. Such a query gets weights 0 and output 0; the course's "
+    "softmax already does this.",
+    leads=(
+        dataclasses.replace(INF_MINUS_INF, text="If its scores were filled with -inf and its max subtracted, that max "
+                            "is -inf, and -inf - (-inf) is nan: where a row's max is -inf, subtract 0 instead."),
+        dataclasses.replace(ZERO_SUM, text="If its weights were divided by their sum, that sum is 0, and 0/0 is nan: "
+                            "where a row's sum is 0, divide by 1."),
+    ),
 )
+MASKED_AFTER_EXP = (
+    "A hidden key must get weight exactly 0 whatever its score. This input has a hidden key that scores far "
+    "above every key its query may see, and these are the weights a mask applied after the exponentials gives "
+    "there (the exponentials, or the softmax's weights, multiplied by the mask and divided by their sum): exp of "
+    "that score overflows to inf, and inf × 0 is nan, or the keys that may be seen underflow to 0, shifted by the "
+    "hidden key's score. Put -inf at the hidden scores before the max and the exp."
+)
+
+
+def _after_exp(visible_max: bool, guarded: bool, through_softmax: bool = False):
+    """Weights masked after exp: exp(s - max) times the mask, divided by its sum (guarded: 0 where the sum is 0)."""
+    def predict(Q, K, V, mask):
+        s = scores_of(Q, K)  # (..., n_q, n_k)
+        if through_softmax:
+            e = softmax(s) * mask  # the softmax over every key, then the hidden ones zeroed
+        else:
+            m = np.max(np.where(mask, s, -np.inf) if visible_max else s, axis=-1, keepdims=True)
+            if guarded:
+                m = np.where(np.isfinite(m), m, 0.0)
+            e = np.exp(s - m) * mask
+        total = e.sum(axis=-1, keepdims=True)
+        return pair(e / np.where(total > 0, total, 1.0) if guarded else e / total, V)
+    return predict
+
+
+def _unmasked_output(Q, K, V, mask):
+    """Right weights, but the output mixed with the weights of the softmax over every key."""
+    return softmax(scores_of(Q, K)) @ V, attention_weights(Q, K, attn_mask=mask)
+
 
 MASKED_MISTAKES = (
     Mistake("mask_after_softmax", MASK_AFTER_SOFTMAX_HINT, _mask_after_softmax),
@@ -123,11 +163,13 @@ MASKED_MISTAKES = (
     Mistake("mask_ignored", MASK_IGNORED_HINT, lambda Q, K, V, m: pair(softmax(scores_of(Q, K)), V)),
     Mistake("missing_scale", MISSING_SCALE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, scale=1.0)),
     Mistake("divided_by_d_k", DIVIDED_BY_D_K_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, scale=1 / Q.shape[-1])),
+    Mistake("scaled_by_n_q", SCALED_BY_N_Q_HINT,
+            lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, scale=1 / np.sqrt(Q.shape[-2]))),
     Mistake("softmax_wrong_axis", WRONG_AXIS_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, axis=-2)),
     Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e9)),
     Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e4)),
-    Mistake("nan_for_empty_row", EMPTY_ROW_NAN_HINT,
-            lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=shifted_softmax)),
+    dataclasses.replace(EMPTY_ROW_NAN, predict=lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf,
+                                                                             softmax_fn=shifted_softmax)),
     Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint,
             lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=naive_softmax)),
     Mistake("mask_transposed",
@@ -141,6 +183,14 @@ MASKED_MISTAKES = (
             "The mask was added to the scores (True counts as 1, False as 0), which only nudges them. A "
             "boolean mask chooses: keep the score where it is True, put -inf where it is False.",
             lambda Q, K, V, m: pair(softmax(scores_of(Q, K) + np.asarray(m)), V)),
+    *(Mistake("masked_after_exp", MASKED_AFTER_EXP, _after_exp(visible, guarded))
+      for visible in (True, False) for guarded in (True, False)),
+    *(Mistake("masked_after_exp", MASKED_AFTER_EXP, _after_exp(True, guarded, through_softmax=True))
+      for guarded in (True, False)),
+    Mistake("output_from_unmasked_weights",
+            "The weights are right, but the output was mixed with other weights: those of the softmax over every "
+            "key, the mask left out. The output is the weights you return times V.",
+            _unmasked_output),
 )
 
 
@@ -151,21 +201,50 @@ def _random_mask(rng, n_q, n_k):
 
 
 def _masked_cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (a causal mask, holes, a shared row, large scores, scores of 0, a query
+    with nothing to see, float32 kept, n_q != n_k, a 1-D mask, hidden keys far above the rest), then hidden
+    inputs that vary the values."""
     rng = rngs(5)
     return [
         Case("causal, four tokens", (*random_qkv(rng, 4, 4, 4, 2), causal_mask(4))),
         Case("a mask with holes, three queries, five keys", (*random_qkv(rng, 3, 5, 4, 2), _random_mask(rng, 3, 5))),
         Case("one mask row shared by every query", (*random_qkv(rng, 3, 5, 4, 3), np.array([[True, True, False, True, False]]))),
-        Case("causal, large scores", (*random_qkv(rng, 4, 4, 4, 2, scale=30.0), causal_mask(4))),
+        Case("causal, large scores", (*random_qkv(rng, 4, 4, 4, 2, scale=30.0), causal_mask(4)), saturated=True),
         Case("a query of zeros: every score it may see is exactly 0",
              (np.array([[0.0, 0.0], [1.0, -1.0]]), np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]]),
               np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[True, True, False], [True, False, True]]))),
         Case("a query that can see no key (its mask row is all False)",
              (*random_qkv(rng, 3, 4, 4, 2), np.array([[True, False, True, False], [False] * 4, [True, True, False, True]]))),
+        # float32 in, float32 out.
+        Case("float32, causal, three tokens", (*random_qkv(rng, 3, 3, 2, 2, dtype=np.float32), causal_mask(3))),
+        Case("two queries, four keys, causal", (*random_qkv(rng, 2, 4, 3, 2), causal_mask(2, 4))),
+        Case("a mask of shape (n_k,)", (*random_qkv(rng, 3, 4, 2, 2), np.array([True, False, True, True]))),
+        # hidden keys get exactly 0 whatever their scores: key 1 scores over 1000 above every visible key.
+        Case("a hidden key scoring 1000 above every key its query may see",
+             (np.array([[1.0, 1.0], [2.0, 0.5], [0.5, 1.5]]),
+              np.array([[1.0, 0.0], [1000.0, 1000.0], [0.0, 1.0], [1.0, 1.0]]),
+              np.array([[1.0, 0.0], [5.0, 5.0], [0.0, 1.0], [1.0, -1.0]]),
+              np.array([[True, False, True, True], [True, False, True, False], [False, False, True, True]]))),
         Case("float32, causal, six tokens", (*random_qkv(rng, 6, 6, 8, 2, dtype=np.float32), causal_mask(6)), hidden=True),
         Case("two queries, six keys, causal", (*random_qkv(rng, 2, 6, 4, 2), causal_mask(2, 6)), hidden=True),
-        Case("a mask of shape (n_k,)", (*random_qkv(rng, 3, 4, 4, 2), np.array([True, False, True, True])), hidden=True),
+        Case("a mask of shape (n_k,), five keys", (*random_qkv(rng, 3, 5, 4, 2), np.array([True, True, False, True, False])),
+             hidden=True),
+        Case("a mask with holes, four queries, six keys", (*random_qkv(rng, 4, 6, 4, 3), _random_mask(rng, 4, 6)),
+             hidden=True),
+        Case("a query that can see no key, five keys",
+             (*random_qkv(rng, 3, 5, 4, 2), np.array([[True] * 5, [False] * 5, [False, True, False, True, False]])),
+             hidden=True),
+        _far_above(rng, "hidden keys scoring far above every key their query may see, other values"),
     ] + _assumption_cases_masked(rngs)
+
+
+def _far_above(rng, label: str) -> Case:
+    """Positive queries, and hidden keys of 800 in every coordinate: their scores lie hundreds above the rest."""
+    Q = np.abs(rng.standard_normal((3, 4))) + 0.5  # (3, 4): every coordinate positive
+    K = rng.standard_normal((5, 4))
+    K[[0, 3]] = 800.0  # keys 0 and 3, hidden from every query
+    mask = np.array([[False, True, True, False, True]] * 3)
+    return Case(label, (Q, K, rng.standard_normal((5, 2)), mask), hidden=True)
 
 
 def _assumption_cases_masked(rngs: Rngs) -> list[Case]:
@@ -173,12 +252,12 @@ def _assumption_cases_masked(rngs: Rngs) -> list[Case]:
     rng = rngs(51)
     return [
         # n_q > n_k: more queries than keys, with a mask of shape (n_q, n_k).
-        Case("five queries, two keys", (*random_qkv(rng, 5, 2, 3, 4), _random_mask(rng, 5, 2)), hidden=True),
+        Case("five queries, two keys", (*random_qkv(rng, 5, 2, 2, 2), _random_mask(rng, 5, 2))),
+        Case("six queries, three keys", (*random_qkv(rng, 6, 3, 3, 4), _random_mask(rng, 6, 3)), hidden=True),
     ]
 
 
 MASKED_ATTENTION = Check(
-    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="masked_attention",
     helpers={"causal_mask": causal_mask, "softmax": softmax, "attention": attention_reference},
     function="masked_attention",
@@ -214,6 +293,7 @@ PADDING_MASK = Check(
         Case("lengths 3, 1, 4 padded to 4", (np.array([3, 1, 4]), 4)),
         Case("lengths 2, 2 padded to 5", (np.array([2, 2]), 5)),
         Case("an empty sequence and a full one", (np.array([0, 5]), 5)),
+        Case("one sequence of length 2, padded to 3", (np.array([2]), 3)),
         Case("one sequence of length 7", (np.array([7]), 7), hidden=True),
         Case("six sequences padded to 6", (np.arange(1, 7), 6), hidden=True),
     ] + _assumption_cases_padding(rngs),
@@ -248,8 +328,9 @@ PADDING_MASK = Check(
 def _assumption_cases_padding(rngs: Rngs) -> list[Case]:
     """lengths given as a tuple: the signature asks for lengths, not for an array (no full sequence is above)."""
     rng = rngs(62)
-    lengths = tuple(int(n) for n in rng.integers(1, 4, size=2))  # plain ints: the grader's channel carries tuples of them
-    return [Case("lengths given as a tuple of two, padded to 3", (lengths, 3), hidden=True)]
+    lengths = tuple(int(n) for n in rng.integers(1, 4, size=3))  # plain ints: the grader's channel carries tuples of them
+    return [Case("lengths given as a tuple, (3, 1), padded to 3", ((3, 1), 3)),
+            Case("lengths given as a tuple of three, padded to 4", (lengths, 4), hidden=True)]
 
 
 def check_padding_mask(padding_mask, *, hidden: bool = False) -> CheckResult:
@@ -294,13 +375,6 @@ def _real_rows_only(case: Case, expected, value):
     return tuple(fixed)
 
 
-def _compare_padded(case: Case, expected, got, predictions):
-    """Compare only the rows of real queries; padding queries' rows are discarded anyway."""
-    got = _real_rows_only(case, expected, got)
-    predictions = {k: _real_rows_only(case, expected, v) for k, v in predictions.items()}
-    return diagnose(case, expected, got, predictions, PADDED_MISTAKES, OUTPUT_NAMES, specific)
-
-
 KEYS_NOT_HIDDEN = Mistake(
     "padding_keys_not_hidden",
     "The real queries' rows are what attention gives with no padding hidden at all: every real query "
@@ -340,11 +414,11 @@ PADDED_MISTAKES = (
             "Every sequence was cut at the length of the first one. Each sequence b has its own length, "
             "lengths[b]: the mask needs one row per sequence.",
             _first_length_for_all),
-    *(Mistake(m.id, m.hint, _padded_variant(m.predict)) for m in MASKED_MISTAKES if m.id != "mask_ignored"),
+    *(dataclasses.replace(m, predict=_padded_variant(m.predict)) for m in MASKED_MISTAKES if m.id != "mask_ignored"),
 )
 
 
-def _padded_error_hint(case: Case, error: str) -> str:
+def _padded_error_hint(case: Case, error: str, code: Code) -> str:
     line = error_line(error)
     if ("matmul" in error or "broadcast" in error) and ".T" in line:
         return (
@@ -352,14 +426,35 @@ def _padded_error_hint(case: Case, error: str) -> str:
             "reverses ALL the axes. Swap only the last two (np.swapaxes(K, -1, -2)) so that Q @ K^T gives (B, n, n)."
         )
     if "broadcast" in error and line:
-        return (
-            f"The line that failed, `{line}`, combines arrays whose shapes do not line up. The scores have shape "
-            "(B, n, n); a padding mask of shape (B, 1, n) lines up with them, one of shape (B, n) does not."
-        )
+        axes = [len(s) for s in _broadcast_shapes(error)]  # how many axes each array on the line had
+        said = [f"The line that failed, `{line}`, combines arrays whose shapes do not line up: print the shape of "
+                "each array on that line. The scores of a batch have shape (B, n, n)."]
+        if 2 in axes:  # an array of two axes met the scores: a mask of shape (B, n), say
+            said.append("A padding mask of shape (B, 1, n) lines up with them, one of shape (B, n) does not.")
+        lasts = sorted({s[-1] for s in _broadcast_shapes(error) if len(s) == 3 and s[-1] != 1})
+        if len(lasts) > 1:  # e.g. a mask sized by the longest sequence, not by n
+            said.append(f"The last axes of its arrays differ ({' and '.join(map(str, lasts))}): an array combined "
+                        "with the scores needs n entries along the keys (or 1, to broadcast).")
+        if 4 in axes:  # scores of four axes: (B, n, B, n), np.dot's product of two 3-D arrays
+            said.append("An array on that line has four axes: np.dot of 3-D arrays pairs every sequence with every "
+                        "other, shape (B, n, B, n), where Q @ np.swapaxes(K, -1, -2) (np.matmul) gives (B, n, n)."
+                        if code.uses("dot") else "An array on that line has four axes, where the scores have three.")
+        return " ".join(said)
     return ""
 
 
+def _broadcast_shapes(error: str) -> list[tuple[int, ...]]:
+    """The shapes NumPy lists in a broadcasting error ("shapes (2,1,3) (2,3,2,3)"), in its order."""
+    listed = re.search(r"shapes((?: \([0-9, ]*\))+)", error)
+    if listed is None:
+        return []
+    return [tuple(int(n) for n in s.split(",") if n.strip()) for s in re.findall(r"\(([0-9, ]*)\)", listed.group(1))]
+
+
 def _padded_cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (a full and a padded sequence, several lengths, large scores, float32
+    kept, the first sequence shorter, none full, one sequence, padding keys far above the real ones), then hidden
+    inputs that vary the values."""
     rng = rngs(6)
 
     def batch(B, n, d_k, d_v, lengths, scale=1.0, dtype=np.float64):
@@ -373,16 +468,38 @@ def _padded_cases(rngs: Rngs) -> list[Case]:
             "Q, K = (rng.standard_normal((3, 5, 4)) for _ in range(2))\n"
             "V = rng.standard_normal((3, 5, 2))\n"
             "lengths = np.array([5, 3, 1])"), ("Q", "K", "V", "lengths"), rngs),
-        Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
+        Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0), saturated=True),
+        # float32 in, float32 out.
+        Case("float32, lengths 3 and 1", batch(2, 3, 2, 2, [3, 1], dtype=np.float32)),
+        Case("the first sequence shorter than the other: lengths 1 and 3", batch(2, 3, 2, 2, [1, 3])),
+        Case("no sequence of full length: lengths 2 and 1 padded to 4", batch(2, 4, 2, 2, [2, 1])),
+        Case("one full sequence", batch(1, 4, 2, 2, [4])),
+        # padding keys get exactly 0 whatever their scores: here they score over 1000 above the real keys.
+        generated("padding keys scoring 1000 above every real key", (
+            "rng = np.random.default_rng(62)\n"
+            "Q = np.abs(rng.standard_normal((2, 3, 2))) + 0.5  # every coordinate positive\n"
+            "K = rng.standard_normal((2, 3, 2))\n"
+            "K[:, 2] = 1000.0  # the last key of each sequence, padding in both\n"
+            "V = rng.standard_normal((2, 3, 2))\n"
+            "lengths = np.array([2, 1])"), ("Q", "K", "V", "lengths"), rngs),
         Case("float32, lengths 6, 2, 4", batch(3, 6, 4, 3, [6, 2, 4], dtype=np.float32), hidden=True),
-        Case("one full sequence", batch(1, 4, 2, 2, [4]), hidden=True),
+        Case("one full sequence of five", batch(1, 5, 3, 2, [5]), hidden=True),
         Case("the first sequence shorter than the others: lengths 2, 5, 3", batch(3, 5, 4, 2, [2, 5, 3]), hidden=True),
         Case("no sequence of full length: lengths 2 and 3 padded to 5", batch(2, 5, 4, 2, [2, 3]), hidden=True),
+        Case("large scores, lengths 4, 1, 3", batch(3, 4, 3, 2, [4, 1, 3], scale=30.0), hidden=True, saturated=True),
+        _padding_far_above(rng),
     ]
 
 
+def _padding_far_above(rng) -> Case:
+    Q = np.abs(rng.standard_normal((2, 4, 3))) + 0.5  # (B, n, d_k): every coordinate positive
+    K = rng.standard_normal((2, 4, 3))
+    K[0, 2:] = K[1, 3:] = 700.0  # padding keys of both sequences
+    return Case("padding keys scoring far above every real key, other values",
+                (Q, K, rng.standard_normal((2, 4, 2)), np.array([2, 3])), hidden=True)
+
+
 PADDED_ATTENTION = Check(
-    float32_kept=False,  # the solutions divide by np.sqrt(d_k), a float64: a widened dtype is noted, not marked down
     name="padded_attention",
     helpers={"padding_mask": padding_mask, "causal_mask": causal_mask, "masked_attention": masked_reference,
              "softmax": softmax, "attention": attention_reference},
@@ -394,7 +511,8 @@ PADDED_ATTENTION = Check(
     make_cases=_padded_cases,
     mistakes=PADDED_MISTAKES,
     output_names=OUTPUT_NAMES,
-    compare=_compare_padded,
+    graded=_real_rows_only,
+    specific=specific,
     error_hint=_padded_error_hint,
 )
 

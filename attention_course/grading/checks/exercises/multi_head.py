@@ -15,6 +15,7 @@ from ....core.multi_head import merge_heads, multi_head_attention, split_heads
 from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
@@ -86,6 +87,34 @@ def _no_output_projection(x, w_q, w_k, w_v, w_o, n_heads):
     return merge_heads(_heads(x, w_q, w_k, w_v, n_heads))  # (n, h*d_v), never mixed by w_o
 
 
+def _output_transposed(x, w_q, w_k, w_v, w_o, n_heads):
+    if w_o.shape[0] != w_o.shape[1]:
+        return None  # concat @ w_o.T fails for a w_o that is not square
+    return merge_heads(_heads(x, w_q, w_k, w_v, n_heads)) @ w_o.T  # (n, h*d_v) x (d_out, h*d_v)^T
+
+
+def _keys_from_w_q(x, w_q, w_k, w_v, w_o, n_heads):
+    return multi_head_attention(x, w_q, w_q, w_v, w_o, n_heads)  # the keys projected with w_q
+
+
+def _residual_inside(x, w_q, w_k, w_v, w_o, n_heads):
+    if w_o.shape[1] != x.shape[1]:
+        return None  # x + (n, d_out) fails unless d_out = d_model
+    return x + multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads)
+
+
+def _heads_reversed(x, w_q, w_k, w_v, w_o, n_heads):
+    heads = _heads(x, w_q, w_k, w_v, n_heads)  # (h, n, d_v)
+    return merge_heads(heads[::-1]) @ w_o  # head h-1 first
+
+
+def _scaled_by_d_v(x, w_q, w_k, w_v, w_o, n_heads):
+    d_k, d_v = w_q.shape[1] // n_heads, w_v.shape[1] // n_heads
+    if d_k == d_v:
+        return None
+    return merge_heads(_heads(x, w_q, w_k, w_v, n_heads, scale=1 / np.sqrt(d_v))) @ w_o
+
+
 SINGLE_HEAD_HINT = (
     "This is ONE attention over the full width, as if n_heads were 1. Split the projected queries, keys "
     "and values into n_heads slices of d_k = width / n_heads columns; each head attends on its own."
@@ -134,16 +163,37 @@ MISTAKES = (
     Mistake("missing_output_projection",
             "The heads' outputs were concatenated but not mixed: multiply the concatenation by w_o.",
             _no_output_projection),
+    Mistake("output_projection_transposed",
+            "The heads' concatenation was multiplied by w_o transposed. With row vectors, w_o is (n_heads * d_v, "
+            "d_out) and maps the concatenation (n, n_heads * d_v) as it is: concat @ w_o.",
+            _output_transposed),
+    Mistake("keys_projected_with_w_q",
+            "The keys were projected with w_q: each of the three projections has its own matrix, k = x @ w_k.",
+            _keys_from_w_q),
+    Mistake("residual_added",
+            "The result is x plus the attention's output: the residual connection belongs to the transformer "
+            "block around this function, not to the attention itself. Return the output projection alone.",
+            _residual_inside),
+    Mistake("heads_merged_in_reverse",
+            "The heads were put side by side in reverse order: head 0's output goes into the first d_v columns of "
+            "the concatenation, head 1's into the next d_v, and so on, in the order the heads were split.",
+            _heads_reversed),
+    Mistake("scaled_by_d_v",
+            "Each head's scores were divided by the square root of d_v, the width of a head's values; the scale is "
+            "1/sqrt(d_k), the width of the queries and keys whose dot product makes a score.",
+            _scaled_by_d_v),
 )
 
 
 def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_heads: int, dtype: str = "",
-                  value_width: int | None = None) -> str:
+                  value_width: int | None = None, x_scale: float = 1.0) -> str:
     """The code that draws one input: x, the three projections and w_o, in that order.
 
-    `width` is n_heads * d_k (queries and keys), `value_width` n_heads * d_v (default: the same).
+    `width` is n_heads * d_k (queries and keys), `value_width` n_heads * d_v (default: the same); x is drawn
+    times `x_scale` (large scores for a large one).
     """
     cast = f".astype(np.{dtype})" if dtype else ""
+    times = f" * {x_scale:g}" if x_scale != 1.0 else ""
     if value_width is None or value_width == width:
         projections = f"w_q, w_k, w_v = ((rng.standard_normal(({d_model}, {width})) / np.sqrt({d_model})){cast} for _ in range(3))\n"
         value_width = width
@@ -153,7 +203,7 @@ def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_hea
             f"w_v = (rng.standard_normal(({d_model}, {value_width})) / np.sqrt({d_model})){cast}\n")
     return (
         f"rng = np.random.default_rng({seed})\n"
-        f"x = rng.standard_normal(({n}, {d_model})){cast}\n"
+        f"x = (rng.standard_normal(({n}, {d_model})){times}){cast}\n"
         + projections +
         f"w_o = (rng.standard_normal(({value_width}, {d_out})) / np.sqrt({value_width})){cast}\n"
         f"n_heads = {n_heads}"
@@ -161,18 +211,26 @@ def _weights_code(seed: int, n: int, d_model: int, width: int, d_out: int, n_hea
 
 
 def _cases(rngs: Rngs) -> list[Case]:
-    def case(label, seed, *sizes, dtype="", hidden=False, value_width=None):
-        return generated(label, _weights_code(seed, *sizes, dtype=dtype, value_width=value_width), PARAMS, rngs,
-                         hidden=hidden)
+    """Every property on a visible input (several heads, d_out != d_model, one head, d_v != d_k, float32 kept,
+    one token, large scores; d_model != n_heads * d_k below), then hidden inputs that vary the values."""
+    def case(label, seed, *sizes, dtype="", hidden=False, value_width=None, x_scale=1.0):
+        code = _weights_code(seed, *sizes, dtype=dtype, value_width=value_width, x_scale=x_scale)
+        return generated(label, code, PARAMS, rngs, hidden=hidden, saturated=x_scale > 1)
 
     return [
         case("4 tokens, d_model = 8, 2 heads", 71, 4, 8, 8, 8, 2),
         case("5 tokens, d_model = 12, 3 heads, d_out = 6", 72, 5, 12, 12, 6, 3),
         case("3 tokens, one head", 73, 3, 4, 4, 4, 1),
+        case("d_model = 6, 2 heads with d_k = 4 and d_v = 3, d_out = 5", 77, 5, 6, 8, 5, 2, value_width=6),
+        case("float32, 5 tokens, 2 heads of width 3", 75, 5, 6, 6, 4, 2, dtype="float32"),
+        case("one token, 2 heads", 76, 1, 4, 4, 4, 2),
+        case("large scores: x times 30, 4 tokens, 2 heads", 79, 4, 6, 6, 6, 2, x_scale=30.0),
         case("6 tokens, d_model = 16, 4 heads", 74, 6, 16, 16, 16, 4, hidden=True),
-        case("float32, 5 tokens, 2 heads of width 3", 75, 5, 6, 6, 4, 2, dtype="float32", hidden=True),
-        case("one token, 2 heads", 76, 1, 4, 4, 4, 2, hidden=True),
-        case("d_model = 6, 2 heads with d_k = 4 and d_v = 3, d_out = 5", 77, 5, 6, 8, 5, 2, value_width=6, hidden=True),
+        case("float32, 4 tokens, 3 heads of width 2", 80, 4, 6, 6, 5, 3, dtype="float32", hidden=True),
+        case("one token, 3 heads", 81, 1, 6, 6, 4, 3, hidden=True),
+        case("d_model = 8, 2 heads with d_k = 3 and d_v = 5, d_out = 4", 82, 4, 8, 6, 4, 2, value_width=10,
+             hidden=True),
+        case("large scores: x times 30, 5 tokens, 3 heads", 83, 5, 6, 6, 6, 3, x_scale=30.0, hidden=True),
     ] + _assumption_cases_multi_head(rngs)
 
 
@@ -181,6 +239,8 @@ def _assumption_cases_multi_head(rngs: Rngs) -> list[Case]:
     return [
         # d_model != n_heads * d_k: the projections narrow 6 features to 2 heads of 2.
         generated("d_model = 6, 2 heads of d_k = 2 (width 4)", _weights_code(78, 3, 6, 4, 6, 2), PARAMS, rngs),
+        generated("d_model = 10, 2 heads of d_k = 3 (width 6)", _weights_code(84, 4, 10, 6, 10, 2), PARAMS, rngs,
+                  hidden=True),
     ]
 
 
@@ -201,12 +261,13 @@ def _fewer_heads(args: dict):
         yield {**args, "w_v": w_v, "w_o": w_o}
 
 
-def _error_hint(case: Case, error: str) -> str:
+def _error_hint(case: Case, error: str, code: Code) -> str:
     """What a failed reshape or product means, quoting the student's line."""
     line = error_line(error)
     if "reshape" in error and line:
-        return (f"The line that failed, `{line}`, reshapes to a size that does not hold the numbers: the width of "
-                "each projection is n_heads times d_k, and a reshape keeps the count of numbers.")
+        return (f"The line that failed, `{line}`, reshapes to a size that does not hold the numbers: a reshape keeps "
+                "the count of numbers. x @ w_q and x @ w_k have n_heads * d_k columns, x @ w_v has n_heads * d_v "
+                "(d_v may differ from d_k): split each by its own width.")
     if "matmul" in error and line:
         return (f"The line that failed, `{line}`, multiplies arrays whose inner sizes differ. With row vectors a "
                 "projection is x @ w, (n, d_model) x (d_model, width); the merged heads are (n, n_heads * d_v), "

@@ -18,9 +18,10 @@ from ....chapters.worked_example import BANK_BOT
 from ....core.attention import scaled_dot_product_attention
 from ....core.positions import apply_rope
 from ....core.softmax import softmax
-from ..engine.calls import Observation, error_line
+from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
@@ -129,22 +130,10 @@ def _position_in_exponent(x, positions, base):
     return _halves_rotated(x, base ** (-2 * np.arange(half) * pos / x.shape[-1]))
 
 
-FLOAT32_NOT_KEPT = Mistake(
-    "float32_not_kept",
-    "The numbers are right but float32 came back as another dtype. NumPy computes float32 times float64 in "
-    "float64: cast the cos and sin tables to x.dtype before multiplying, so that float32 stays float32 "
-    "(a model in float32 would otherwise double its memory at every layer).",
-)
-
-
-def _keeps_float32(case: Case, obs: Observation) -> tuple[str, Mistake] | None:
-    value = obs.value
-    if case.float32 and isinstance(value, np.ndarray) and value.dtype != np.float32:
-        return f"the values are right, but float32 input came back as {value.dtype}", FLOAT32_NOT_KEPT
-    return None
-
-
 def _rope_cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (positions from 0 and from an offset, heads and a batch in front, another
+    base, one token, float32 kept, positions out of order or with gaps, d = 2, float64's digits), then hidden
+    inputs that vary the values."""
     rng = rngs(9)
 
     def x(*shape, dtype=np.float64):
@@ -165,16 +154,26 @@ def _rope_cases(rngs: Rngs) -> list[Case]:
             "x = rng.standard_normal((6, 16))\n"
             "positions = np.arange(10, 16)\n"
             "base = 500000.0"), ("x", "positions", "base"), rngs),
-        Case("three heads, one new token at position 300", (x(3, 1, 8), pos(300), 10000.0), hidden=True),
-        Case("a batch of 2 x 3 heads, four tokens from position 17, d = 6",
-             (x(2, 3, 4, 6), pos(17, 18, 19, 20), 10000.0), hidden=True),
+        Case("three heads, one new token at position 300", (x(3, 1, 8), pos(300), 10000.0)),
+        generated("a batch of 2 x 3 heads, four tokens from position 17, d = 6", (
+            "rng = np.random.default_rng(93)\n"
+            "x = rng.standard_normal((2, 3, 4, 6))\n"
+            "positions = np.arange(17, 21)\n"
+            "base = 10000.0"), ("x", "positions", "base"), rngs),
+        Case("float32, three tokens from position 20, d = 4, base 1000000", (x(3, 4, dtype=np.float32), pos(20, 21, 22), 1e6)),
+        Case("three heads of three tokens at positions 5, 9, 2, base 500", (x(3, 3, 4), pos(5, 9, 2), 500.0)),
+        Case("one head, tokens at the even positions 0..6, d = 6", (x(1, 4, 6), pos(0, 2, 4, 6), 10000.0)),
+        Case("d = 2: one pair, four tokens from position 1000", (x(4, 2), pos(1000, 1001, 1002, 1003), 10000.0)),
+        Case("two heads, one new token at position 517", (x(2, 1, 6), pos(517), 10000.0), hidden=True),
+        Case("a batch of 3 x 2 heads, three tokens from position 40, d = 4",
+             (x(3, 2, 3, 4), pos(40, 41, 42), 10000.0), hidden=True),
         Case("float32, seven tokens from position 20, d = 12, base 1000000",
              (x(7, 12, dtype=np.float32), pos(*range(20, 27)), 1e6), hidden=True),
-        Case("three heads of three tokens at positions 5, 9, 2, base 500", (x(3, 3, 4), pos(5, 9, 2), 500.0),
+        Case("two heads of four tokens at positions 8, 1, 30, 2, base 2000", (x(2, 4, 4), pos(8, 1, 30, 2), 2000.0),
              hidden=True),
         Case("one head, tokens at the even positions 0..8, d = 10", (x(1, 5, 10), pos(0, 2, 4, 6, 8), 10000.0),
              hidden=True),
-        Case("d = 2: one pair, four tokens from position 1000", (x(4, 2), pos(1000, 1001, 1002, 1003), 10000.0),
+        Case("d = 2: one pair, three tokens from position 7000", (x(3, 2), pos(7000, 7001, 7002), 10000.0),
              hidden=True),
     ] + _assumption_cases_rope(rngs)
 
@@ -182,10 +181,13 @@ def _rope_cases(rngs: Rngs) -> list[Case]:
 def _assumption_cases_rope(rngs: Rngs) -> list[Case]:
     """Inputs that break what a rotation could silently assume."""
     rng = rngs(91)
+    # float64 kept: angles near 1 000 000 radians; in float32 (steps of 0.0625) cos and sin are far off. Their last
+    # digits depend on how the angle is formed (10**6 times a frequency), so they are compared to 6 digits.
     return [
-        # float64 kept: angles near 1 000 000 radians; in float32 (steps of 0.0625) cos and sin are far off.
         Case("float64 precision: positions near 1 000 000", (rng.standard_normal((3, 4)),
-             np.arange(1_000_000, 1_000_003, dtype=np.int64), 10000.0), hidden=True),
+             np.arange(1_000_000, 1_000_003, dtype=np.int64), 10000.0), precision=(1e-6, 1e-8)),
+        Case("float64 precision: positions near 2 000 000", (rng.standard_normal((2, 6)),
+             np.arange(2_000_000, 2_000_002, dtype=np.int64), 10000.0), precision=(1e-6, 1e-8), hidden=True),
     ]
 
 
@@ -201,7 +203,7 @@ def _fixed_axis_hint(line: str) -> str:
     return ""
 
 
-def _rope_error_hint(case: Case, error: str) -> str:
+def _rope_error_hint(case: Case, error: str, code: Code) -> str:
     fixed = _fixed_axis_hint(error_line(error))
     if fixed:
         return fixed
@@ -224,7 +226,6 @@ APPLY_ROPE = Check(
     make_cases=_rope_cases,
     mistakes=ROPE_MISTAKES,
     error_hint=_rope_error_hint,
-    after_pass=_keeps_float32,
 )
 
 
@@ -292,6 +293,8 @@ ATTENTION_MISTAKES = (
 
 
 def _attention_cases(rngs: Rngs) -> list[Case]:
+    """Every property on a visible input (positions from 0, heads, an offset, gaps, one token, float32 kept,
+    d_v != d, another base), then hidden inputs that vary the values."""
     rng = rngs(10)
 
     def qkv(batch, n, d, d_v, dtype=np.float64):
@@ -312,6 +315,9 @@ def _attention_cases(rngs: Rngs) -> list[Case]:
             "q, k, v = (rng.standard_normal((4, 4)) for _ in range(3))\n"
             "positions = np.array([0, 3, 4, 9])\n"
             "base = 10000.0"), ("q", "k", "v", "positions", "base"), rngs),
+        Case("two heads, one token at position 300", (*qkv((2,), 1, 4, 4), pos(300, 1), 10000.0)),
+        Case("float32, three tokens from position 7, d = 4", (*qkv((), 3, 4, 4, np.float32), pos(7, 3), 10000.0)),
+        Case("values of width 3, three tokens from position 2, d = 4", (*qkv((), 3, 4, 3), pos(2, 3), 10000.0)),
         Case("three heads, one token at position 300", (*qkv((3,), 1, 8, 8), pos(300, 1), 10000.0), hidden=True),
         Case("float32, five tokens from position 7, d = 6", (*qkv((), 5, 6, 6, np.float32), pos(7, 5), 10000.0),
              hidden=True),
@@ -319,14 +325,18 @@ def _attention_cases(rngs: Rngs) -> list[Case]:
              hidden=True),
         Case("seven tokens from position 100, d = 16, base 1000000", (*qkv((), 7, 16, 16), pos(100, 7), 1e6),
              hidden=True),
+        Case("five tokens at positions 1, 4, 5, 11, 12 (with gaps), d = 6",
+             (*qkv((), 5, 6, 6), np.array([1, 4, 5, 11, 12]), 10000.0), hidden=True),
     ] + _assumption_cases_rope_attention(rngs)
 
 
 def _assumption_cases_rope_attention(rngs: Rngs) -> list[Case]:
-    """The base used: every visible input above has base 10000."""
+    """The base used: every other visible input has base 10000."""
     rng = rngs(92)
     return [Case("three tokens from position 0, d = 4, base 100",
-                 (*random_qkv(rng, 3, 3, 4, 4), np.arange(3, dtype=np.int64), 100.0))]
+                 (*random_qkv(rng, 3, 3, 4, 4), np.arange(3, dtype=np.int64), 100.0)),
+            Case("four tokens from position 5, d = 4, base 300",
+                 (*random_qkv(rng, 4, 4, 4, 2), np.arange(5, 9, dtype=np.int64), 300.0), hidden=True)]
 
 
 ROPE_ATTENTION = Check(
@@ -338,7 +348,7 @@ ROPE_ATTENTION = Check(
     sizes=Sizes({"q": ("n", "d"), "k": ("n", "d"), "v": ("n", "d_v"), "positions": ("n",)}),
     make_cases=_attention_cases,
     mistakes=ATTENTION_MISTAKES,
-    error_hint=lambda case, error: _fixed_axis_hint(error_line(error)),
+    error_hint=lambda case, error, code: _fixed_axis_hint(error_line(error)),
 )
 
 

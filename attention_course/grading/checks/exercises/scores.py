@@ -6,6 +6,8 @@ the scale is the default of `scaled_dot_product_attention` (1/sqrt(d_k)).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ....core._checks import check_scale
@@ -13,9 +15,10 @@ from ....chapters.worked_example import BANK_BOT, trace_attention
 from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs
 from ..engine.check import Check
+from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Mistake
+from ..engine.mistakes import Lead, Mistake
 from ..engine.results import CheckResult
 
 
@@ -25,11 +28,18 @@ def scores_reference(query, keys):
 
 
 def _dot_scores_cases(rngs: Rngs) -> list[Case]:
+    """Every property tried on a visible input (one key, d_k = 1, float32 kept, float64's digits kept), then
+    hidden inputs that vary the values."""
     rng = rngs(1)
     return [
         Case("the bank bot's query and keys", (BANK_BOT.query.copy(), BANK_BOT.keys.copy())),
         Case("three keys, d_k = 2", (np.array([1.0, -1.0]), np.array([[2.0, 0.0], [0.0, 3.0], [1.0, 1.0]]))),
         Case("five random keys, d_k = 3", (rng.standard_normal(3), rng.standard_normal((5, 3)))),
+        # n_k = 1: one key, still one score in an array of shape (1,).
+        Case("one key, d_k = 3", (rng.standard_normal(3), rng.standard_normal((1, 3)))),
+        # float32 in, float32 out.
+        Case("float32, four keys, d_k = 3",
+             (rng.standard_normal(3).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32))),
         Case("one key, d_k = 8", (rng.standard_normal(8), rng.standard_normal((1, 8))), hidden=True),
         Case("two keys, d_k = 6", (rng.standard_normal(6), rng.standard_normal((2, 6))), hidden=True),
         Case("float32, seven keys, d_k = 16",
@@ -40,20 +50,27 @@ def _dot_scores_cases(rngs: Rngs) -> list[Case]:
 def _assumption_cases_dot_scores(rngs: Rngs) -> list[Case]:
     """Inputs that break what a function could silently assume (keys square, n_k = 1 and float32 are above)."""
     rng = rngs(12)
-    a = float(rng.integers(20_000_000, 40_000_000))  # above 2**24: float32 cannot hold both a and a + 1
     return [
         # d_k > 1: one coordinate per vector, so a score is one product.
         Case("d_k = 1: each score is one product", (np.array([2.0]), np.array([[3.0], [-1.0], [0.5]]))),
         # float64 kept: the products cancel, so float32 (7 digits) would return 0 or 2 for the first score.
-        Case("float64 precision: (a + 1) - a = 1 for a near 30 000 000",
-             (np.array([a + 1, -a]), np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])), hidden=True),
+        _cancelling("float64 precision: (a + 1) - a = 1 for a near 30 000 000", rng),
+        Case("d_k = 1, five keys", (rng.standard_normal(1), rng.standard_normal((5, 1))), hidden=True),
+        _cancelling("float64 precision: products that cancel, other values", rng, hidden=True),
     ]
+
+
+def _cancelling(label: str, rng, hidden: bool = False) -> Case:
+    """A query (a + 1, -a) against keys (1, 1), (1, 0), (0, 1): scores 1, a + 1, -a, exact in float64 only."""
+    a = float(rng.integers(20_000_000, 40_000_000))  # above 2**24: float32 cannot hold both a and a + 1
+    return Case(label, (np.array([a + 1, -a]), np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])), hidden=hidden,
+                precision=(1e-6, 1e-9))
 
 
 DOT_SCORES_SIZES = Sizes({"query": ("d_k",), "keys": ("n_k", "d_k")})
 """A smaller failing input: fewer keys, a smaller d_k."""
 
-def _dot_scores_error_hint(case: Case, error: str) -> str:
+def _dot_scores_error_hint(case: Case, error: str, code: Code) -> str:
     line = error_line(error)
     if "matmul" in error and ("@" in line or "dot(" in line or "matmul(" in line):
         return (f"The line that failed, `{line}`, multiplies arrays whose inner sizes differ: here the query has "
@@ -68,7 +85,6 @@ DOT_SCORES = Check(
     params=("query", "keys"),
     reference=scores_reference,
     sizes=DOT_SCORES_SIZES,
-    float32_kept=False,  # the worked example does not ask for float32 yet: a widened dtype is noted
     make_cases=_dot_scores_cases,
     error_hint=_dot_scores_error_hint,
     mistakes=(
@@ -126,14 +142,20 @@ def scaled_reference(scores, d_k):
 
 
 def _scale_cases(rngs: Rngs) -> list[Case]:
+    """Every property tried on a visible input (any shape, float32 kept, float64's range kept, integer scores),
+    then hidden inputs that vary the values."""
     rng = rngs(2)
     bank = trace_attention(BANK_BOT.query, BANK_BOT.keys, BANK_BOT.values).scores
     return [
         Case("the bank bot's scores, d_k = 4", (bank.copy(), 4)),
         Case("three queries by five keys, d_k = 16", (rng.standard_normal((3, 5)) * 4, 16)),
         Case("six scores, d_k = 128", (rng.standard_normal(6) * 11, 128)),
-        Case("a batch of scores, d_k = 64", (rng.standard_normal((2, 3, 4)) * 8, 64), hidden=True),
-        Case("float32 scores, d_k = 9", (rng.standard_normal((2, 5)).astype(np.float32) * 3, 9), hidden=True),
+        # any shape: a batch of score matrices.
+        Case("a batch of scores, shape (2, 2, 3), d_k = 64", (rng.standard_normal((2, 2, 3)) * 8, 64)),
+        # float32 in, float32 out.
+        Case("float32 scores, d_k = 9", (rng.standard_normal((2, 3)).astype(np.float32) * 3, 9)),
+        Case("a batch of scores, shape (2, 3, 4), d_k = 32", (rng.standard_normal((2, 3, 4)) * 8, 32), hidden=True),
+        Case("float32 scores, d_k = 25", (rng.standard_normal((2, 5)).astype(np.float32) * 3, 25), hidden=True),
     ] + _assumption_cases_scale(rngs)
 
 
@@ -145,7 +167,10 @@ def _assumption_cases_scale(rngs: Rngs) -> list[Case]:
         Case("float64 scores beyond float32's range, d_k = 4", (np.array([1e39, -1e39, 2.0]), 4)),
         # floats returned: an array made with empty_like/zeros_like of integer scores would round the result
         # (towards 0: -3 / 2 becomes -1, where floor division would give -2).
-        Case("integer scores, d_k = 4", (2 * rng.integers(-4, 5, size=(1, 3)) + 1, 4), hidden=True),  # odd: x / 2 is not whole
+        Case("integer scores, d_k = 4", (2 * rng.integers(-4, 5, size=(1, 3)) + 1, 4)),  # odd: x / 2 is not whole
+        Case("float64 scores beyond float32's range, d_k = 16", (np.array([3e40, 2.0, -5e39]) * rng.uniform(1, 2), 16),
+             hidden=True),
+        Case("integer scores, d_k = 16", (rng.integers(-20, 21, size=(2, 3)), 16), hidden=True),
     ]
 
 
@@ -155,7 +180,6 @@ SCALE_SCORES = Check(
     params=("scores", "d_k"),
     reference=scaled_reference,
     sizes=Sizes({"scores": "*"}),
-    float32_kept=False,  # the scaling chapter does not ask for float32 yet: a widened dtype is noted
     make_cases=_scale_cases,
     mistakes=(
         Mistake("missing_scale",
@@ -203,18 +227,37 @@ standard error of the estimate is under 1%, so an honest measurement never fails
 
 
 def _spread_cases(rngs: Rngs) -> list[Case]:
+    """The measurement for several d_k, and what its arguments promise: the same arguments give the same number,
+    another seed or another number of samples another number."""
     return [
         Case("d_k = 128", (128,)),
         Case("d_k = 16", (16,)),
         Case("d_k = 4, 20 000 samples, seed 1", (4,), {"n_samples": 20_000, "seed": 1}),
+        Case("d_k = 1", (1,)),
+        Case("d_k = 16 again: the same seed gives the same number", (16,)),
+        Case("d_k = 16, seed 5: another seed, another number", (16,), {"seed": 5}),
+        Case("d_k = 4, seed 1, 10 000 samples: fewer samples, another number", (4,), {"n_samples": 10_000, "seed": 1}),
         Case("d_k = 64, seed 7", (64,), {"seed": 7}, hidden=True),
-        Case("d_k = 1", (1,), hidden=True),
+        Case("d_k = 2, seed 3", (2,), {"seed": 3}, hidden=True),
+        Case("d_k = 32, 5 000 samples, seed 11", (32,), {"n_samples": 5_000, "seed": 11}, hidden=True),
     ]
 
 
 def _theory(d_k, n_samples=10_000, seed=0):
     """sqrt(d_k): the standard deviation of q·k for entries of mean 0 and variance 1."""
     return np.sqrt(float(d_k))
+
+
+def _arguments(case: Case) -> tuple[int, int, int]:
+    """(d_k, n_samples, seed) of a spread input, the defaults filled in."""
+    return case.args[0], case.kwargs.get("n_samples", 10_000), case.kwargs.get("seed", 0)
+
+
+def _standard_error(value: float, case: Case, band: float) -> bool:
+    """True if `value` is within `band` of sqrt(d_k / n_samples), the standard error of the mean of q·k."""
+    d_k, n, _ = _arguments(case)
+    error = np.sqrt(d_k / n)
+    return abs(value - error) <= band * error
 
 
 _SPREAD_MISTAKES = {
@@ -232,7 +275,7 @@ _SPREAD_MISTAKES = {
                 "products q_i k_i were not added up over the d_k coordinates (np.std(q * k)), that is the "
                 "spread of one product. The question asks for the spread of the raw q·k, one sum per pair."),
         Mistake("mean_not_spread",
-                "This is close to 0, like the mean of q·k. The spread is the standard deviation."),
+                "The number measured is close to 0 (under 5% of sqrt(d_k)), where the spread is about sqrt(d_k)."),
         Mistake("dot_with_itself",
                 "The measured spread is close to sqrt(2 d_k), the spread of q·q, a vector dotted with itself "
                 "(a sum of d_k squares, each of variance 2). If the keys are the queries (one array drawn and "
@@ -245,8 +288,6 @@ _SPREAD_MISTAKES = {
                 "Return one number: the standard deviation of the measured dot products (a float)."),
     )
 }
-
-
 def _compare_spread(case: Case, expected, got, predictions):
     """Judge a measured spread by a tolerance band and name what it measured instead."""
     d_k = case.args[0]
@@ -266,10 +307,69 @@ def _compare_spread(case: Case, expected, got, predictions):
     if d_k >= 4 and abs(value - 1) <= SPREAD_TOLERANCE:
         return message, _SPREAD_MISTAKES["spread_about_one"]
     if abs(value) < 0.05 * target:  # the mean of q·k is 0, give or take sqrt(d_k / n_samples)
-        return message, _SPREAD_MISTAKES["mean_not_spread"]
+        return message, _near_zero(value)
     if d_k >= 4 and abs(value - np.sqrt(2 * d_k)) <= SPREAD_TOLERANCE * np.sqrt(2 * d_k):
         return message, _SPREAD_MISTAKES["dot_with_itself"]
     return message, _SPREAD_MISTAKES["entries_not_unit_variance"]
+
+
+def _near_zero(value: float) -> Mistake:
+    """A measurement close to 0, and the two things it may be: a mean, or a standard deviation divided by
+    sqrt(n_samples) (offered only where this number can be it)."""
+    return dataclasses.replace(_SPREAD_MISTAKES["mean_not_spread"], facts=(("value", value),), leads=(
+        # a mean of n draws of q·k lands within 2% of sqrt(d_k / n) about once in 70; a divided std nearly always
+        Lead("mean", "If it is the mean of the dot products (which is 0, give or take sqrt(d_k / n_samples)), "
+             "take their standard deviation instead.",
+             lambda case, code, v=value: not _standard_error(v, case, 0.02)),
+        Lead("standard_error", "If the standard deviation was divided by sqrt(n_samples) (this number is within 10% "
+             "of sqrt(d_k / n_samples), the standard error of the mean), leave that out: the spread is the standard "
+             "deviation itself.",
+             lambda case, code, v=value: _standard_error(v, case, 0.1)),
+    ))
+
+
+NOT_REPRODUCIBLE = Mistake(
+    "not_reproducible",
+    "The same d_k, n_samples and seed gave two different numbers: a measurement made with "
+    "`np.random.default_rng(seed)` is the same every time it is made.",
+    leads=(Lead("global_generator", "If the random numbers come from NumPy's global functions (np.random.randn, "
+                "np.random.normal, ...) or from a generator made without `seed`, draw them from "
+                "`rng = np.random.default_rng(seed)` instead.", lambda case, code: True),),
+)
+SEED_IGNORED = Mistake(
+    "seed_ignored",
+    "Two different seeds gave exactly the same number: the measurement does not depend on `seed`. Make the "
+    "generator from the seed you are given, `np.random.default_rng(seed)`, and draw every number from it.",
+)
+SAMPLES_IGNORED = Mistake(
+    "n_samples_ignored",
+    "Two different values of n_samples (with the same seed) gave exactly the same number: the measurement does "
+    "not depend on `n_samples`. Draw n_samples queries and n_samples keys.",
+)
+
+
+def _across_spread(returned: dict[int, tuple[Case, object]]) -> dict[int, tuple[str, Mistake]]:
+    """The promises of the arguments, from pairs of inputs: the same arguments give the same number; another seed
+    or another n_samples, another number. The later input of a pair fails."""
+    seen: list[tuple[Case, tuple, float]] = []
+    failed: dict[int, tuple[str, Mistake]] = {}
+    for i, (case, value) in sorted(returned.items()):
+        if not isinstance(value, np.ndarray) or value.size != 1 or value.dtype.kind not in "iuf":
+            continue
+        v = float(value.reshape(()))
+        args = _arguments(case)
+        for other, other_args, w in seen:
+            if i in failed:
+                break
+            if args == other_args and v != w:
+                failed[i] = (f"got {v:.6g}, where the same input (\"{other.label}\") gave {w:.6g}", NOT_REPRODUCIBLE)
+            elif (args[0], args[1]) == other_args[:2] and args[2] != other_args[2] and v == w:
+                failed[i] = (f"got {v:.6g}, exactly what seed {other_args[2]} gave (\"{other.label}\")", SEED_IGNORED)
+            elif (args[0], args[2]) == (other_args[0], other_args[2]) and args[1] != other_args[1] and v == w:
+                failed[i] = (f"got {v:.6g}, exactly what {other_args[1]} samples gave (\"{other.label}\")",
+                             SAMPLES_IGNORED)
+        seen.append((case, args, v))
+    return failed
 
 
 def _spread_text(case: Case, expected) -> str:
@@ -284,6 +384,7 @@ DOT_PRODUCT_SPREAD = Check(
     reference=_theory,
     make_cases=_spread_cases,
     compare=_compare_spread,
+    across=_across_spread,
     expected_text=_spread_text,
 )
 

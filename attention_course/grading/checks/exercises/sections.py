@@ -48,7 +48,7 @@ MISTAKE_SECTIONS = {
     "worked_example": {
         "query_key_swapped": "Step 2: dot products",
         "missing_scale": _SCALE, "divided_by_d_k": _SCALE, "scaled_after_softmax": _SCALE,
-        "scaled_by_n_k": _SCALE, "scaled_by_d_v": _SCALE, "scaled_too_early": _SCALE,
+        "scaled_by_n_k": _SCALE, "scaled_by_n_q": _SCALE, "scaled_by_d_v": _SCALE, "scaled_too_early": _SCALE,
         "softmax_wrong_axis": _SOFTMAX, "normalised_over_everything": _SOFTMAX,
         "does_not_sum_to_1": _SOFTMAX, "no_max_subtraction": _SOFTMAX,
         "returns_weights_as_output": _MIX, "output_from_scores": _MIX,

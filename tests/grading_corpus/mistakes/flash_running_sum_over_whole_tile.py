@@ -1,0 +1,28 @@
+"""flash_attention that adds exp(score - m) over every query of the tile into one running sum."""
+CHECK = "flash_attention"
+MISTAKE = "running_sum_per_tile"
+MARKS = "4/20"
+
+import math
+
+import numpy as np
+
+
+def flash_attention(Q, K, V, block_size):
+    n_q, d_k = Q.shape
+    out = np.empty((n_q, V.shape[1]), dtype=np.result_type(Q, K, V))
+    for i0 in range(0, n_q, block_size):
+        q = Q[i0:i0 + block_size] / math.sqrt(d_k)
+        m = np.full((len(q), 1), -np.inf)
+        l = 0.0
+        acc = np.zeros((len(q), V.shape[1]))
+        for j0 in range(0, K.shape[0], block_size):
+            s = q @ K[j0:j0 + block_size].T
+            m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+            p = np.exp(s - m_new)
+            rescale = np.exp(m - m_new)
+            l = rescale * l + p.sum()  # every query of the tile in one sum
+            acc = rescale * acc + p @ V[j0:j0 + block_size]
+            m = m_new
+        out[i0:i0 + block_size] = acc / l
+    return out
