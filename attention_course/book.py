@@ -35,6 +35,7 @@ CHAPTER_TITLES = {
     "positions": "Where position enters the scores",
     "decoding": "Generating text: one query at a time",
     "backward": "How attention learns: the backward pass",
+    "generating_cost": "What generating costs",
 }
 """The title of each chapter an exercise practises (book/<chapter>.ipynb's heading, in plain text)."""
 

@@ -33,6 +33,7 @@ from .checks.exercises.multi_head import check_multi_head_attention
 from .checks.exercises.positions import check_apply_rope, check_rope_attention
 from .checks.exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
 from .checks.exercises.softmax import check_softmax
+from .checks.exercises.step_cost import check_decode_attention_cost, check_decode_step_cost
 
 __all__ = [
     "CaseResult",
@@ -52,4 +53,6 @@ __all__ = [
     "check_rope_attention",
     "check_scale_scores",
     "check_softmax",
+    "check_decode_attention_cost",
+    "check_decode_step_cost",
 ]

@@ -67,6 +67,12 @@ def _tiles(case: Case) -> tuple[bool, bool]:
     return K.shape[0] > b, Q.shape[0] % b == 0 and K.shape[0] % b == 0
 
 
+def _item_dtypes(expected, got) -> list[tuple[np.dtype, np.dtype]]:
+    """(expected dtype, returned dtype) of each item of a tuple result (of the result itself otherwise)."""
+    pairs = zip(expected, got) if isinstance(expected, tuple) and isinstance(got, tuple) else [(expected, got)]
+    return [(e.dtype, g.dtype) for e, g in pairs if isinstance(e, np.ndarray) and isinstance(g, np.ndarray)]
+
+
 def _spread(test: Callable[[float, int], bool]) -> Evidence:
     def holds(check, case, expected, obs, run):
         value = _float(obs.value)
@@ -94,6 +100,11 @@ EVIDENCE: dict[str, Evidence] = {
         and any(_sums_to_one(_weights(obs.value), a) for a in range(_weights(obs.value).ndim))),
     "builds_full_matrix": lambda check, case, e, obs, run: (
         check.after_pass is not None and check.after_pass(case, obs) is not None),
+    # counts and an intensity: a whole number that came back as a float, a float64 that came back as another type
+    "counts_not_integers": lambda check, case, e, obs, run: any(
+        want.kind in "iu" and got.kind not in "iu" for want, got in _item_dtypes(e, obs.value)),
+    "intensity_not_a_float": lambda check, case, e, obs, run: any(
+        want == np.float64 and got != np.float64 for want, got in _item_dtypes(e, obs.value)),
     "appended_on_wrong_axis": lambda check, case, e, obs, run: (
         obs.status == RAISED and "concatenation axis must match" in obs.error),
     # the measured spread of q.k: each hint states what the number is close to

@@ -27,6 +27,8 @@ CHECK_SECTIONS = {
     "rope_attention": "RoPE: rotate the query and the key",
     "decode_step": "A decode step in numbers",
     "backward_query_tile": "3. The tiled backward pass",
+    "decode_attention_cost": "One multiply-add per cached number",
+    "decode_step_cost": "The intensity of a decoding step",
 }
 """check name -> the `## ` heading of its exercise's chapter that teaches it."""
 
@@ -73,6 +75,11 @@ MISTAKE_SECTIONS = {
         "dv_from_ds": "1. The gradients",
         "nan_for_empty_rows": "2. One number per query: the log-sum-exp",
         "unnormalised_p": "2. One number per query: the log-sum-exp",
+    },
+    "generating_cost": {
+        "weights_read_per_request": "One multiply-add per cached number",  # batching: the weights read once
+        "cache_shared_by_the_batch": "One multiply-add per cached number",
+        "intensity_inverted": "Two ceilings",
     },
 }
 """chapter -> mistake id -> the heading that teaches what the mistake missed, where not the check's own."""
