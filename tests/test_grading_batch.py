@@ -140,7 +140,7 @@ def test_a_function_that_calls_the_course_answer_at_run_time_is_flagged(tmp_path
 
 
 AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_negative", "padded_own_mask_broadcast",
-            "mha_split_only", "flash_max_starts_at_zero", "13_query_heads_cache")
+            "mha_split_only", "flash_max_starts_at_zero", "12_sink_share_overflows", "13_query_heads_cache")
 """Corpus mistakes graded both ways: recognised by prediction, by an error's own line, by the tiled loop, from
 plain numbers and a dtype's name."""
 

@@ -32,6 +32,7 @@ from .checks.exercises.masks import check_causal_mask, check_masked_attention, c
 from .checks.exercises.multi_head import check_multi_head_attention
 from .checks.exercises.positions import check_apply_rope, check_rope_attention
 from .checks.exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
+from .checks.exercises.sinks import check_sink_attention
 from .checks.exercises.softmax import check_softmax
 from .checks.exercises.step_cost import check_decode_attention_cost, check_decode_step_cost
 
@@ -53,6 +54,7 @@ __all__ = [
     "check_rope_attention",
     "check_scale_scores",
     "check_softmax",
+    "check_sink_attention",
     "check_decode_attention_cost",
     "check_decode_step_cost",
 ]

@@ -27,6 +27,7 @@ CHECK_SECTIONS = {
     "rope_attention": "RoPE: rotate the query and the key",
     "decode_step": "A decode step in numbers",
     "backward_query_tile": "3. The tiled backward pass",
+    "sink_attention": "A sink beside the scores",
     "decode_attention_cost": "One multiply-add per cached number",
     "decode_step_cost": "The intensity of a decoding step",
 }
@@ -75,6 +76,12 @@ MISTAKE_SECTIONS = {
         "dv_from_ds": "1. The gradients",
         "nan_for_empty_rows": "2. One number per query: the log-sum-exp",
         "unnormalised_p": "2. One number per query: the log-sum-exp",
+    },
+    "todays_models": {
+        "window_off_by_one": "Local and global layers",
+        "window_top_left": "Local and global layers",
+        "window_ignored": "Local and global layers",
+        "future_keys_visible": "Local and global layers",
     },
     "generating_cost": {
         "weights_read_per_request": "One multiply-add per cached number",  # batching: the weights read once
