@@ -285,12 +285,17 @@ def _draw(rng, h_q, h_kv, n_q, n_k, d, d_v, *, scale=1.0, sinks=None, dtype=np.f
 
 def _code(h_q, h_kv, n_q, n_k, d, d_v, *, scale=None, sinks=None, dtype=None) -> str:
     """The code that draws an input as `_draw` does, shown to the student."""
-    times = f" * {scale:g}" if scale else ""
+    def drawn(shape, scaled):
+        expr = f"rng.standard_normal({shape})" + (f" * {scale:g}" if scale and scaled else "")
+        if dtype is None:
+            return expr
+        return f"({expr}).astype(np.{dtype})" if " * " in expr else f"{expr}.astype(np.{dtype})"
+
     cast = f".astype(np.{dtype})" if dtype else ""
     lines = ["rng = np.random.default_rng(SEED)",
-             f"q = (rng.standard_normal(({h_q}, {n_q}, {d})){times}){cast}  # (h_q, n_q, d)",
-             f"k = (rng.standard_normal(({h_kv}, {n_k}, {d})){times}){cast}  # (h_kv, n_k, d)",
-             f"v = rng.standard_normal(({h_kv}, {n_k}, {d_v})){cast}  # (h_kv, n_k, d_v)",
+             f"q = {drawn((h_q, n_q, d), True)}  # (h_q, n_q, d)",
+             f"k = {drawn((h_kv, n_k, d), True)}  # (h_kv, n_k, d)",
+             f"v = {drawn((h_kv, n_k, d_v), False)}  # (h_kv, n_k, d_v)",
              (f"sinks = rng.normal(0.0, 1.5, {h_q}){cast}  # (h_q,), one per query head" if sinks is None
               else f"sinks = np.array({sinks}){cast}  # (h_q,), one per query head")]
     return "\n".join(lines)
