@@ -227,15 +227,16 @@ function render({ model, el }) {
       h("tr", {}, h("th", { scope: "row" }, "attention factor (q and k)"), cell("attention-factor"))));
   const ropeStatus = h("p", { class: "ac-result", "data-role": "rope-status", "aria-live": "polite" });
 
-  // log-log axes: tokens per turn (before the rule) against theta after / theta before
-  const W = 600; const H = 250; const left = 56; const right = 590; const top = 12; const bottom = 206;
+  // log-log axes: tokens per turn (before the rule) against theta after / theta before; a narrow
+  // view box, so that its text stays legible when a phone shrinks the figure
+  const W = 440; const H = 244; const left = 44; const right = 424; const top = 28; const bottom = 200;
   const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "rope-chart" });
   const ticks = svgEl("g", {});
   const trained = svgEl("line", { class: "ac-marker", y1: top, y2: bottom });
   const dots = svgEl("g", {});
-  const xLabel = svgEl("text", { x: right, y: bottom + 36, "text-anchor": "end", "font-size": 12, class: "ac-tick" });
+  const xLabel = svgEl("text", { x: right, y: bottom + 38, "text-anchor": "end", "font-size": 13, class: "ac-tick" });
   xLabel.textContent = "tokens per turn before the rule (log scale)";
-  const yLabel = svgEl("text", { x: left + 4, y: top + 10, "font-size": 12, class: "ac-tick" });
+  const yLabel = svgEl("text", { x: 4, y: 14, "font-size": 13, class: "ac-tick" }); // above the plot
   yLabel.textContent = "frequency after / before";
   svg.append(svgEl("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
     svgEl("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), ticks, trained, dots, xLabel, yLabel);
@@ -363,18 +364,22 @@ function render({ model, el }) {
     dots.replaceChildren(...p.wavelength.map((w, i) => svgEl("circle", { cx: x(w).toFixed(1), cy: y(p.ratio[i]).toFixed(1), r: 3.5, class: "ac-dot" })));
     const marks = [];
     const decades = Math.round(Math.log10(xHi));
-    for (let e = 1; e <= decades; e += decades > 8 ? 2 : 1) {
-      const t = svgEl("text", { x: x(10 ** e).toFixed(1), y: bottom + 16, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
+    for (let e = 1; e <= decades; e += decades > 6 ? 2 : 1) {
+      const anchor = e === decades ? "end" : "middle"; // the last label ends at the axis' end
+      const t = svgEl("text", { x: x(10 ** e).toFixed(1), y: bottom + 18, "text-anchor": anchor, "font-size": 13, class: "ac-tick" });
       t.textContent = `${10 ** (e % 3)}${["", "k", "M", "G", "T", "P"][Math.floor(e / 3)]}`;
       marks.push(t);
     }
     const levels = now.factor > 1 ? [[1, "1"], [1 / now.factor, `1/${inputText(now.factor)}`]] : [[1, "1"]];
     for (const [v, text] of levels) {
-      const t = svgEl("text", { x: left - 6, y: (y(v) + 4).toFixed(1), "text-anchor": "end", "font-size": 11, class: "ac-tick" });
+      const t = svgEl("text", { x: left - 6, y: (y(v) + 4).toFixed(1), "text-anchor": "end", "font-size": 13, class: "ac-tick" });
       t.textContent = text;
       marks.push(t, svgEl("line", { x1: left, x2: right, y1: y(v).toFixed(1), y2: y(v).toFixed(1), class: "ac-grid" }));
     }
-    const label = svgEl("text", { x: (x(now.original_context) + 4).toFixed(1), y: bottom - 6, "font-size": 11, class: "ac-tick" });
+    const mark = x(now.original_context);
+    const before = mark > right - 110; // near the right end: the label goes left of the line
+    const label = svgEl("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top + 30, "font-size": 13,
+      "text-anchor": before ? "end" : "start", class: "ac-tick" });
     label.textContent = "trained context";
     marks.push(label);
     ticks.replaceChildren(...marks);
