@@ -17,14 +17,14 @@ help:
 	@echo "make book   build the book into _build/html (sets up .venv and node_modules first)"
 	@echo "make test   run every test (sets up and builds the book first)"
 	@echo "make check  run the unit tests only: no book build, no notebooks, no browser (about a minute)"
-	@echo "make dist   build the wheel students install with pip: the package and the exercise notebooks, no solutions"
+	@echo "make dist   build the wheel students install with pip: the package, the exercise notebooks and the rendered book, no solutions"
 	@echo "make clean  remove the build output (keeps .venv and node_modules)"
 
 # The Python environment, rebuilt when the dependencies change, with the extras the book and the
 # tests need: fast (the compiled tiled path, so the cost chapter and the benchmarks reach n = 16384
 # at full speed), book, test and cluster (Dask: grade --dask and its test on a local cluster). The torch cross-checks need the torch extra too (see README.md).
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "attention-course needs Python 3.10 or newer; found " + sys.version.split()[0])'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "attention-course needs Python 3.11 or newer; found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -c requirements/constraints.txt -e ".[fast,book,test,cluster]"
 	@touch $@
@@ -51,7 +51,14 @@ _build/.package-stamp: $(PACKAGE_FILES)
 	rm -rf _build/.jupyter_cache _build/.doctrees
 	@mkdir -p _build && touch $@
 
-book: env _build/.package-stamp
+# The book's own extension and styles (book/_ext) and _config.yml change every page but no notebook:
+# re-read and re-write the pages (Sphinx would find nothing out of date) without executing them again.
+BOOK_SETUP_FILES := $(shell find book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null) _config.yml _toc.yml
+_build/.setup-stamp: $(BOOK_SETUP_FILES)
+	rm -rf _build/.doctrees
+	@mkdir -p _build && touch $@
+
+book: env _build/.package-stamp _build/.setup-stamp
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
 	@echo
 	@echo "The book is ready: open file://$(CURDIR)/_build/html/index.html"
@@ -59,22 +66,27 @@ book: env _build/.package-stamp
 test: book
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The unit tests: tests/ without the browser tests and the checks of the built book (no notebook
-# is collected there: the notebooks under tests/ are test data).
+# The unit tests: tests/ without the browser tests, the checks of the built book and the run of each
+# chapter's visible code (no notebook is collected there: the notebooks under tests/ are test data).
 check: $(VENV)/.installed
-	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py \
+	  --ignore=tests/test_book_visible_code.py $(PYTEST_ARGS)
 
 # The wheel for students (dist/attention_course-<version>-py3-none-any.whl): the package with the
-# exercise notebooks as package data (setup.py copies exercises/ into it), never solutions/. It is
+# exercise notebooks as package data (setup.py copies exercises/ into it), never solutions/, and the
+# rendered book (built first, copied in as attention_course/book_html/, without the theme's source
+# maps and translations, which no page loads), so that `attention-course book` opens it offline. It is
 # built from a fresh copy of exactly those sources, so nothing stale or private can slip in.
 # `pip install <wheel>` then `attention-course exercises DIR` needs neither Node nor a clone.
 DIST_SOURCES := pyproject.toml setup.py README.md LICENSE attention_course exercises
-dist: $(VENV)/.installed
+dist: book
 	rm -rf dist
 	@tmp=$$(mktemp -d) && cp -r $(DIST_SOURCES) $$tmp/ && find $$tmp -name __pycache__ -prune -exec rm -rf {} + && \
+	  $(BIN)/python -c 'import shutil, sys; shutil.copytree("_build/html", sys.argv[1], ignore=shutil.ignore_patterns("*.map", ".buildinfo", "locales"))' $$tmp/book_html && \
 	  $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir $(CURDIR)/dist $$tmp; \
 	  status=$$?; rm -rf $$tmp; exit $$status
-	@echo "dist/: $$(ls dist)"
+	@$(BIN)/python -c 'import sys, zipfile; names = zipfile.ZipFile(sys.argv[1]).namelist(); sys.exit(0 if "attention_course/book_html/index.html" in names else "the wheel has no rendered book")' dist/*.whl
+	@echo "dist/: $$(ls dist) ($$(du -h dist/*.whl | cut -f1), with the rendered book)"
 
 clean:
 	rm -rf _build

@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMAND_MODULES: tuple[str, ...] = (
     "attention_course.pretrained.cli",
     "attention_course.grading.cli",
+    "attention_course.book_cli",
 )
 
 

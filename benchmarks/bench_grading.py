@@ -16,8 +16,9 @@ machines (2 cores) is under 60 s for 40 notebooks.
 
 `--overhead ROUNDS` grades every solution notebook ROUNDS times with and
 without the sandbox, one notebook at a time, the two alternating, and prints
-the median time per notebook of each and the median of their per-notebook
-differences. `--sleeper` grades the copies three ways, in turn: in the
+the median time per notebook of each, the median of their per-notebook
+differences, and the CPU time the grader's own process spends per notebook
+(starting the worker, watching it, judging what it returned). `--sleeper` grades the copies three ways, in turn: in the
 sandbox, in the sandbox with one more notebook that leaves a detached
 `sleep` behind, and without the sandbox; the sleeper must not make the batch
 slower by more than the notebook budget. The load average is printed too:
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -40,11 +42,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attention_course.grading.batch import collect, default_jobs, grade_notebook, grade_submissions  # noqa: E402
-from attention_course.grading.exercises import BY_ID  # noqa: E402
-from attention_course.grading.gradebook import write_gradebook  # noqa: E402
-from attention_course.grading.sandbox import bubblewrap  # noqa: E402
-from attention_course.grading.sandbox.runner import Limits  # noqa: E402
+from attention_course.grading.checks.exercises import BY_ID  # noqa: E402
+from attention_course.grading.kit.batch import default_jobs, grade_notebook, grade_submissions  # noqa: E402
+from attention_course.grading.kit.intake import collect  # noqa: E402
+from attention_course.grading.kit.sandbox import bubblewrap  # noqa: E402
+from attention_course.grading.kit.sandbox.runner import Limits  # noqa: E402
+from attention_course.grading.kit.write.gradebook import write_gradebook  # noqa: E402
 
 TARGET_SECONDS = 60.0
 SLEEPER = ROOT / "tests" / "grading_corpus" / "attacks" / "detached_sleeper_05_causal_mask.ipynb"
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return sleeper(args, jobs)
 
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
-        folder = _copies(Path(tmp), args.exercise, args.copies)
+        folder = _copies(Path(tmp) / "submissions", args.exercise, args.copies)
         load_before = os.getloadavg()[0]
         seconds, grades = _grade(folder, jobs, sandbox=not args.no_sandbox, gradebook=Path(tmp) / "gradebook.csv")
         load_after = os.getloadavg()[0]
@@ -97,15 +100,17 @@ def overhead(rounds: int) -> int:
             check.prepare()
     grade_notebook(solutions[0], Limits(), sandbox=False)  # imports nbformat and IPython's transformers, once
     times: dict[bool, list[float]] = {True: [], False: []}
+    cpu: dict[bool, list[float]] = {True: [], False: []}  # the grader's own CPU time, its children's aside
     differences = []
     load_before = os.getloadavg()[0]
     for r in range(rounds):
         for path in solutions:
             pair = {}
             for sandbox in ((True, False) if r % 2 == 0 else (False, True)):  # alternate which goes first
-                start = time.perf_counter()
+                start, used = time.perf_counter(), _cpu_seconds()
                 grade = grade_notebook(path, Limits(), sandbox=sandbox)
                 pair[sandbox] = time.perf_counter() - start
+                cpu[sandbox].append(_cpu_seconds() - used)
                 if grade.status != "ok" or grade.score != grade.max_score:
                     print(f"{path.name}: {grade.status}, {grade.score}/{grade.max_score}", file=sys.stderr)
                     return 1
@@ -120,10 +125,18 @@ def overhead(rounds: int) -> int:
           f"(ratio {with_box / without:.2f})")
     print(f"sandbox's cost:  median {statistics.median(differences) * 1000:+.0f} ms per notebook "
           f"(per-notebook differences from {min(differences) * 1000:+.0f} to {max(differences) * 1000:+.0f} ms)")
+    print(f"grader's CPU:    median {statistics.median(cpu[True]) * 1000:.0f} ms per notebook in the sandbox, "
+          f"{statistics.median(cpu[False]) * 1000:.0f} ms without (starting, watching, judging; the notebook's own aside)")
     print(f"bare start:      `python -c pass` {bare[True] * 1000:.0f} ms in the sandbox, {bare[False] * 1000:.0f} ms "
           f"without (medians of {5 * rounds} each, in turn)")
     print(f"load average:    {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     return 0
+
+
+def _cpu_seconds() -> float:
+    """CPU time (user and system) of this process so far: the grader's own, not its workers'."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _bare_starts(count: int) -> dict[bool, float]:

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import grading_class  # noqa: E402
 
 from attention_course.cli import main as cli  # noqa: E402
-from attention_course.grading.exercises import EXERCISES  # noqa: E402
+from attention_course.grading.checks.exercises import EXERCISES  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import attention_course as ac
+from attention_course.chapters import ROPE_MODELS
 from attention_course.chapters.decoding import (
     PUBLISHED_CONFIGS, decode_flops, filled_cache, head_groups, receptive_field, time_decode_step,
 )
@@ -101,3 +102,7 @@ def test_published_configs_are_consistent():
     kinds = {m.name: m.attention for m in PUBLISHED_CONFIGS}
     assert kinds["tiiuae/falcon-7b"] == "multi-query" and kinds["meta-llama/Llama-2-7b-hf"] == "multi-head"
     assert kinds["meta-llama/Meta-Llama-3-8B"] == "grouped-query (4 query heads per key/value head)"
+    contexts = {m.name: m.context for m in PUBLISHED_CONFIGS}
+    for rope in ROPE_MODELS:  # the positions chapter reads the same config.json files
+        name = rope.source.split("huggingface.co/")[1].split("/blob/")[0]
+        assert contexts[name] == rope.context, name

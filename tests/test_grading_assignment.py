@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/assignment.py: the assignment file, run through the real CLI."""
+"""Tests for attention_course/grading/kit/assignment.py (the assignment file, run through the real CLI) and the late rule of kit/score.py."""
 
 import csv
 import datetime as dt
@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.assignment import Assignment, AssignmentError, from_dict, load, template
-from attention_course.grading.engine.check import run_check
-from attention_course.grading.exercises import BY_ID, EXERCISES
+from attention_course.grading.kit.assignment import Assignment, AssignmentError, from_dict, load, template
+from attention_course.grading.kit.score import days_late, late_factor
+from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--cell-timeout", "5", "--check-timeout", "5", "--no-progress"]
@@ -122,9 +123,9 @@ def test_the_late_rule():
     a = from_dict({"deadline": dt.datetime.fromisoformat("2026-03-01T23:59:00+00:00"),
                    "late": {"grace_minutes": 10, "penalty_per_day": 0.25, "max_days": 2}})
     due = a.deadline
-    assert a.days_late(due + dt.timedelta(minutes=9)) == 0 and a.days_late(due + dt.timedelta(minutes=11)) == 1
-    assert a.days_late(due + dt.timedelta(days=1, minutes=11)) == 2 and a.days_late(None, marked_late=True) == 1
-    assert [a.late.factor(d) for d in (0, 1, 2, 3)] == [1.0, 0.75, 0.5, 0.0]
+    assert days_late(a, due + dt.timedelta(minutes=9)) == 0 and days_late(a, due + dt.timedelta(minutes=11)) == 1
+    assert days_late(a, due + dt.timedelta(days=1, minutes=11)) == 2 and days_late(a, None, marked_late=True) == 1
+    assert [late_factor(a.late, d) for d in (0, 1, 2, 3)] == [1.0, 0.75, 0.5, 0.0]
 
 
 @pytest.mark.parametrize("text, words", [

@@ -1,4 +1,4 @@
-"""Tests for the inputs that break hidden assumptions, and for engine/observe.py and engine/shrink.py.
+"""Tests for the inputs that break hidden assumptions, and for checks/engine/observe.py and checks/engine/shrink.py.
 
 tests/grading_corpus/assumptions/ holds one wrong function per assumption a
 function could silently make (d_model = h * d_k, n_q <= n_k, a full-length
@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_course.grading.engine import observe, shrink
-from attention_course.grading.engine.audit import audit
-from attention_course.grading.engine.check import run_check
-from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.checks.engine import observe, shrink
+from attention_course.grading.checks.engine.audit import audit
+from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.exercises import EXERCISES
 
 CORPUS = Path(__file__).parent / "grading_corpus"
 ASSUMPTIONS = sorted((CORPUS / "assumptions").glob("*.py"))

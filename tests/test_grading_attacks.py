@@ -27,9 +27,10 @@ from types import SimpleNamespace
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.batch import collect, grade_submissions
-from attention_course.grading.sandbox import bubblewrap
-from attention_course.grading.sandbox.runner import Limits, run_notebook
+from attention_course.grading.kit.batch import grade_submissions
+from attention_course.grading.kit.intake import collect
+from attention_course.grading.kit.sandbox import bubblewrap
+from attention_course.grading.kit.sandbox.runner import Limits, run_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = ROOT / "tests" / "grading_corpus" / "attacks"
@@ -164,7 +165,7 @@ def test_each_incident_names_the_cell_and_what_it_was(batch):
     assert f"write {canary}" in incidents("write_outside")
     assert "attention_course/__init__.py" in incidents("modify_package")
     assert "solutions/05_causal_mask.ipynb" in incidents("read_solutions")
-    assert "attention_course.grading.engine.calls.observe_call" in incidents("patch_grading")
+    assert "attention_course.grading.checks.engine.calls.observe_call" in incidents("patch_grading")
     assert "150" in incidents("many_processes") or "more processes than" in incidents("many_processes")
     assert "of memory (its processes together)" in incidents("memory_children")
     secret = batch.canary.read_text().strip()

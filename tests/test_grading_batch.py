@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/batch.py: whole notebooks, graded in sandboxes, in parallel.
+"""Tests for attention_course/grading/kit/batch.py and judge.py: whole notebooks, graded in sandboxes, in parallel.
 
 Every solution scores full marks, every untouched exercise scores zero without
 crashing, and the hostile corpus is graded correctly in one batch.
@@ -13,12 +13,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.grading.engine import results
-from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.batch import collect, grade_submissions
-from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.sandbox import bubblewrap
-from attention_course.grading.sandbox.runner import Limits
+from attention_course.grading.checks.engine import results
+from attention_course.grading.checks.exercises import EXERCISES
+from attention_course.grading.kit.batch import grade_submissions
+from attention_course.grading.kit.intake import collect
+from attention_course.grading.kit.sandbox import bubblewrap
+from attention_course.grading.kit.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "grading_corpus" / "hostile"
@@ -145,7 +145,7 @@ AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_nega
 
 
 def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(tmp_path):
-    from attention_course.grading.engine.check import run_check
+    from attention_course.grading.checks.engine.run import run_check
 
     corpus = ROOT / "tests" / "grading_corpus" / "mistakes"
     checks = {c.name: (e, c) for e in EXERCISES for c in e.checks}

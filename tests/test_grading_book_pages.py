@@ -11,10 +11,11 @@ import nbformat
 import numpy as np
 
 from attention_course.grading import check_softmax
-from attention_course.grading.batch import _ORDER, FLOOD_BYTES
-from attention_course.grading.exercises import EXERCISES
-from attention_course.grading.gradebook import FIXED_COLUMNS, ROW_STATUSES, TAIL_COLUMNS
-from attention_course.grading.sandbox.runner import Limits
+from attention_course.grading.checks.exercises import EXERCISES
+from attention_course.grading.kit.judge import FLOOD_BYTES
+from attention_course.grading.kit.status import ROW_STATUSES, WORST_FIRST
+from attention_course.grading.kit.write.gradebook import FIXED_COLUMNS, TAIL_COLUMNS
+from attention_course.grading.kit.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENTS = (ROOT / "book" / "for_students.md").read_text()
@@ -59,7 +60,7 @@ def test_instructors_read_the_real_defaults_columns_and_statuses():
         f"`{c}`" for c in TAIL_COLUMNS)
     assert columns in INSTRUCTORS
     documented = set(re.findall(r"^\| `([^`]+)` \|", INSTRUCTORS, flags=re.MULTILINE))
-    assert documented == set(_ORDER) - {"grader error"} | {"ok", "not attempted", "not in the assignment"} | set(ROW_STATUSES)
+    assert documented == set(WORST_FIRST) - {"grader error"} | {"ok", "not attempted", "not in the assignment"} | set(ROW_STATUSES)
 
 
 def test_instructors_read_the_real_process_limit():
@@ -67,8 +68,8 @@ def test_instructors_read_the_real_process_limit():
 
 
 def test_instructors_read_the_real_zip_limits_and_lms_columns():
-    from attention_course.grading.intake import ROSTER_COLUMNS, ZipLimits
-    from attention_course.grading.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
+    from attention_course.grading.kit.intake import ROSTER_COLUMNS, ZipLimits
+    from attention_course.grading.kit.write.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
 
     z = ZipLimits()
     entries = f"{z.entries:,}".replace(",", " ")

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/sandbox/bubblewrap.py: the sandbox's command line, and whether one can run."""
+"""Tests for attention_course/grading/kit/sandbox/bubblewrap.py: the sandbox's command line, and whether one can run."""
 
 import os
 import pwd
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.grading.sandbox import bubblewrap
-from attention_course.grading.sandbox.bubblewrap import Bubblewrap, SandboxUnavailable
+from attention_course.grading.kit.sandbox import bubblewrap
+from attention_course.grading.kit.sandbox.bubblewrap import Bubblewrap, SandboxUnavailable
 
 LIMITS = dict(memory_bytes=1 << 30, file_bytes=1 << 20, processes=32, scratch_bytes=1 << 24, info_fd=9)
 

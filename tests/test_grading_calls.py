@@ -1,12 +1,12 @@
-"""Tests for attention_course/grading/calls.py: calling a student's function safely."""
+"""Tests for attention_course/grading/checks/engine/calls.py: calling a student's function safely."""
 
 import time
 
 import numpy as np
 import pytest
 
-from attention_course.grading.engine import calls
-from attention_course.grading.engine.calls import Opaque, observe_call, to_plain
+from attention_course.grading.checks.engine import calls
+from attention_course.grading.checks.engine.calls import Opaque, observe_call, to_plain
 
 
 def test_to_plain_keeps_numbers_only():

@@ -1,9 +1,13 @@
-"""Tests for attention_course/grading/cases.py: inputs and how they are shown."""
+"""Tests for attention_course/grading/checks/engine/cases.py: inputs, where their random values come from, how they are shown."""
+
+import dataclasses
+import threading
 
 import numpy as np
 
-from attention_course.grading.engine.calls import Opaque
-from attention_course.grading.engine.cases import Case, format_value, generated, shape_of
+from attention_course.grading.checks.engine.calls import Opaque
+from attention_course.grading.checks.engine.cases import Case, Rngs, format_value, generated, shape_of
+from attention_course.grading.checks.exercises import EXERCISES
 
 
 def test_small_arrays_are_printed_with_their_shape():
@@ -52,6 +56,45 @@ def test_generated_inputs_show_the_code_that_made_them():
     c = generated("big", "rng = np.random.default_rng(5)\nx = rng.standard_normal((10, 10))", ("x",))
     assert c.describe(("x",)).startswith("rng = np.random.default_rng(5)")
     assert np.array_equal(c.args[0], np.random.default_rng(5).standard_normal((10, 10)))
+
+
+def test_generated_inputs_draw_from_the_generators_given():
+    code = "rng = np.random.default_rng(5)\nx = rng.standard_normal(3)"
+    mine = generated("secret", code, ("x",), Rngs(81273), hidden=True)
+    assert np.array_equal(mine.args[0], np.random.default_rng([81273, 5]).standard_normal(3))
+    assert np.array_equal(generated("big", code, ("x",), Rngs()).args[0], np.random.default_rng(5).standard_normal(3))
+
+
+def _arguments(check, secret):
+    """The arguments of every input of `check`, with its hidden inputs drawn from `Rngs(secret)`, built afresh."""
+    built = dataclasses.replace(check, hidden_rngs=Rngs(secret)) if secret is not None else dataclasses.replace(check)
+    return [[(np.asarray(a).dtype.str, np.shape(a), np.asarray(a).tobytes()) for a in case.args] for case in built.cases]
+
+
+def test_threads_building_cases_with_different_secrets_at_once_get_their_own_inputs():
+    checks = [check for exercise in EXERCISES for check in exercise.checks]
+    secrets = (None, 5, 6)  # the package's own inputs beside two assignments' redrawn ones
+    expected = {s: [_arguments(check, s) for check in checks] for s in secrets}  # one at a time
+    assert expected[5] != expected[6]
+    start, found, errors = threading.Barrier(len(secrets)), {}, []
+
+    def build(secret):
+        try:
+            start.wait()
+            found[secret] = [[_arguments(check, secret) for check in checks] for _ in range(2)]
+        except Exception as err:  # noqa: BLE001 -- reported below, with the thread's secret
+            errors.append((secret, err))
+
+    threads = [threading.Thread(target=build, args=(s,)) for s in secrets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    for secret in secrets:
+        for attempt in found[secret]:
+            for check, mine, wanted in zip(checks, attempt, expected[secret]):
+                assert mine == wanted, (check.name, secret)
 
 
 def test_hidden_inputs_are_described_never_shown():

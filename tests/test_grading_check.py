@@ -1,14 +1,15 @@
-"""Tests for attention_course/grading/check.py: the engine shared by notebook and batch."""
+"""Tests for attention_course/grading/checks/engine/check.py and run.py: the engine shared by notebook and batch."""
 
 import dataclasses
 
 import numpy as np
 
-from attention_course.grading.engine import calls, results
-from attention_course.grading.engine.calls import Observation
-from attention_course.grading.engine.check import checks_left_to_the_grader, judge, run_check
-from attention_course.grading.exercises.scores import SCALE_SCORES
-from attention_course.grading.exercises.softmax import SOFTMAX
+from attention_course.grading.checks.engine import calls, results
+from attention_course.grading.checks.engine.calls import Observation
+from attention_course.grading.checks.engine.check import judge
+from attention_course.grading.checks.engine.run import checks_left_to_the_grader, run_check
+from attention_course.grading.checks.exercises.scores import SCALE_SCORES
+from attention_course.grading.checks.exercises.softmax import SOFTMAX
 
 
 def good_softmax(x, axis=-1):

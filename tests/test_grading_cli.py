@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.exercises import BY_ID, EXERCISES
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--cell-timeout", "5", "--check-timeout", "5"]
@@ -87,7 +87,7 @@ def test_grade_rejects_bad_limits(bad, tmp_path, capsys):
 
 
 def _without_bwrap(monkeypatch):
-    from attention_course.grading.sandbox import bubblewrap
+    from attention_course.grading.kit.sandbox import bubblewrap
 
     which = shutil.which
     monkeypatch.setattr(bubblewrap.shutil, "which", lambda name, path=None: None if name == "bwrap" else which(name, path=path))

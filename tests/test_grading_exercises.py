@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import attention_course.grading as grading
-from attention_course.grading.engine import results
-from attention_course.grading.exercises import BY_ID, EXERCISES, exercise, identify
+from attention_course.grading.checks.engine import results
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES, exercise, identify
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ def test_spread_check_tells_measurement_from_formula():
 
 
 def test_package_answers_used_by_a_notebook_are_named():
-    from attention_course.grading.exercises import package_names_used
+    from attention_course.grading.checks.exercises import package_names_used
 
     attention = BY_ID["04_attention"]
     assert package_names_used(["from attention_course import softmax\nfrom attention_course.grading import check_attention"],
@@ -98,7 +98,7 @@ def test_package_answers_used_by_a_notebook_are_named():
 
 @pytest.mark.parametrize("check", [c for e in EXERCISES for c in e.checks], ids=lambda c: c.name)
 def test_every_visible_input_can_be_rebuilt_from_what_the_student_is_shown(check):
-    from attention_course.grading.engine.cases import SHOW_MAX_ELEMENTS
+    from attention_course.grading.checks.engine.cases import SHOW_MAX_ELEMENTS
 
     for case in check.cases:
         if case.hidden:

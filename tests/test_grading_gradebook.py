@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/gradebook.py: the CSV, the JSON report, merging, the student's table."""
+"""Tests for the gradebook (kit/score.py's report, kit/write/gradebook.py's CSV and JSON, merging) and the student's table."""
 
 import csv
 import json
@@ -6,14 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.grading.engine import results
-from attention_course.grading.batch import NotebookGrade, Submission, SubmissionGrade
-from attention_course.grading.assignment import from_dict
-from attention_course.grading.exercises import BY_ID, EXERCISES
-from attention_course.grading.gradebook import (
-    FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, build_report, csv_text, ensure_writable, format_report,
-    free_path, merge_reports, report_path, write_gradebook,
+from attention_course.grading.checks.engine import results
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
+from attention_course.grading.kit.assignment import from_dict
+from attention_course.grading.kit.batch import SubmissionGrade
+from attention_course.grading.kit.intake import Submission
+from attention_course.grading.kit.judge import NotebookGrade
+from attention_course.grading.kit.score import build_report
+from attention_course.grading.kit.status import Incident, Status
+from attention_course.grading.kit.write.gradebook import (
+    FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, csv_text, ensure_writable, free_path, merge_reports,
+    report_path, write_gradebook,
 )
+from attention_course.grading.kit.write.table import format_report
 
 
 def check_result(name, score, maximum, status=results.PASSED, message="", hint=""):
@@ -22,10 +27,10 @@ def check_result(name, score, maximum, status=results.PASSED, message="", hint="
                                results.PASSED if score == maximum else status, message, hint, None, (case,))
 
 
-def softmax_grade(score, status="ok"):
+def softmax_grade(score, status=Status.OK):
     maximum = BY_ID["03_softmax"].max_score
     check = check_result("softmax", score, maximum, results.FAILED, "got nan", "subtract the max")
-    return NotebookGrade("x/03_softmax.ipynb", "03_softmax", [check], status)
+    return NotebookGrade("x/03_softmax.ipynb", "03_softmax", [check], (status,))
 
 
 def grades():
@@ -33,10 +38,11 @@ def grades():
     bob = SubmissionGrade(Submission("bob", "sub/bob.ipynb", [Path("sub/bob.ipynb")]),
                           [softmax_grade(BY_ID["03_softmax"].max_score)])
     broken = SubmissionGrade(Submission("eve", "sub/eve.ipynb", [Path("sub/eve.ipynb")]),
-                             [NotebookGrade("sub/eve.ipynb", None, status="invalid notebook",
-                                            incidents=["the file is not a valid notebook"])])
+                             [NotebookGrade("sub/eve.ipynb", None, statuses=(Status.INVALID_NOTEBOOK,),
+                                            incidents=[Incident("the file is not a valid notebook",
+                                                                Status.INVALID_NOTEBOOK)])])
     carol_nb = NotebookGrade("sub/carol/01_dot_scores.ipynb", "01_dot_scores",
-                             [check_result("dot_scores", 6, 6)], "ok")
+                             [check_result("dot_scores", 6, 6)], (Status.OK,))
     carol = SubmissionGrade(Submission("carol", "sub/carol", [Path(carol_nb.path)], is_folder=True), [carol_nb])
     return [alice, bob, broken, carol]
 
@@ -116,7 +122,7 @@ def test_an_existing_gradebook_is_never_overwritten_silently(tmp_path):
 
 
 def test_student_table_names_checks_and_details():
-    text = format_report([softmax_grade(8), NotebookGrade("y.ipynb", None, status="unknown exercise",
+    text = format_report([softmax_grade(8), NotebookGrade("y.ipynb", None, statuses=(Status.UNKNOWN_EXERCISE,),
                                                           incidents=["not one of the exercises"])])
     assert "03_softmax.ipynb — 03_softmax: 8/" in text
     assert "✗ softmax" in text and "What went wrong" in text and "subtract the max" in text
@@ -132,7 +138,7 @@ def test_the_feedback_cell_never_quotes_a_hidden_input(tmp_path):
                                 "got nan at index 0 where 0.5622 was expected", "subtract the max", hidden=True)
     check = results.CheckResult.from_cases("softmax", "softmax", [hidden])
     grade = SubmissionGrade(Submission("dan", "sub/dan.ipynb", [Path("sub/dan.ipynb")]),
-                            [NotebookGrade("sub/dan/03_softmax.ipynb", "03_softmax", [check], "ok")])
+                            [NotebookGrade("sub/dan/03_softmax.ipynb", "03_softmax", [check], (Status.OK,))])
     csv_path, _ = write_gradebook([grade], tmp_path / "gradebook.csv")
     cell = next(csv.DictReader(csv_path.open()))["feedback"]
     assert "only the grader tries: float32 scores" in cell and "0.5622" not in cell and "subtract the max" in cell

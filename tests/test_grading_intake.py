@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
+"""Tests for attention_course/grading/kit/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
 
 import csv
 import io
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.exercises import BY_ID
-from attention_course.grading.intake import IntakeError, ZipLimits, intake, read_roster, unpack
+from attention_course.grading.checks.exercises import BY_ID
+from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, read_roster, unpack
 
 import grading_class as gc
 

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/engine/mistakes.py: every mistake of the corpus is recognised.
+"""Tests for attention_course/grading/checks/engine/mistakes.py: every mistake of the corpus is recognised.
 
 tests/grading_corpus/mistakes/ holds one wrong implementation per common
 mistake; each names its check (CHECK), the mistake it must be diagnosed as
@@ -15,14 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_course.grading.engine.cases import Case
-from attention_course.grading.engine.check import run_check
-from attention_course.grading.exercises import EXERCISES
+from attention_course.grading.checks.engine.cases import Case
+from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.core.softmax import softmax
-from attention_course.grading.engine.audit import _unsupported_error_hint, audit
-from attention_course.grading.engine.calls import AT_LINE
-from attention_course.grading.engine.mistakes import difference, diagnose, observe, same_values
-from attention_course.grading.exercises.softmax import NO_MAX_SUBTRACTION
+from attention_course.grading.checks.engine.audit import _unsupported_error_hint, audit
+from attention_course.grading.checks.engine.calls import AT_LINE
+from attention_course.grading.checks.engine.mistakes import difference, diagnose, observe, same_values
+from attention_course.grading.checks.exercises.softmax import NO_MAX_SUBTRACTION
 
 CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
 CHECKS = {check.name: check for exercise in EXERCISES for check in exercise.checks}

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/protocol.py: only plain data crosses back."""
+"""Tests for attention_course/grading/kit/sandbox/protocol.py: only plain data crosses back."""
 
 import io
 import json
@@ -7,8 +7,8 @@ import struct
 import numpy as np
 import pytest
 
-from attention_course.grading.engine.calls import Observation, Opaque
-from attention_course.grading.sandbox.protocol import (
+from attention_course.grading.checks.engine.calls import Observation, Opaque
+from attention_course.grading.kit.sandbox.protocol import (
     MAGIC, ProtocolError, decode, encode, pack_observation, pack_value, unpack_observation, unpack_value,
 )
 

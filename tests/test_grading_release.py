@@ -7,7 +7,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from attention_course.book import CHAPTER_TITLES
-from attention_course.grading.exercises import BY_ID, EXERCISES
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 from attention_course.grading.release import ReleaseError, exercise_notebook, release, strip_solutions
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,7 @@
-"""Tests for attention_course/grading/results.py: summaries and their text and HTML forms."""
+"""Tests for attention_course/grading/checks/engine/results.py: summaries and their text and HTML forms."""
 
-from attention_course.grading.engine import results
-from attention_course.grading.engine.results import CaseResult, CheckResult
+from attention_course.grading.checks.engine import results
+from attention_course.grading.checks.engine.results import CaseResult, CheckResult
 
 
 def case(status, label="an input", message="", hint="", mistake=None, got="[1.0]", hidden=False):

@@ -1,10 +1,10 @@
-"""Tests for attention_course/grading/runner.py: one notebook, run again without what killed it."""
+"""Tests for attention_course/grading/kit/sandbox/runner.py: one notebook, run again without what killed it."""
 
 import numpy as np
 import pytest
 
-from attention_course.grading.engine import calls
-from attention_course.grading.sandbox.runner import Call, InvalidNotebook, Limits, read_notebook, run_notebook
+from attention_course.grading.checks.engine import calls
+from attention_course.grading.kit.sandbox.runner import Call, InvalidNotebook, Limits, read_notebook, run_notebook
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"

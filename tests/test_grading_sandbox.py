@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/sandbox/process.py, worker.py and audit.py: one worker, its limits, its watch."""
+"""Tests for attention_course/grading/kit/sandbox/process.py (with channel.py and tree.py), worker.py and audit.py: one worker, its limits, its watch."""
 
 import json
 import os
@@ -7,11 +7,12 @@ import time
 import numpy as np
 import pytest
 
-from attention_course.grading.engine import calls
-from attention_course.grading.sandbox import bubblewrap
-from attention_course.grading.sandbox.bubblewrap import Bubblewrap
-from attention_course.grading.sandbox.process import Call, Limits, Output, WorkerProcess
-from attention_course.grading.sandbox.runner import run_notebook
+from attention_course.grading.checks.engine import calls
+from attention_course.grading.kit.sandbox import bubblewrap
+from attention_course.grading.kit.sandbox.bubblewrap import Bubblewrap
+from attention_course.grading.kit.sandbox.channel import Call
+from attention_course.grading.kit.sandbox.process import Limits, Output, WorkerProcess
+from attention_course.grading.kit.sandbox.runner import run_notebook
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"
@@ -88,7 +89,7 @@ try:
     open('/nonexistent/solutions/05_causal_mask.ipynb')
 except OSError:
     pass
-import attention_course.grading.engine.check as check
+import attention_course.grading.checks.engine.check as check
 check.judge = lambda *args: None
 import numpy as np
 np.allclose = lambda *args, **kwargs: True
@@ -103,7 +104,7 @@ def test_the_watch_names_what_each_cell_tried():
     assert "started processes (`sleep 30`)" in text and "SIGTERM to process 4194400" in text
     assert text.count("SIGTERM") == 1
     assert "connect to 127.0.0.1:" in text and "read /nonexistent/solutions/05_causal_mask.ipynb" in text
-    assert "attention_course.grading.engine.check.judge" in text and "numpy.allclose" in text
+    assert "attention_course.grading.checks.engine.check.judge" in text and "numpy.allclose" in text
     np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
 
 

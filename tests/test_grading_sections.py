@@ -1,11 +1,11 @@
-"""Tests for attention_course/grading/exercises/sections.py: every section a mistake points to exists."""
+"""Tests for attention_course/grading/checks/exercises/sections.py: every section a mistake points to exists."""
 
 from pathlib import Path
 
 import nbformat
 
-from attention_course.grading import summary
-from attention_course.grading.exercises import EXERCISES, sections
+from attention_course.grading.kit.write import summary
+from attention_course.grading.checks.exercises import EXERCISES, sections
 
 ROOT = Path(__file__).resolve().parents[1]
 

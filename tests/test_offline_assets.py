@@ -146,3 +146,20 @@ def test_pages_of_removed_sources_are_deleted(tmp_path):
     build(src, out)
     assert not (out / "old.html").exists()
     assert {p.name for p in out.glob("*.html")} >= {"index.html", "genindex.html", "search.html"}
+
+
+@needs_mathjax
+def test_figures_no_page_shows_are_deleted(tmp_path):
+    conf = ("extensions = ['offline_assets']\n"
+            f"offline_mathjax_package = {str(MATHJAX_PACKAGE)!r}")
+    src = make_project(tmp_path, conf, {"index.rst": PLAIN_PAGE + "\n.. image:: first.png\n"})
+    png = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                        "1f15c4890000000d49444154789c6360000002000100ffff03000006000557bfabd40000000049454e44ae426082")
+    (src / "first.png").write_bytes(png)
+    (src / "second.png").write_bytes(png)
+    out = tmp_path / "out"
+    build(src, out)
+    assert (out / "_images" / "first.png").is_file()
+    (src / "index.rst").write_text(PLAIN_PAGE + "\n.. image:: second.png\n", encoding="utf8")
+    build(src, out)
+    assert sorted(p.name for p in (out / "_images").iterdir()) == ["second.png"]  # the old figure is gone

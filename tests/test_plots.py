@@ -91,7 +91,8 @@ def test_heatmap_image_and_annotations_are_the_weights():
     np.testing.assert_array_equal(ax.images[0].get_array(), weights)
     assert [t.get_text() for t in ax.get_yticklabels()] == TOKENS
     assert [t.get_text() for t in ax.get_xticklabels()] == TOKENS  # keys default to the query labels
-    assert _texts(ax) == [f"{w:.2f}" for w in weights.ravel()]
+    assert _texts(ax) == ["0" if w == 0 else f"{w:.2f}" for w in weights.ravel()]  # masked: "0", never "0.00"
+    assert _texts(ax)[1] == "0" and weights[0, 1] == 0
     hatched = [p for p in ax.patches if p.get_hatch()]
     assert len(hatched) == 6  # the strict upper triangle of a 4 x 4 causal mask
     assert {(p.get_x() + 0.5, p.get_y() + 0.5) for p in hatched} == {

@@ -369,22 +369,6 @@ def test_sliding_window_mask_equals_transformers(n_q, n_k, window):
     assert np.array_equal(sliding_window_mask(n_q, n_k, window), want)
 
 
-def test_masked_row_behaviour_measures_torch_and_transformers():
-    """The stable-softmax chapter's measurement of a fully masked row in torch and transformers."""
-    from attention_course.chapters.frameworks import masked_row_behaviour
-
-    seen = masked_row_behaviour()
-    assert seen.torch_version == torch.__version__
-    assert np.isnan(seen.softmax_row).all()  # torch.softmax of all -inf
-    assert (seen.sdpa_row == 0).all() and seen.sdpa_rows_finite  # SDPA's safe softmax (torch >= 2.5)
-    assert (seen.nan_rows_layer_1, seen.nan_rows_layer_2) == (2, seen.n_rows)  # the nan spreads to every row
-    assert "overflow" in seen.float16_fill_error
-    if seen.transformers_version is not None:
-        assert seen.fill["float16"] == float(torch.finfo(torch.float16).min) == -65504
-        assert seen.fill["float32"] == float(torch.finfo(torch.float32).min)
-        np.testing.assert_array_equal(seen.fill_weights, 0.25)
-
-
 @pytest.mark.parametrize("d_model", [64, 768])
 def test_projection_inits_match_torch_linear_and_gpt2(d_model):
     """`projected_score_std`'s "torch_linear" init is nn.Linear's default: U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""

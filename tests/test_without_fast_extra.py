@@ -37,7 +37,7 @@ def test_everything_but_the_accelerator_runs_without_it():
         import numpy as np
         import attention_course as ac
         from attention_course import grading
-        from attention_course.grading.exercises import EXERCISES
+        from attention_course.grading.checks.exercises import EXERCISES
         from attention_course.tiled import _compiled
 
         assert importlib.util.find_spec("numba") is None and not _compiled.available()

@@ -71,6 +71,7 @@ def test_text_and_html_representations(trace):
     assert html.startswith("<table") and "<td>0.782</td>" in html
     masked = trace_attention([1.0], [[1.0], [2.0]], [[1.0], [2.0]], tokens=["<a>", "b"], attn_mask=np.array([True, False]))
     assert "-inf" in str(masked) and "&lt;a&gt;" in masked._repr_html_()
+    assert masked.rows()[1][3:] == ("0", "0")  # a masked key's exp and weight are exactly 0, printed "0"
 
 
 def test_trace_errors():

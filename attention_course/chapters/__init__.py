@@ -7,6 +7,9 @@
 - `cost`: FLOPs and bytes counted, time and memory measured, log-log slopes (book/cost.ipynb).
 - `decoding`: published decoders' attention shapes, the work and time of a decoding step with and
   without the KV cache, head groups, the reach of sliding windows (book/decoding.ipynb).
+- `frameworks`: what torch and transformers do (masked rows, masks, 16-bit kernels, layers without positions),
+  measured where they are installed and stored with their versions for builds without them
+  (book/stable_softmax.ipynb, masks.ipynb, low_precision.ipynb, positions.ipynb).
 - `roofline`: FLOPs and bytes of prefill and decoding counted (MHA, GQA, MQA, MLA), the machine's
   bandwidth and matrix-product rate measured, the roofline (book/generating_cost.ipynb).
 - `io_traffic`: the bytes the plain and the tiled attention move between slow and fast memory,
@@ -15,7 +18,6 @@
   cache, measured (book/generating_cost.ipynb).
 - `todays_models`: which changes to the score a published configuration makes, RoPE's pairs under a
   scaling rule, QK-norm in a short training run, a checkpoint folder written (book/todays_models.ipynb).
-- `frameworks`: what the installed torch and transformers do with a fully masked row (book/stable_softmax.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 

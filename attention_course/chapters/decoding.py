@@ -42,6 +42,8 @@ class ModelShape:
     """max_position_embeddings: the longest sequence the configuration allows."""
     window: int | None = None
     """sliding_window, if every layer uses one."""
+    dtype: str = "bfloat16"
+    """The dtype its weights are published in (torch_dtype in config.json)."""
 
     @property
     def attention(self) -> str:
@@ -54,13 +56,13 @@ class ModelShape:
 
 
 PUBLISHED_CONFIGS: tuple[ModelShape, ...] = (
-    ModelShape("openai-community/gpt2", 12, 12, 12, 64, 1024),
-    ModelShape("meta-llama/Llama-2-7b-hf", 32, 32, 32, 128, 4096),
+    ModelShape("openai-community/gpt2", 12, 12, 12, 64, 1024, dtype="float32"),
+    ModelShape("meta-llama/Llama-2-7b-hf", 32, 32, 32, 128, 4096, dtype="float16"),
     ModelShape("tiiuae/falcon-7b", 32, 71, 1, 64, 2048),
     ModelShape("mistralai/Mistral-7B-v0.1", 32, 32, 8, 128, 32768, window=4096),
     ModelShape("meta-llama/Meta-Llama-3-8B", 32, 32, 8, 128, 8192),
     ModelShape("meta-llama/Meta-Llama-3-70B", 80, 64, 8, 128, 8192),
-    ModelShape("Qwen/Qwen2-7B", 28, 28, 4, 128, 32768),
+    ModelShape("Qwen/Qwen2-7B", 28, 28, 4, 128, 131072),  # the base model; Qwen2-7B-Instruct's config says 32768
     ModelShape("HuggingFaceTB/SmolLM2-135M", 30, 9, 3, 64, 8192),
 )
 """Attention shapes of published decoders (their config.json on the Hugging Face Hub)."""

@@ -83,6 +83,11 @@ def _fmt(x: float, decimals: int) -> str:
     return f"{x:.{decimals}f}"
 
 
+def _fmt_weight(w: float, decimals: int) -> str:
+    """A weight: exactly 0 (a masked key) prints as "0", as in the explorers; anything else rounded."""
+    return "0" if w == 0 else f"{w:.{decimals}f}"
+
+
 def token_bars(values, tokens=None, *, ax=None, ylabel="", title=None, mask=None, decimals=3) -> Axes:
     """One bar per token, labelled with its value: scores, scaled scores or weights.
 
@@ -159,7 +164,8 @@ def attention_heatmap(weights, query_tokens=None, key_tokens=None, *, ax=None, t
         ax, title: where to draw and the title.
         mask: optional bool, broadcastable to (n_q, n_k), True where a query
             may attend; masked cells are hatched.
-        annotate: print each weight in its cell, rounded to `decimals`.
+        annotate: print each weight in its cell, rounded to `decimals`; a weight
+            of exactly 0 (a masked key) prints as "0", never "0.00".
         cmap, colorbar: colour map (0 to 1) and whether to draw its scale.
 
     Returns:
@@ -193,7 +199,7 @@ def attention_heatmap(weights, query_tokens=None, key_tokens=None, *, ax=None, t
         for i in range(n_q):
             for j in range(n_k):
                 colour = "white" if w[i, j] > 0.55 else "black"
-                ax.text(j, i, _fmt(w[i, j], decimals), ha="center", va="center", color=colour, fontsize=9)
+                ax.text(j, i, _fmt_weight(w[i, j], decimals), ha="center", va="center", color=colour, fontsize=9)
     if colorbar:
         ax.figure.colorbar(image, ax=ax, shrink=0.8, label="weight")
     if title:

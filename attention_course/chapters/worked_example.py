@@ -100,13 +100,18 @@ class AttentionTrace:
         return float(self.exponentials.sum())
 
     def rows(self, decimals: int = 3) -> list[tuple[str, ...]]:
-        """The table as strings: token, score, scaled, exp, weight."""
+        """The table as strings: token, score, scaled, exp, weight; a masked key's exp and weight print "0"."""
         def fmt(x: float) -> str:
             return "-inf" if x == -np.inf else f"{x:.{decimals}f}"
 
+        def exact(x: float, masked: bool) -> str:
+            return "0" if masked else fmt(x)  # e^-inf is exactly 0, not a rounded 0.000
+
+        masked = np.zeros(len(self.tokens), dtype=bool) if self.mask is None else ~self.mask
         body = [
-            (tok, fmt(s), fmt(z), fmt(e), fmt(w))
-            for tok, s, z, e, w in zip(self.tokens, self.scores, self.scaled_scores, self.exponentials, self.weights)
+            (tok, fmt(s), fmt(z), exact(e, m), exact(w, m))
+            for tok, s, z, e, w, m in zip(self.tokens, self.scores, self.scaled_scores, self.exponentials,
+                                          self.weights, masked)
         ]
         body.append(("sum", "", "", fmt(self.exp_sum), fmt(float(self.weights.sum()))))
         return body

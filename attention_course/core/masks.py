@@ -121,7 +121,8 @@ def check_attn_mask(attn_mask, is_causal, n_q: int, n_k: int) -> np.ndarray | No
         raise TypeError(f"is_causal must be True or False; got {is_causal!r}")
     if is_causal and attn_mask is not None:
         raise ValueError(
-            "pass either attn_mask or is_causal=True, not both (as in torch); "
+            "pass either attn_mask or is_causal=True, not both (as torch's math backend does; "
+            "its default CPU kernel ANDs them instead); "
             "to combine them, build one mask: causal_mask(n_q, n_k) & attn_mask"
         )
     if attn_mask is None:

@@ -4,7 +4,7 @@
   axis), `LatentCache` (latent attention: a latent and a shared RoPE key per
   token), and what they take, counted: `kv_cache_bytes`,
   `latent_cache_bytes`, `cache_bytes` (from a config).
-- `config`, `config_json`: what a config.json says, checked and read per
+- `config`, `config_json`, `options`: what a config.json says, checked and read per
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
   Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors

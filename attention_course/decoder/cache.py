@@ -122,6 +122,25 @@ def _windows(n_layers: int, window) -> tuple[int | None, ...]:
     return tuple(None if w is None else positive_int(w, f"window[{i}]") for i, w in enumerate(window))
 
 
+def layer_index(layer, n_layers: int) -> int:
+    """`layer` checked to be an int in 0..n_layers - 1 (a ValueError naming it otherwise)."""
+    if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:
+        raise ValueError(f"layer must be an int in 0..{n_layers - 1}; got {layer!r}")
+    return int(layer)
+
+
+def new_keys_values(key, value) -> tuple[np.ndarray, np.ndarray]:
+    """A step's keys (..., h_kv, n_new, d_k) and values (..., h_kv, n_new, d_v), checked to agree but on d."""
+    k = as_float_array(key, "key")
+    v = as_float_array(value, "value")
+    require_ndim(k, "key", 3, "(..., h_kv, n_new, d_k)")
+    require_ndim(v, "value", 3, "(..., h_kv, n_new, d_v)")
+    if k.shape[:-1] != v.shape[:-1]:
+        raise ValueError(f"key and value must agree on every axis but the last, (..., h_kv, n_new); "
+                         f"got key {k.shape} and value {v.shape}")
+    return k, v
+
+
 class KVCache:
     """The keys and values of every layer, appended along the sequence axis as tokens arrive.
 
@@ -150,9 +169,7 @@ class KVCache:
         self._seen = [0] * self.n_layers
 
     def _layer(self, layer) -> int:
-        if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
-            raise ValueError(f"layer must be an int in 0..{self.n_layers - 1}; got {layer!r}")
-        return int(layer)
+        return layer_index(layer, self.n_layers)
 
     def update(self, layer: int, key, value) -> tuple[np.ndarray, np.ndarray]:
         """Append this step's keys and values to `layer`'s cache; return every key and value to attend over.
@@ -170,13 +187,7 @@ class KVCache:
             arrays: nothing outside the cache can change what it holds.
         """
         layer = self._layer(layer)
-        k = as_float_array(key, "key")
-        v = as_float_array(value, "value")
-        require_ndim(k, "key", 3, "(..., h_kv, n_new, d_k)")
-        require_ndim(v, "value", 3, "(..., h_kv, n_new, d_v)")
-        if k.shape[:-1] != v.shape[:-1]:
-            raise ValueError(f"key and value must agree on every axis but the last, (..., h_kv, n_new); "
-                             f"got key {k.shape} and value {v.shape}")
+        k, v = new_keys_values(key, value)
         n_new = k.shape[-2]
         past_k, past_v = self._keys[layer], self._values[layer]
         if past_k is not None:

@@ -1,4 +1,4 @@
-"""config.json, read per model family into a `DecoderConfig`, as transformers reads it (book/decoding.ipynb).
+"""config.json, read per model family into the fields of a `DecoderConfig`, as transformers reads it (book/decoding.ipynb).
 
 A key config.json leaves out takes the default of transformers' configuration
 class for that model type. RoPE settings are read in both forms files use:
@@ -11,7 +11,7 @@ not implement is refused with an `UnsupportedConfigError` naming the key.
 from __future__ import annotations
 
 from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
-from .config import DecoderConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
+from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3")
 """The `model_type`s of config.json that `load_decoder` runs."""
@@ -40,8 +40,11 @@ def _need(cfg: dict, key: str, source: str):
     return cfg[key]
 
 
-def read_config(cfg: dict, source: str = "config.json") -> DecoderConfig:
-    """A `DecoderConfig` from a config.json dict; UnsupportedConfigError, naming the key, for what is not implemented."""
+def config_fields(cfg: dict, source: str = "config.json") -> dict:
+    """The fields of a `DecoderConfig` (`DecoderConfig.from_dict`) from a config.json dict.
+
+    Raises UnsupportedConfigError, naming the key, for what is not implemented.
+    """
     model_type = cfg.get("model_type")
     if model_type == "gemma3":
         raise UnsupportedConfigError(f"{source}: model_type 'gemma3' is Gemma 3 with its vision tower; this package "
@@ -71,7 +74,7 @@ def read_config(cfg: dict, source: str = "config.json") -> DecoderConfig:
     qkv_bias, o_bias, mlp_bias = _biases(cfg, model_type)
     gemma = model_type in ("gemma2", "gemma3_text")
     eos = cfg.get("eos_token_id")
-    return DecoderConfig(
+    return dict(
         model_type=model_type,
         vocab_size=int(_need(cfg, "vocab_size", source)),
         d_model=d_model,

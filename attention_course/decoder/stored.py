@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..core._checks import as_float_array, positive_int, require_ndim
-from .cache import _read_only, _windows
+from ..core._checks import positive_int
+from .cache import _read_only, _windows, layer_index, new_keys_values
 
 
 class StoredCache:
@@ -61,18 +61,10 @@ class StoredCache:
     # --- shared -------------------------------------------------------------------------------
 
     def _layer(self, layer) -> int:
-        if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
-            raise ValueError(f"layer must be an int in 0..{self.n_layers - 1}; got {layer!r}")
-        return int(layer)
+        return layer_index(layer, self.n_layers)
 
     def _check(self, layer: int, key, value) -> tuple[np.ndarray, np.ndarray]:
-        k = as_float_array(key, "key")
-        v = as_float_array(value, "value")
-        require_ndim(k, "key", 3, "(..., h_kv, n_new, d_k)")
-        require_ndim(v, "value", 3, "(..., h_kv, n_new, d_v)")
-        if k.shape[:-1] != v.shape[:-1]:
-            raise ValueError(f"key and value must agree on every axis but the last, (..., h_kv, n_new); "
-                             f"got key {k.shape} and value {v.shape}")
+        k, v = new_keys_values(key, value)
         layout = (k.shape[:-2] + k.shape[-1:], v.shape[:-2] + v.shape[-1:], k.dtype, v.dtype)
         before = self._layout[layer]
         if before is not None and before != layout:

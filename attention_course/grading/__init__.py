@@ -11,33 +11,28 @@ In a notebook, check a function you wrote:
 From a shell: `attention-course check NOTEBOOK`, `attention-course release`,
 `attention-course grade SUBMISSION... --out gradebook.csv`.
 
-Three parts, and the tools beside them:
+Two rooms, on either side of the trust boundary, and the tools beside them:
 
-- `engine`: the check engine, the same in a notebook and in the grader:
-  `results` (what a check returns), `calls` (calling the student's function),
-  `cases` (inputs and how they are shown), `check` (the engine) and
-  `mistakes` (diagnosis).
-- `exercises`: the registry of exercises (`EXERCISES`) and one module of
-  checks per exercise group.
-- `sandbox`: running an untrusted notebook: `runner` (one notebook, restarts),
-  `process` (one worker process, watched from outside), `bubblewrap` (the
-  sandbox around it), `worker` (what runs inside it), `audit` (what the
-  notebook tried, seen from inside) and `protocol` (the wire format between
-  them).
-- `release` (exercises/ from solutions/), `batch` (a class at once),
-  `gradebook` (CSV, JSON and the text report) and `cli` (the commands).
+- `checks`: the student's room, what a notebook's check cell runs: `engine`
+  (the check engine) and `exercises` (the registry and each exercise's
+  checks). It imports nothing of the other room.
+- `kit`: the instructor's room, what grades a class of untrusted notebooks:
+  `intake`, `sandbox`, `batch`, `cluster`, `assignment`, `write` (gradebook,
+  LMS files, feedback, summary) and `cli` (the instructor's commands).
+- `release` (exercises/ from solutions/, and the packaged copies) and `cli`
+  (the `check`, `release` and `exercises` commands).
 """
 
-from .engine.results import CaseResult, CheckResult
-from .exercises.attention import check_attention
-from .exercises.backward import check_backward_query_tile
-from .exercises.decoding import check_decode_step
-from .exercises.flash import check_flash_attention
-from .exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
-from .exercises.multi_head import check_multi_head_attention
-from .exercises.positions import check_apply_rope, check_rope_attention
-from .exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
-from .exercises.softmax import check_softmax
+from .checks.engine.results import CaseResult, CheckResult
+from .checks.exercises.attention import check_attention
+from .checks.exercises.backward import check_backward_query_tile
+from .checks.exercises.decoding import check_decode_step
+from .checks.exercises.flash import check_flash_attention
+from .checks.exercises.masks import check_causal_mask, check_masked_attention, check_padded_attention, check_padding_mask
+from .checks.exercises.multi_head import check_multi_head_attention
+from .checks.exercises.positions import check_apply_rope, check_rope_attention
+from .checks.exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
+from .checks.exercises.softmax import check_softmax
 
 __all__ = [
     "CaseResult",

@@ -1,27 +1,24 @@
-"""The grading subcommands of `attention-course`: check, exercises, release, assignment, grade, gradebook.
+"""The grading subcommands of `attention-course`: check, exercises, release, and the instructor's (`kit.cli`).
 
     attention-course check 03_softmax.ipynb          a student grades their notebook
     attention-course exercises my-exercises/          a student writes the exercise notebooks from the package
     attention-course release                          exercises/ from solutions/
-    attention-course assignment init assignment.toml  the assignment file: points, hidden inputs, deadline
-    attention-course grade canvas.zip --roster roster.csv --assignment assignment.toml --out-dir week1/
-                                                      a class's submissions into gradebooks, feedback, a summary
-    attention-course gradebook merge a.json b.json --out gb.csv    shards or a regrade into one gradebook
 
-Heavy modules are imported inside the handlers, so `--help` stays fast.
+`kit.cli` adds grade, gradebook and assignment. Heavy modules are imported
+inside the handlers, so `--help` stays fast.
 """
 
 from __future__ import annotations
 
-import argparse
-import re
 import sys
-import time
 from pathlib import Path
+
+from .kit import cli as instructor
+from .kit.cli import _add_limits, _fail, _limits
 
 
 def register(subparsers) -> None:
-    """Add the check, release and grade subcommands."""
+    """Add the check, release and exercises subcommands, and the instructor's between them."""
     check = subparsers.add_parser(
         "check", help="grade your own exercise notebook and see what to fix",
         description="Run your exercise notebook(s) the way the instructor's grader does (in a separate process, "
@@ -49,78 +46,7 @@ def register(subparsers) -> None:
     )
     release.set_defaults(run=run_release)
 
-    grade = subparsers.add_parser(
-        "grade", help="grade a class's submissions into gradebooks, feedback files and a summary",
-        description="Grade every submission, each notebook in a bubblewrap sandbox of its own (no network, a "
-                    "read-only view of only Python and the course package, its own processes, limits enforced from "
-                    "outside), using every core, or on a Dask cluster (--dask). A SUBMISSION is a notebook; a folder "
-                    "of student folders (each subfolder one student; each notebook directly inside one submission); "
-                    "one student's folder of exercise notebooks; or a Canvas or Moodle 'download all submissions' "
-                    "zip (or its unpacked folder), unpacked safely. With --roster, each submission is matched to a "
-                    "student; duplicates, unmatched submissions, students with no submission and ignored files are "
-                    "reported, never resolved silently. Marks follow the assignment file (--assignment; default: one "
-                    "point per input on every exercise). Writes the CSV gradebook and its JSON report; with --out-dir "
-                    "also the Canvas and Moodle import files, a feedback file per student and the class summary. An "
-                    "existing gradebook is never replaced without --force (--update merges into it, keeping a backup).",
-    )
-    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks, folders or LMS zips")
-    grade.add_argument("--assignment", type=Path, metavar="TOML",
-                       help="the assignment file (see `attention-course assignment init`)")
-    grade.add_argument("--roster", type=Path, metavar="CSV",
-                       help="the class: student_id,name[,email,submission,canvas_id,sis_user_id,sis_login_id,section,moodle_id]")
-    grade.add_argument("--out", type=Path, default=None,
-                       help="the CSV to write (default: gradebook.csv, or OUT_DIR/gradebook.csv); the report goes to "
-                            "the same name with .json")
-    grade.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
-                       help="also write canvas.csv, moodle.csv, feedback/<student>.html and .txt, and summary.html here")
-    grade.add_argument("--force", action="store_true", help="replace an existing gradebook and report")
-    grade.add_argument("--update", type=Path, default=None, metavar="GRADEBOOK",
-                       help="regrade: merge these submissions' rows into this existing gradebook (a backup of it is kept)")
-    grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
-                       help="grade only the K-th of N equal parts of the class (merge the N reports with "
-                            "`attention-course gradebook merge`)")
-    grade.add_argument("--dask", default=None, metavar="ADDRESS",
-                       help="send each submission to the Dask scheduler at ADDRESS (the [cluster] extra; every worker "
-                            "needs this course and bubblewrap installed)")
-    grade.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: one per core)")
-    grade.add_argument("--no-progress", action="store_true", help="no progress bar")
-    grade.add_argument("--no-sandbox", action="store_true",
-                       help="run the notebooks without bubblewrap, as your own user, with full access to your files "
-                            "and the network: only for notebooks you trust")
-    _add_limits(grade)
-    grade.set_defaults(run=run_grade)
-
-    book = subparsers.add_parser(
-        "gradebook", help="merge gradebook reports, or write the LMS files, feedback and summary from one",
-        description="merge: one gradebook from the JSON reports of shards (grade --shard) or of a regrade; a later "
-                    "report's row replaces an earlier one's for the same student. export: the Canvas and Moodle "
-                    "import files, the feedback files and the class summary from a report.",
-    )
-    actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
-    merge = actions.add_parser("merge", help="merge reports into one gradebook")
-    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports (or the CSVs beside them)")
-    merge.add_argument("--out", type=Path, required=True, help="the merged CSV gradebook (its report beside it)")
-    merge.add_argument("--out-dir", type=Path, default=None, metavar="DIR", help="also write the LMS files, feedback and summary here")
-    merge.add_argument("--force", action="store_true", help="replace an existing gradebook (a backup is kept)")
-    merge.set_defaults(run=run_gradebook_merge)
-    export = actions.add_parser("export", help="write the LMS files, feedback and summary of a report")
-    export.add_argument("report", type=Path, metavar="REPORT", help="a JSON report (or the CSV beside it)")
-    export.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
-    export.set_defaults(run=run_gradebook_export)
-
-    assignment = subparsers.add_parser(
-        "assignment", help="write or read an assignment file (points, hidden inputs, limits, deadline)",
-        description="init: write a commented assignment file with a fresh secret seed for the hidden inputs. "
-                    "show: read one and print its exercises, points and rules (exit 2 if it is invalid).",
-    )
-    a_actions = assignment.add_subparsers(dest="action", metavar="ACTION", required=True)
-    init = a_actions.add_parser("init", help="write a commented assignment file")
-    init.add_argument("file", type=Path, nargs="?", default=Path("assignment.toml"))
-    init.add_argument("--force", action="store_true", help="replace an existing file")
-    init.set_defaults(run=run_assignment_init)
-    show = a_actions.add_parser("show", help="check an assignment file and print what it grades")
-    show.add_argument("file", type=Path)
-    show.set_defaults(run=run_assignment_show)
+    instructor.register(subparsers)
 
     exercises = subparsers.add_parser(
         "exercises", help="write the exercise notebooks into a folder",
@@ -133,60 +59,12 @@ def register(subparsers) -> None:
     exercises.set_defaults(run=run_exercises)
 
 
-def _shard(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
-        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, such as 2/4, got {text!r}")
-    return int(match.group(1)), int(match.group(2))
-
-
-def _add_limits(parser: argparse.ArgumentParser) -> None:
-    from .sandbox.runner import Limits
-
-    d = Limits()
-    group = parser.add_argument_group("limits for each notebook")
-    group.add_argument("--cell-timeout", type=_seconds, default=d.cell_seconds, metavar="SECONDS",
-                       help=f"time limit per code cell (default: {d.cell_seconds:g})")
-    group.add_argument("--check-timeout", type=_seconds, default=d.call_seconds, metavar="SECONDS",
-                       help=f"time limit per call of a student's function (default: {d.call_seconds:g})")
-    group.add_argument("--notebook-timeout", type=_seconds, default=d.notebook_seconds, metavar="SECONDS",
-                       help=f"time budget for a whole notebook (default: {d.notebook_seconds:g})")
-    group.add_argument("--memory-limit", type=_bytes, default=d.memory_bytes, metavar="SIZE",
-                       help="memory (address space) per notebook process, e.g. 2G or 1500M (default: 2G)")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return value
-
-
-def _bytes(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", text, flags=re.IGNORECASE)
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected a size such as 2G or 1500M, got {text!r}")
-    factor = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2).upper()]
-    value = int(float(match.group(1)) * factor)
-    if value < 256 << 20:
-        raise argparse.ArgumentTypeError("the memory limit must be at least 256M (Python and numpy need about that)")
-    return value
-
-
-def _limits(args):
-    from .sandbox.runner import Limits
-
-    return Limits(cell_seconds=args.cell_timeout, call_seconds=args.check_timeout,
-                  notebook_seconds=args.notebook_timeout, memory_bytes=args.memory_limit)
-
 
 def run_check(args) -> int:
     """Handler of `attention-course check`."""
-    from .batch import collect, grade_submissions
-    from .gradebook import format_report
+    from .kit.batch import grade_submissions
+    from .kit.intake import collect
+    from .kit.write.table import format_report
 
     try:
         submissions = collect(args.notebooks)
@@ -196,7 +74,7 @@ def run_check(args) -> int:
     if not any(s.notebooks for s in submissions):
         print("attention-course check: no notebooks (*.ipynb) found", file=sys.stderr)
         return 2
-    from .sandbox import bubblewrap
+    from .kit.sandbox import bubblewrap
 
     # A student's own notebook: the same sandbox as the grader's where bubblewrap works, else a plain process.
     sandbox = bubblewrap.available() is not None
@@ -230,209 +108,6 @@ def run_release(args) -> int:
     return 1 if (args.check and not report.up_to_date) or report.kept else 0
 
 
-def _fail(command: str, err) -> int:
-    print(f"attention-course {command}: {err}", file=sys.stderr)
-    return 2
-
-
-def run_grade(args) -> int:
-    """Handler of `attention-course grade`."""
-    from . import assignment as assignments
-    from .batch import ATTEMPTS, default_jobs, grade_submissions
-    from .gradebook import (GradebookExists, MergeError, build_report, ensure_writable, free_path, merge_reports,
-                            read_report, write_report)
-    from .intake import IntakeError, intake
-    from .sandbox import bubblewrap
-
-    out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv"))
-    try:
-        assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
-        old = None
-        if args.update:
-            old = read_report(args.update)
-            if "assignment_fingerprint" not in old:
-                raise MergeError(f"{args.update} was written by an older attention-course; grade the class again")
-            if old["assignment_fingerprint"] != assignment.fingerprint():
-                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs or "
-                                 "deadline); pass the same --assignment")
-        else:
-            ensure_writable(out, args.force)
-        unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
-        if args.shard:  # shards may run at once, side by side: each unpacks its own copy
-            unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
-        taken = intake(args.submissions, unpacked, args.roster)
-    except (GradebookExists, FileNotFoundError, assignments.AssignmentError, IntakeError, MergeError) as err:
-        return _fail("grade", err)
-    submissions = taken.submissions
-    if args.update:  # a regrade: only the students whose work was given
-        submissions = [s for s in submissions if s.path or not s.student]
-    if args.shard:
-        k, n = args.shard
-        submissions = [s for s in submissions if s.order % n == k - 1]
-    if not submissions:
-        return _fail("grade", "no submissions found")
-    if args.jobs is not None and args.jobs < 1:
-        return _fail("grade", "--jobs must be at least 1")
-    client = None
-    if args.no_sandbox:
-        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
-        sandbox = {"sandbox": "none (--no-sandbox)", "warning": NO_SANDBOX_WARNING}
-    elif args.dask:
-        sandbox = {"sandbox": "bubblewrap, on each Dask worker"}
-    else:
-        try:
-            box = bubblewrap.find()
-        except bubblewrap.SandboxUnavailable as err:
-            print(f"attention-course grade: {err}.\nThe grader runs each notebook in a bubblewrap sandbox; "
-                  "to grade notebooks you trust without one, pass --no-sandbox.", file=sys.stderr)
-            return 2
-        sandbox = {"sandbox": f"bubblewrap ({box.executable}, "
-                              + ("in a user namespace" if box.user_namespace else "as root, each worker under an unused uid")
-                              + ")"}
-    if args.dask:
-        from .cluster import ClusterUnavailable, check_workers, connect
-
-        try:
-            client = connect(args.dask)
-            problems = check_workers(client, sandbox=not args.no_sandbox)
-        except ClusterUnavailable as err:
-            return _fail("grade", err)
-        if problems:
-            client.close()
-            return _fail("grade", "some Dask workers cannot grade: " + "; ".join(problems))
-    limits = _limits(args)
-    jobs = args.jobs or default_jobs()
-    start = time.monotonic()
-    try:
-        grades = grade_submissions(submissions, limits, jobs=jobs, progress=not args.no_progress,
-                                   sandbox=not args.no_sandbox, assignment=assignment, cluster=client)
-    finally:
-        if client is not None:
-            client.close()
-    seconds = time.monotonic() - start
-    settings = {"limits": vars(limits), "jobs": f"dask {args.dask}" if args.dask else jobs, "seconds": round(seconds, 2),
-                **sandbox}
-    if args.shard:
-        settings["shard"] = f"{args.shard[0]}/{args.shard[1]}"
-    report = build_report(grades, assignment, settings=settings, notes=taken.notes)
-    if old is not None:
-        report = merge_reports([old, report])
-        csv_path, json_path = write_report(report, out, backup=True)
-    else:
-        try:
-            csv_path, json_path = write_report(report, out, force=args.force)
-        except GradebookExists:
-            out = free_path(out)
-            print(f"attention-course grade: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
-            csv_path, json_path = write_report(report, out)
-    graded = [g for g in grades if g.submission.notebooks]
-    clean = sum(g.status in ("ok", "not attempted") for g in graded)
-    where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
-    print(f"graded {len(graded)} submission(s) in {seconds:.1f} s {where}: "
-          f"{clean} ran cleanly, {len(graded) - clean} with incidents (see the status column)")
-    flagged = [g for g in grades if any(f in g.status for f in ATTEMPTS)]
-    if flagged:
-        print(f"{len(flagged)} submission(s) tried something the sandbox stopped or the grader noticed: "
-              + ", ".join(f"{g.submission.name} ({g.status})" for g in flagged[:10])
-              + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
-    _print_intake(report)
-    print(f"gradebook: {csv_path}\nreport:    {json_path}")
-    if args.out_dir:
-        _export(report, args.out_dir)
-    if args.no_sandbox:
-        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
-    return 0
-
-
-def _print_intake(report: dict) -> None:
-    """What intake found and left to the instructor, on the terminal."""
-    intake = report["intake"]
-    for title, items in (("in the download", intake["notes"]), ("no submission", intake["no_submission"]),
-                         ("not on the roster", intake["not_on_roster"]), ("duplicates", intake["duplicates"]),
-                         ("ignored files", intake["ignored_files"])):
-        if items:
-            print(f"{title} ({len(items)}): " + "; ".join(items[:10]) + ("; ..." if len(items) > 10 else ""))
-
-
-def _export(report: dict, folder: Path) -> None:
-    from .export import write_exports
-
-    done = write_exports(report, folder)
-    print(f"canvas:    {done.canvas}" + (f" ({len(done.not_in_canvas)} left out: no Canvas or SIS id in the roster)"
-                                         if done.not_in_canvas else ""))
-    print(f"moodle:    {done.moodle}" + (f" ({len(done.not_in_moodle)} left out: no Moodle id nor email in the roster)"
-                                         if done.not_in_moodle else ""))
-    print(f"feedback:  {len(done.feedback)} file(s) in {folder / 'feedback'}\nsummary:   {done.summary}")
-
-
-def run_gradebook_merge(args) -> int:
-    """Handler of `attention-course gradebook merge`."""
-    from .gradebook import GradebookExists, MergeError, merge_reports, read_report, write_report
-
-    try:
-        report = merge_reports([read_report(p) for p in args.reports])
-        csv_path, json_path = write_report(report, args.out, backup=args.force)
-    except (MergeError, GradebookExists) as err:
-        return _fail("gradebook merge", err)
-    print(f"merged {len(args.reports)} report(s): {len(report['submissions'])} row(s)")
-    _print_intake(report)
-    print(f"gradebook: {csv_path}\nreport:    {json_path}")
-    if args.out_dir:
-        _export(report, args.out_dir)
-    return 0
-
-
-def run_gradebook_export(args) -> int:
-    """Handler of `attention-course gradebook export`."""
-    from .gradebook import MergeError, read_report
-
-    try:
-        report = read_report(args.report)
-    except MergeError as err:
-        return _fail("gradebook export", err)
-    _export(report, args.out_dir)
-    return 0
-
-
-def run_assignment_init(args) -> int:
-    """Handler of `attention-course assignment init`."""
-    from .assignment import template
-
-    if args.file.exists() and not args.force:
-        return _fail("assignment init", f"{args.file} already exists; pass --force to replace it")
-    args.file.write_text(template(args.file.name), encoding="utf-8")
-    print(f"wrote {args.file}: every exercise, one point per input, hidden inputs redrawn from a new secret seed; "
-          "edit it, then `attention-course assignment show` checks it")
-    return 0
-
-
-def run_assignment_show(args) -> int:
-    """Handler of `attention-course assignment show`."""
-    from .assignment import AssignmentError, load
-
-    try:
-        a = load(args.file)
-    except AssignmentError as err:
-        return _fail("assignment show", err)
-    print(f"{a.title}: {len(a.exercises)} exercise(s), {a.max_total} points")
-    for rule in a.exercises:
-        checks = ", ".join(f"{c.check} {c.points}" + (f" ({c.seconds:g} s a call)" if c.seconds else "") for c in rule.checks)
-        print(f"  {rule.id}: {rule.points:g} ({checks})")
-    if not a.hidden:
-        print("hidden inputs: off")
-    elif a.hidden_seed is None:
-        print("hidden inputs: on, the package's own values (students who read the package can see them)")
-    else:
-        counts = [a.redrawn(rule.id) for rule in a.exercises]
-        print(f"hidden inputs: on, redrawn from the file's seed ({sum(c[0] for c in counts)} of "
-              f"{sum(c[1] for c in counts)} differ from the package's; the others are fixed cases, such as a single key)")
-    if a.deadline:
-        late = a.late
-        print(f"deadline: {a.deadline.isoformat()}; grace {late.grace_minutes:g} min, {100 * late.penalty_per_day:g} % a day late"
-              + (f", 0 after {late.max_days:g} days" if late.max_days else ""))
-    return 0
-
-
 def run_exercises(args) -> int:
     """Handler of `attention-course exercises`."""
     from .release import write_exercises
@@ -449,7 +124,3 @@ def run_exercises(args) -> int:
     print(f"{len(report.written)} written, {len(report.unchanged)} up to date in {args.folder}"
           + (f", {len(report.kept)} edited and left alone" if report.kept else ""))
     return 1 if report.kept else 0
-
-
-NO_SANDBOX_WARNING = ("no sandbox (--no-sandbox): the notebooks run as your user, can read and write your files, "
-                      "reach the network and leave processes running; grade untrusted notebooks without --no-sandbox")

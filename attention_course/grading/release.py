@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from .exercises import METADATA_KEY
+from .checks.exercises import METADATA_KEY
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"

@@ -48,11 +48,15 @@ It does four things Jupyter Book 1 does not do by itself:
 6. No stale pages. Sphinx never deletes the page of a chapter that was removed
    or renamed, so a build folder made before the change keeps serving it, with
    whatever scripts that old page loaded. After each build we delete every
-   page that no current source document and no Sphinx index produced.
+   page that no current source document and no Sphinx index produced, and every
+   figure in `_images/` that no page shows any more (each run of a chapter
+   writes its figures under new names), so that the folder, and the copy of it
+   that the students' wheel carries, holds only what the book shows.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -67,6 +71,8 @@ logger = logging.getLogger(__name__)
 ASSETS = Path(__file__).parent / "assets"
 COURSE_CSS = "course.css"
 COURSE_JS = "course.js"
+#: A page's reference to one of the figures Sphinx copies into `_images/`.
+IMAGE_REFERENCE = re.compile(r"_images/([^\"'?#\s)]+)")
 #: Where the copied MathJax lives inside the built site's `_static/`.
 MATHJAX_TARGET = "mathjax"
 #: Files (relative to the npm package's `es5/`) each bundle needs at run time.
@@ -227,6 +233,16 @@ def _remove_stale_pages(app: Sphinx, exception: Exception | None) -> None:
         if docname not in app.env.found_docs and docname not in generated:
             logger.info("offline_assets: removing %s, whose source no longer exists", rel)
             page.unlink()
+    images = outdir / "_images"
+    if images.is_dir():
+        shown = set()
+        for page in outdir.rglob("*.html"):
+            if not page.relative_to(outdir).parts[0].startswith("_"):
+                shown.update(IMAGE_REFERENCE.findall(page.read_text(encoding="utf8", errors="replace")))
+        for image in images.iterdir():
+            if image.is_file() and image.name not in shown:
+                logger.info("offline_assets: removing _images/%s, which no page shows", image.name)
+                image.unlink()
 
 
 def setup(app: Sphinx) -> dict:

@@ -8,7 +8,9 @@ node_modules, injected into the page, never fetched) checks every page: no
 violation of impact "serious" or "critical"; the others are listed as
 "accessibility note" warnings in the test output and in test-results/accessibility/.
 Every figure has alt text that says what it shows, formulas are not Tab stops,
-and at 400 px nothing but a wide table or code block scrolls sideways.
+and at 400 px no cell output, table, figure or explorer is wider than the
+article's column (code may scroll sideways there, keeping its lines), while at
+1280 px nothing in the article hides in a sideways scroller.
 """
 
 from __future__ import annotations
@@ -61,6 +63,34 @@ def alt_problem(image: dict) -> str | None:
     return None
 
 
+WIDER_THAN_THE_COLUMN = """() => {
+    // Cell outputs (and everything in them), tables, figures and explorers that reach past the
+    // article's column, or scroll sideways inside it.
+    const article = document.querySelector("article.bd-article");
+    if (!article) return [];
+    const style = getComputedStyle(article), box = article.getBoundingClientRect();
+    const left = box.left + parseFloat(style.paddingLeft) - 1, right = box.right - parseFloat(style.paddingRight) + 1;
+    const found = [];
+    for (const el of article.querySelectorAll(".cell_output, .cell_output *, table, img, figure, .ac-explorer")) {
+        if (el.closest("mjx-container, .ac-sr")) continue;
+        const r = el.getBoundingClientRect();
+        if (!r.width) continue;
+        const scrolls = ["auto", "scroll"].includes(getComputedStyle(el).overflowX) && el.scrollWidth > el.clientWidth + 1;
+        if (r.left < left || r.right > right || scrolls)
+            found.push(`${el.tagName.toLowerCase()}.${el.className} from ${Math.round(r.left)} to ${Math.round(r.right)} px`
+                       + ` (column ${Math.round(left)}-${Math.round(right)}, scroll width ${el.scrollWidth}):`
+                       + ` ${(el.innerText || el.getAttribute("alt") || "").slice(0, 60)}`);
+    }
+    return found;
+}"""
+
+HIDDEN_IN_A_SCROLLER = """() => Array.from(document.querySelectorAll("article.bd-article *"))
+    .filter((el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX))
+    .filter((el) => el.getBoundingClientRect().width > 0 && el.scrollWidth > el.clientWidth + 1)
+    .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.scrollWidth} px of content in ${el.clientWidth} px:`
+                 + ` ${(el.innerText || "").slice(0, 60)}`)"""
+
+
 def book_pages() -> list[str]:
     """The HTML pages of the built book, relative to its folder (collected when the tests are)."""
     folder = Path(os.environ.get("ATTENTION_COURSE_BOOK_HTML", REPO / "_build" / "html"))
@@ -99,6 +129,8 @@ def test_page_works_offline(offline, book_html, page_path, screenshots):
 
     if page_path.startswith("book/"):
         page.screenshot(path=screenshots / f"page-{Path(page_path).stem}.png")
+    hidden = page.evaluate(HIDDEN_IN_A_SCROLLER)
+    assert not hidden, f"{page_path}: at 1280 px, content hidden in sideways scrollers: {hidden}"
 
     bad_alt = {image["src"]: alt_problem(image) for image in figure_alt_texts(page) if alt_problem(image)}
     assert not bad_alt, f"{page_path}: figures without alt text that says what they show: {bad_alt}"
@@ -125,20 +157,26 @@ def test_page_works_offline(offline, book_html, page_path, screenshots):
     problems.assert_none()
 
 
-@pytest.mark.parametrize("page_path", [p for p in book_pages() if p.startswith("book/")] or ["book/introduction.html"])
+@pytest.mark.parametrize("page_path", book_pages())
 def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_html, page_path, screenshots):
-    """A phone-sized screen: the page does not scroll sideways, explorers fit, figures keep their text legible."""
+    """A phone-sized screen: the page does not scroll sideways, no output, table, figure or explorer is
+    wider than the column, figures keep their text legible."""
     new_page, problems = offline
     page = new_page()
     page.set_viewport_size({"width": 400, "height": 900})
-    page.goto((book_html / page_path).as_uri(), wait_until="load")
+    url = (book_html / page_path).as_uri()
+    page.goto(url, wait_until="load")
+    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
+        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
+        page.wait_for_load_state("load")
     if page.locator(".math").count():
         page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
         page.evaluate("MathJax.startup.promise")
     hosts = page.locator(".ac-explorer-host")
     for i in range(hosts.count()):
         hosts.nth(i).locator(".ac-explorer").wait_for()
-    page.screenshot(path=screenshots / f"page-{Path(page_path).stem}-400px.png", full_page=True)
+    if page_path.startswith("book/"):
+        page.screenshot(path=screenshots / f"page-{Path(page_path).stem}-400px.png", full_page=True)
 
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 400, f"{page_path} is {width} px wide at a 400 px screen"
@@ -158,6 +196,8 @@ def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_
         })
         .filter((f) => f.shown < 0.6 * f.natural)""")
     assert not shrunk, f"{page_path}: figures shrunk too far to read at 400 px: {shrunk}"
+    wide = page.evaluate(WIDER_THAN_THE_COLUMN)
+    assert not wide, f"{page_path}: at 400 px, wider than the column: {wide[:10]}"
     problems.assert_none()
 
 

@@ -6,7 +6,7 @@
 // itemsizes ({dtype: bytes}), softmax_flops_per_score, n_max, d_max.
 
 import { bytesText } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show } from "./ui.js";
+import { bind, h, labelled, markInvalid, readNumber, show, svgElement } from "./ui.js";
 
 /** attention_flops(n, n, d, d): the three parts and their total (exact below 2^53). */
 export function attentionFlops(n, d, softmaxFlopsPerScore) {
@@ -41,13 +41,6 @@ export function countText(x) {
   return i === 0 ? String(v) : `${v.toFixed(2)} ${prefixes[i]}`;
 }
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-function svgEl(tag, attrs = {}) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
-
 function render({ model, el }) {
   const nMax = model.get("n_max");
   const dMax = model.get("d_max");
@@ -72,25 +65,25 @@ function render({ model, el }) {
   // Log-log chart: score memory against n, plain (slope 2) and tiled (flat), 2^4..n_max.
   const W = 600; const H = 220; const left = 60; const bottom = 190; const top = 10; const right = 590;
   const nLo = 16; const nHi = nMax;
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
-  const plainPath = svgEl("path", { class: "ac-line-plain", fill: "none" });
-  const tiledPath = svgEl("path", { class: "ac-line-tiled", fill: "none" });
-  const marker = svgEl("line", { class: "ac-marker", y1: top, y2: bottom });
-  const plainDot = svgEl("circle", { r: 4, class: "ac-dot-plain" });
-  const tiledDot = svgEl("circle", { r: 4, class: "ac-dot-tiled" });
-  svg.append(svgEl("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
-    svgEl("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), plainPath, tiledPath, marker, plainDot, tiledDot);
+  const svg = svgElement("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
+  const plainPath = svgElement("path", { class: "ac-line-plain", fill: "none" });
+  const tiledPath = svgElement("path", { class: "ac-line-tiled", fill: "none" });
+  const marker = svgElement("line", { class: "ac-marker", y1: top, y2: bottom });
+  const plainDot = svgElement("circle", { r: 4, class: "ac-dot-plain" });
+  const tiledDot = svgElement("circle", { r: 4, class: "ac-dot-tiled" });
+  svg.append(svgElement("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
+    svgElement("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), plainPath, tiledPath, marker, plainDot, tiledDot);
   for (let n = nLo; n <= nHi; n *= 16) {
-    const t = svgEl("text", { y: bottom + 14, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
+    const t = svgElement("text", { y: bottom + 14, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
     t.textContent = n >= 2 ** 20 ? `${n / 2 ** 20}M` : n >= 1024 ? `${n / 1024}k` : String(n);
     t.dataset.n = n;
     svg.append(t);
   }
-  const xLabel = svgEl("text", { x: right, y: bottom + 28, "text-anchor": "end", "font-size": 11, class: "ac-tick" });
+  const xLabel = svgElement("text", { x: right, y: bottom + 28, "text-anchor": "end", "font-size": 11, class: "ac-tick" });
   xLabel.textContent = "n (log scale)";
-  const yLabels = [svgEl("text", { x: left - 4, y: top + 10, "text-anchor": "end", "font-size": 11, class: "ac-tick" }),
-    svgEl("text", { x: left - 4, y: bottom, "text-anchor": "end", "font-size": 11, class: "ac-tick" })];
-  const legend = svgEl("text", { x: left + 8, y: top + 12, "font-size": 12, class: "ac-tick" });
+  const yLabels = [svgElement("text", { x: left - 4, y: top + 10, "text-anchor": "end", "font-size": 11, class: "ac-tick" }),
+    svgElement("text", { x: left - 4, y: bottom, "text-anchor": "end", "font-size": 11, class: "ac-tick" })];
+  const legend = svgElement("text", { x: left + 8, y: top + 12, "font-size": 12, class: "ac-tick" });
   legend.textContent = "memory for the scores: plain (n², solid) vs tiled (one tile, dashed)";
   svg.append(xLabel, ...yLabels, legend);
 

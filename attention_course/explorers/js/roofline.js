@@ -8,7 +8,7 @@
 // bandwidth (bytes/s), flops (FLOP/s), measured, layouts, model, itemsizes, limits.
 
 import { bytesText, fixed, si } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show } from "./ui.js";
+import { bind, h, labelled, markInvalid, readNumber, show, svgElement } from "./ui.js";
 
 const LAYOUT_TEXT = {
   MHA: "MHA: a key/value head per query head",
@@ -81,13 +81,6 @@ export function timeText(s) {
   return `${fixed(s * 1e6, 1)} µs`;
 }
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-function svgEl(tag, attrs = {}) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
-
 function render({ model, el }) {
   const limits = model.get("limits");
   const inputs = {};
@@ -114,20 +107,20 @@ function render({ model, el }) {
   // log-log axes: FLOPs per byte 0.1 .. 10^4, GFLOP/s from the memory roof at 0.1 to above the peak
   const W = 600; const H = 260; const left = 62; const right = 590; const top = 12; const bottom = 222;
   const xLo = 0.1; const xHi = 1e4;
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
-  const roof = svgEl("path", { class: "ac-line-plain", fill: "none" });
-  const ridgeLine = svgEl("line", { class: "ac-marker", y1: top, y2: bottom });
-  const dots = { prefill: svgEl("rect", { width: 10, height: 10, class: "ac-dot-tiled" }), decode: svgEl("circle", { r: 6, class: "ac-dot-plain" }) };
-  const dotText = { prefill: svgEl("text", { "font-size": 12, class: "ac-tick" }), decode: svgEl("text", { "font-size": 12, class: "ac-tick" }) };
+  const svg = svgElement("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
+  const roof = svgElement("path", { class: "ac-line-plain", fill: "none" });
+  const ridgeLine = svgElement("line", { class: "ac-marker", y1: top, y2: bottom });
+  const dots = { prefill: svgElement("rect", { width: 10, height: 10, class: "ac-dot-tiled" }), decode: svgElement("circle", { r: 6, class: "ac-dot-plain" }) };
+  const dotText = { prefill: svgElement("text", { "font-size": 12, class: "ac-tick" }), decode: svgElement("text", { "font-size": 12, class: "ac-tick" }) };
   dotText.prefill.textContent = "prefill";
   dotText.decode.textContent = "decode";
-  const ticks = svgEl("g", {});
-  svg.append(svgEl("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
-    svgEl("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), ticks, roof, ridgeLine,
+  const ticks = svgElement("g", {});
+  svg.append(svgElement("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
+    svgElement("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), ticks, roof, ridgeLine,
     dots.prefill, dots.decode, dotText.prefill, dotText.decode);
-  const xLabel = svgEl("text", { x: right, y: bottom + 32, "text-anchor": "end", "font-size": 12, class: "ac-tick" });
+  const xLabel = svgElement("text", { x: right, y: bottom + 32, "text-anchor": "end", "font-size": 12, class: "ac-tick" });
   xLabel.textContent = "FLOPs per byte (log scale)";
-  const yLabel = svgEl("text", { x: left + 4, y: top + 10, "font-size": 12, class: "ac-tick" });
+  const yLabel = svgElement("text", { x: left + 4, y: top + 10, "font-size": 12, class: "ac-tick" });
   yLabel.textContent = "GFLOP/s (log scale)";
   svg.append(xLabel, yLabel);
 
@@ -195,12 +188,12 @@ function render({ model, el }) {
     }
     const marks = [];
     for (let e = -1; e <= 4; e++) {
-      const t = svgEl("text", { x: x(10 ** e).toFixed(1), y: bottom + 16, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
+      const t = svgElement("text", { x: x(10 ** e).toFixed(1), y: bottom + 16, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
       t.textContent = ["0.1", "1", "10", "100", "1k", "10k"][e + 1];
       marks.push(t);
     }
     for (let e = Math.ceil(Math.log10(yLo)); e <= Math.floor(Math.log10(yHi)); e++) {
-      const t = svgEl("text", { x: left - 6, y: (y(10 ** e) + 4).toFixed(1), "text-anchor": "end", "font-size": 11, class: "ac-tick" });
+      const t = svgElement("text", { x: left - 6, y: (y(10 ** e) + 4).toFixed(1), "text-anchor": "end", "font-size": 11, class: "ac-tick" });
       t.textContent = si(10 ** e);
       marks.push(t);
     }

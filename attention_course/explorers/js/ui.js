@@ -16,6 +16,15 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** Create an SVG element: svgElement("line", { x1: 0, y1: 0, x2: 10, y2: 10 }). */
+export function svgElement(tag, attrs = {}) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  return node;
+}
+
 /**
  * A <label> wrapping its text and its control, so the control's accessible name
  * is exactly `text`; an optional `hint` (such as the current value) follows the label.

@@ -1,4 +1,4 @@
-// Accessibility fixes for every page of the book (added by book/_ext/offline_assets.py).
+// Accessibility and layout fixes for every page of the book (added by book/_ext/offline_assets.py).
 //
 // 1. The theme's search button reads "Search Ctrl+K" on screen but is named "Search", and its
 //    colour-mode button holds icons titled "Light", "Dark", "System Settings" under the name
@@ -59,7 +59,47 @@
     article.prepend(nav);
   }
 
+  // 4. Outputs and code fit their column (course.css): each <pre> of the article gets its longest
+  //    line, in characters, as --ac-cols, and the stylesheet sizes its font from it and the box's width.
+  function outputColumns() {
+    document.querySelectorAll(".bd-article div.highlight > pre").forEach((pre) => {
+      const longest = Math.max(1, ...pre.textContent.replace(/\n$/, "").split("\n").map((line) => Array.from(line).length));
+      pre.style.setProperty("--ac-cols", String(longest));
+    });
+  }
+
+  // 5. Tables of the prose with four columns or more stack on a phone (course.css): every cell
+  //    carries its column's name, shown before it when the rows become blocks.
+  function stackableTables() {
+    document.querySelectorAll(".bd-article table").forEach((table) => {
+      if (table.closest(".cell_output, .ac-explorer")) return;
+      const names = Array.from(table.querySelectorAll("thead tr:last-child th")).map((th) => th.textContent.trim());
+      if (names.length < 4) return;
+      table.classList.add("ac-stack");
+      table.querySelectorAll("tbody tr").forEach((row) =>
+        Array.from(row.children).forEach((cell, i) => {
+          if (names[i]) cell.dataset.label = names[i];
+          if (!cell.textContent.trim()) cell.classList.add("ac-empty");  // no "Shape:" with nothing after it
+        }));
+    });
+  }
+
+  // 6. The theme opens the page's contents from the first "secondary-toggle" button of the page,
+  //    which this theme never shows: the one in the article's header does nothing by itself.
+  //    Forward its clicks (and, with course.css, use it from 1200 to 1599 px wide as well).
+  function contentsButton() {
+    const [bound, ...others] = document.querySelectorAll(".secondary-toggle");
+    others.forEach((button) => button.addEventListener("click", (event) => {
+      event.preventDefault();
+      event.stopPropagation();
+      bound?.click();
+    }));
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    outputColumns();
+    stackableTables();
+    contentsButton();
     hideDecoration();
     // Font Awesome may draw its icons after this script ran: fix them whenever the buttons change.
     document.querySelectorAll(".theme-switch-button").forEach((button) =>

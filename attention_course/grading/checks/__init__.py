@@ -1,0 +1,13 @@
+"""The student's room: what a notebook's check cell and `attention-course check` judge with.
+
+- `engine`: the check engine, the same in a notebook and in the grader
+  (`results`, `calls`, `cases`, `check`, `mistakes`, `observe`, `shrink`,
+  `audit`). It imports no exercise: what a check needs of the others (the
+  course's versions of the helpers a failure is re-run with) comes in with
+  the check.
+- `exercises`: the registry (`EXERCISES`) and one module of checks per
+  exercise group.
+
+Nothing here imports the instructor's room (`grading.kit`): a student's check
+loads no sandbox, batch, intake or gradebook code.
+"""

@@ -1,0 +1,18 @@
+"""The check engine: the same in a student's notebook and in the batch grader.
+
+- `cases`: the inputs a check tries (`Case`), where their random values come
+  from (`Rngs`), and how inputs and results are shown;
+- `calls`: calling a student's function and keeping plain data of what it did;
+- `check`: a `Check` (a function's inputs, reference, mistakes and helpers)
+  and `judge`, the verdict on what a call returned;
+- `run`: `run_check`, a check run in this process, then the follow-up of a
+  failure (a helper at fault, the smallest input that still fails);
+- `mistakes`: naming a wrong answer's likely mistake from what it returned;
+- `observe`: the kind of difference a wrong answer shows, said as observed
+  (a factor, another order, the first wrong row), and a helper at fault;
+- `shrink`: cutting an input down, size by size;
+- `results`: what a check returns (`CheckResult`, one `CaseResult` per input);
+- `audit`: verifying, on a submission, every claim its feedback makes.
+
+It imports no exercise: what a check needs of the others comes in with it.
+"""

@@ -1,0 +1,223 @@
+"""Check for exercise 3: a softmax that is stable for large inputs.
+
+The reference is the package's `softmax`. The mistakes recognised here come
+back in the attention checks, which reuse the predictions below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....core.softmax import softmax
+from ..engine.calls import error_line
+from ..engine.cases import Case, Rngs
+from ..engine.check import Check
+from ..engine.run import run_check
+from ..engine.shrink import Sizes
+from ..engine.mistakes import Mistake
+from ..engine.results import CheckResult
+
+
+def naive_softmax(x, axis=-1):
+    """softmax without subtracting the maximum: exp overflows for large x."""
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def global_softmax(x, axis=-1):
+    """Normalised by the sum of every entry, not of each slice along `axis`."""
+    e = np.exp(x - np.max(x))
+    return e / e.sum()
+
+
+def shifted_softmax(x, axis=-1):
+    """The max trick with nothing more: a slice that is entirely -inf gives -inf - (-inf) = nan."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def global_max_softmax(x, axis=-1):
+    """The max of the whole array subtracted, then each slice normalised: far-below slices underflow to 0/0."""
+    e = np.exp(x - np.max(x))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def unnormalised(x, axis=-1):
+    """The shifted exponentials, never divided by their sum."""
+    return np.exp(x - np.max(x, axis=axis, keepdims=True))
+
+
+NO_MAX_SUBTRACTION = Mistake(
+    "no_max_subtraction",
+    "exp of a large score overflows to inf (exp(1000) does not fit in a float), and inf/inf is nan. "
+    "Subtract the largest score of each slice before exp: the factor exp(-max) cancels between "
+    "numerator and denominator, so the weights are unchanged, and every exponent becomes <= 0.",
+)
+WRONG_AXIS = Mistake(
+    "softmax_wrong_axis",
+    "The weights sum to 1 along the wrong axis. Each query's weights over the keys must sum to 1: "
+    "which axis of the scores runs over the keys?",
+)
+DOES_NOT_SUM_TO_1 = Mistake(
+    "does_not_sum_to_1",
+    "The weights do not sum to 1 along the softmax axis. After exp, divide each slice by its own sum.",
+)
+
+
+NAN_FOR_EMPTY_ROW = Mistake(
+    "nan_for_empty_row",
+    "A slice whose scores are all -inf (a query with nothing to attend to) came back as nan: its max is "
+    "-inf, and -inf - (-inf) is nan. The course's convention gives such a slice weights 0. Where a "
+    "slice's max is -inf, subtract 0 instead, and where its sum is 0, divide by 1.",
+)
+GLOBAL_MAX = Mistake(
+    "global_max",
+    "You subtracted the largest score of the whole array, not of each slice. A slice whose scores are "
+    "all far below that maximum underflows: exp gives 0 for every entry, and 0/0 is nan. Take the max "
+    "along `axis`, keeping that axis (keepdims=True), so every slice is shifted by its own maximum.",
+)
+
+
+def sums_to_one(weights: np.ndarray, axis: int) -> bool:
+    """True if every slice of `weights` along `axis` sums to 1 (within rounding)."""
+    try:
+        sums = weights.astype(np.float64).sum(axis=axis)
+    except (np.exceptions.AxisError, ValueError):
+        return False
+    return bool(np.allclose(sums, 1.0, atol=1e-4))
+
+
+def diagnose_weights(weights, axis: int, expected_shape: tuple) -> Mistake | None:
+    """A wrong set of weights that sums to 1 the other way, or not at all."""
+    if not isinstance(weights, np.ndarray) or weights.shape != expected_shape or weights.dtype.kind != "f":
+        return None
+    if not np.isfinite(weights).all():
+        return None
+    if sums_to_one(weights, axis):
+        return None
+    ndim = weights.ndim
+    if any(sums_to_one(weights, a) for a in range(ndim) if a != axis % ndim):
+        return WRONG_AXIS
+    sums = weights.astype(np.float64).sum(axis=axis)
+    first = tuple(int(i) for i in np.argwhere(~np.isclose(sums, 1.0, atol=1e-4))[0])
+    total = float(sums[first])
+    where = f"slice {first[0] if len(first) == 1 else first}" if first else "the slice"
+    if total == 0:
+        maybe = ("Every weight of that slice is 0: if all its scores were hidden (-inf), that is why. A slice "
+                 "may be all 0 only when nothing in it may be attended to; check what your mask or a test such "
+                 "as `scores == 0` hides.")
+    else:
+        maybe = "If the exponentials were not divided by their own slice's sum, that is the difference."
+    return Mistake(DOES_NOT_SUM_TO_1.id, f"The weights do not sum to 1 along the softmax axis: {where} sums to "
+                   f"{total:.4g}. {maybe}")
+
+
+def _cases(rngs: Rngs) -> list[Case]:
+    rng = rngs(3)
+    return [
+        Case("the bank bot's scaled scores", (np.array([0.5, 3.0, 0.2, 1.0]),)),
+        Case("three rows of five scores", (rng.standard_normal((3, 5)) * 2,)),
+        Case("along axis 0 (each column sums to 1)", (rng.standard_normal((4, 3)) * 2,), {"axis": 0}),
+        Case("large scores", (np.array([1000.0, 1001.0, 1002.0]),)),
+        Case("scores 2000 apart", (np.array([-1000.0, 0.0, 1000.0]),)),
+        Case("very negative scores", (np.array([[-1000.0, -1001.0, -1002.0], [-5.0, 0.0, 5.0]]),)),
+        Case("masked entries (-inf)", (np.array([1.0, -np.inf, 2.0, -np.inf]),)),
+        Case("a row with nothing to attend to (all -inf)", (np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]]),)),
+        Case("a (2, 3, 4) array along axis 1", (rng.standard_normal((2, 3, 4)) * 2,), {"axis": 1}, hidden=True),
+        Case("float32 large scores", ((rng.standard_normal((3, 4)) * 300).astype(np.float32),), hidden=True),
+        Case("a single score", (np.array([5.0]),), hidden=True),
+        Case("along axis -2", (rng.standard_normal((2, 4, 3)),), {"axis": -2}, hidden=True),
+    ] + _assumption_cases_softmax(rngs)
+
+
+def _assumption_cases_softmax(rngs: Rngs) -> list[Case]:
+    """Inputs that break what a softmax could silently assume."""
+    rng = rngs(31)
+    return [
+        # float64 kept: 1e39 is beyond float32's range; cast to float32, the shift gives inf - inf = nan.
+        Case("float64 scores beyond float32's range", (np.array([1.0, 0.0, -1.0]) * rng.uniform(1, 9, 3) * 1e39,), hidden=True),
+        # floats returned for integer input (an array made like x would round the weights to 0).
+        Case("integer scores", (rng.integers(-3, 4, size=(2, 3)),), hidden=True),
+        # a softmax axis of size 1: every weight is 1.
+        Case("a column of three scores, shape (3, 1)", (rng.standard_normal((3, 1)) * 3,), hidden=True),
+    ]
+
+
+def _specific(case: Case, expected, got) -> Mistake | None:
+    if isinstance(got, np.ndarray) and got.shape == expected.shape and got.dtype.kind == "f" and not np.isfinite(got).all():
+        return not_finite_softmax(case.args[0], got)
+    return diagnose_weights(got, case.kwargs.get("axis", -1), expected.shape)
+
+
+def not_finite_softmax(x: np.ndarray, got: np.ndarray) -> Mistake:
+    """What nan or inf in a softmax's result may mean, said as possibilities with what was observed."""
+    finite = x[np.isfinite(x)]
+    top, bottom = (float(finite.max()), float(finite.min())) if finite.size else (0.0, 0.0)
+    where = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
+    return Mistake(
+        "not_finite",
+        f"The result has nan or inf (the first at index {where[0] if len(where) == 1 else where}); the finite "
+        f"scores of this input run from {bottom:.4g} to {top:.4g}. If exp was taken of scores above about 709, "
+        "it overflowed to inf (and inf/inf is nan); if a max was subtracted but not each slice's own, a slice "
+        "far below it underflowed to 0 (and 0/0 is nan); if a slice is all -inf, -inf - (-inf) is nan.",
+    )
+
+
+def _error_hint(case: Case, error: str) -> str:
+    line = error_line(error)
+    if "broadcast" in error and ("max(" in line or "sum(" in line) and "keepdims" not in line:
+        return ("The line that failed takes a max or a sum without keepdims=True: the result has one axis "
+                "fewer than x, so it no longer lines up with x. Keep the axis when you reduce.")
+    return ""
+
+
+SOFTMAX = Check(
+    name="softmax",
+    function="softmax",
+    params=("x",),
+    reference=softmax,
+    sizes=Sizes({"x": "*"}),
+    make_cases=_cases,
+    mistakes=(
+        Mistake(NAN_FOR_EMPTY_ROW.id, NAN_FOR_EMPTY_ROW.hint, shifted_softmax),
+        Mistake(GLOBAL_MAX.id, GLOBAL_MAX.hint, global_max_softmax),
+        Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, naive_softmax),
+        Mistake("ignores_axis",
+                "The function ignores its `axis` argument. Here axis is not -1, so the slices that must "
+                "sum to 1 run along another axis.",
+                lambda x, axis=-1: softmax(x, axis=-1)),
+        Mistake("normalised_over_everything",
+                "You divided by the sum of ALL the entries, so the whole array sums to 1 but no single slice "
+                "does. Sum along `axis` only, keeping that axis (keepdims=True) so that the division lines up.",
+                global_softmax),
+        Mistake(DOES_NOT_SUM_TO_1.id,
+                "These are the exponentials (shifted by the max), not yet weights: divide each slice by its "
+                "sum so that it sums to 1.",
+                unnormalised),
+        Mistake("subtracted_min",
+                "The smallest score of each slice was subtracted, not the largest: every exponent is then >= 0, "
+                "and exp overflows as soon as the scores of a slice lie more than about 709 apart. Subtract the "
+                "largest, so that every exponent is <= 0.",
+                lambda x, axis=-1: (lambda e: e / e.sum(axis=axis, keepdims=True))(np.exp(x - np.min(x, axis=axis, keepdims=True)))),
+        Mistake("sign_flipped",
+                "The largest score got the smallest weight: these are the weights of -x. The max trick "
+                "computes exp(x - max), not exp(max - x).",
+                lambda x, axis=-1: softmax(-np.asarray(x), axis=axis)),
+        Mistake("log_weights",
+                "These are the logarithms of the weights (x minus the log of the sum of exponentials), so "
+                "they are all <= 0. Return the weights themselves: exp of that, which sums to 1.",
+                lambda x, axis=-1: np.log(softmax(x, axis=axis))),
+    ),
+    specific=_specific,
+    error_hint=_error_hint,
+)
+
+
+def check_softmax(softmax, *, hidden: bool = False) -> CheckResult:
+    """Check `softmax(x, axis=-1)`: weights of the shape of x, each slice along `axis` sums to 1.
+
+    Tries large and very negative scores (the max trick), -inf entries (masked,
+    weight exactly 0) and other axes. Exercise 3; chapter "A stable softmax"
+    (book/stable_softmax).
+    """
+    return run_check(SOFTMAX, softmax, hidden=hidden)

@@ -1,0 +1,355 @@
+"""The assignment file: which exercises are graded, for how many points, with which inputs and limits.
+
+An instructor keeps one TOML file per assignment (`attention-course assignment
+init assignment.toml` writes a commented one). Without a file, `Assignment.default()`
+grades every exercise of the registry with one point per input tried, the
+hidden inputs on, drawn as the package draws them: the marks of a plain
+`attention-course grade`.
+
+    title = "Attention, week 1"
+    exercises = ["03_softmax", "04_attention"]  # default: every exercise
+    deadline = 2026-03-01T23:59:00Z             # optional; a TOML date-time
+    canvas_assignment_id = 123456               # optional: names the Canvas gradebook column
+    points = 10                                 # optional: every exercise is worth 10
+
+    [hidden]
+    enabled = true       # also try the inputs the notebook's check cells do not show
+    seed = 81273         # redraw their random values from this number (absent: the package's own)
+
+    [late]
+    grace_minutes = 15   # later than the deadline by at most this is on time
+    penalty_per_day = 0.1  # fraction of the marks taken per started day late
+    max_days = 3         # later than this scores 0 (0: no limit)
+
+    [exercise.03_softmax]
+    points = 20          # the exercise's points, shared among its checks by their inputs
+
+    [exercise.04_attention.check.attention]
+    points = 12          # one check's points
+    seconds = 5          # time limit for one call of the student's function in this check
+
+A check's mark is its points times the share of the inputs tried that pass.
+Hidden inputs are redrawn by handing the check's own input builder the
+generators `Rngs(seed)` (each `rngs(n)` seeded by `(seed, n)`) instead of the
+package's, so the installed package (which students have) does not reveal
+them; the visible inputs stay the ones the notebook shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import secrets
+import threading
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..checks.engine.cases import Rngs
+from ..checks.engine.check import Check
+from ..checks.exercises import BY_ID, EXERCISES, Exercise
+
+
+class AssignmentError(ValueError):
+    """An assignment file that cannot be used; the message names the key and what was wrong."""
+
+
+@dataclass(frozen=True)
+class CheckRule:
+    """How one check of an exercise counts."""
+
+    check: str
+    """Name of the check, e.g. "softmax"."""
+    points: float
+    """What the check is worth when every input it tries passes."""
+    seconds: float | None = None
+    """Time limit for one call of the student's function (None: the grader's --check-timeout)."""
+
+
+@dataclass(frozen=True)
+class ExerciseRule:
+    """One exercise of the assignment."""
+
+    id: str
+    """The exercise id, e.g. "03_softmax"."""
+    checks: tuple[CheckRule, ...]
+    """One rule per check of the exercise, in the registry's order."""
+
+    @property
+    def points(self) -> float:
+        """The exercise's points: its checks' points together."""
+        return sum(c.points for c in self.checks)
+
+
+@dataclass(frozen=True)
+class LateRule:
+    """What a late submission costs (`score.late_factor` applies it)."""
+
+    grace_minutes: float = 0.0
+    """Submissions at most this late count as on time."""
+    penalty_per_day: float = 0.0
+    """Fraction of the marks taken per started day late (0.1: 10 % a day)."""
+    max_days: float = 0.0
+    """Submissions later than this many days score 0 (0: no limit)."""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What is graded and how; `max_total` comes from here, never from the submissions."""
+
+    title: str
+    """Shown in the gradebooks, the feedback files and the summary page (the LMS column name)."""
+    exercises: tuple[ExerciseRule, ...]
+    """The exercises graded, in course order."""
+    hidden: bool = True
+    """Whether the hidden inputs are tried too."""
+    hidden_seed: int | None = None
+    """Redraws the hidden inputs' random values (None: the package's own values)."""
+    deadline: dt.datetime | None = None
+    """When submissions are due (timezone-aware), or None."""
+    late: LateRule = field(default_factory=LateRule)
+    """The late rule."""
+    canvas_assignment_id: str = ""
+    """The assignment's id in Canvas, which names the column of the Canvas gradebook file ("" if unknown)."""
+    source: str = "the default assignment"
+    """Where it was read from (for messages)."""
+
+    @classmethod
+    def default(cls) -> Assignment:
+        """Every exercise, one point per input tried, hidden inputs on, as the package draws them."""
+        return cls("attention-course exercises", tuple(_rule(e, None, {}) for e in EXERCISES))
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The exercise ids, in order."""
+        return tuple(e.id for e in self.exercises)
+
+    @property
+    def max_total(self) -> float:
+        """The most a submission can score."""
+        return round_marks(sum(e.points for e in self.exercises))
+
+    def rule(self, exercise_id: str) -> ExerciseRule | None:
+        """The rule of one exercise, or None if the exercise is not part of this assignment."""
+        return next((e for e in self.exercises if e.id == exercise_id), None)
+
+    def checks(self, exercise_id: str) -> tuple[Check, ...]:
+        """The checks that grade an exercise here: time limits applied, hidden inputs redrawn from `hidden_seed`."""
+        return _checks(self, exercise_id)
+
+    def redrawn(self, exercise_id: str) -> tuple[int, int]:
+        """(hidden inputs whose values differ from the package's, hidden inputs) for one exercise."""
+        pairs = [(mine, theirs) for check, packaged in zip(self.checks(exercise_id), BY_ID[exercise_id].checks)
+                 for mine, theirs in zip(check.cases, packaged.cases) if theirs.hidden]
+        return sum(not _same_case(a, b) for a, b in pairs), len(pairs)
+
+    def fingerprint(self) -> str:
+        """Changes whenever anything that affects the marks changes (two gradebooks merge only if equal)."""
+        return hashlib.sha256(json.dumps(self.to_dict(secret=True), sort_keys=True).encode()).hexdigest()[:16]
+
+    def to_dict(self, *, secret: bool = False) -> dict:
+        """A JSON-ready description, `hidden_seed` left out unless `secret` (reports say only whether there is one)."""
+        out = {
+            "title": self.title, "max_total": self.max_total, "hidden": self.hidden,
+            "hidden_seed": self.hidden_seed if secret else ("set" if self.hidden_seed is not None else None),
+            "deadline": self.deadline.isoformat() if self.deadline else None,
+            "canvas_assignment_id": self.canvas_assignment_id,
+            "late": dataclasses.asdict(self.late),
+            "exercises": {e.id: {"points": round_marks(e.points), "checks": {c.check: {"points": c.points, "seconds": c.seconds}
+                                                                        for c in e.checks}} for e in self.exercises},
+        }
+        return out
+
+
+def round_marks(x: float) -> float | int:
+    """Marks to two decimals; whole numbers as ints, so the default gradebook reads as it always has."""
+    x = round(float(x), 2)
+    return int(x) if x == int(x) else x
+
+
+def _rule(exercise: Exercise, points: float | None, table: dict, where: str = "") -> ExerciseRule:
+    """An exercise's rule from its [exercise.ID] table; points shared by the checks' inputs unless given per check."""
+    checks_table = table.get("check", {})
+    if not isinstance(checks_table, dict):
+        raise AssignmentError(f"{where}exercise.{exercise.id}.check must be a table of checks")
+    unknown = set(checks_table) - {c.name for c in exercise.checks}
+    if unknown:
+        raise AssignmentError(f"{where}exercise.{exercise.id}.check.{sorted(unknown)[0]}: no such check; the checks of "
+                              f"{exercise.id} are {', '.join(c.name for c in exercise.checks)}")
+    _known_keys(table, {"points", "check"}, f"{where}exercise.{exercise.id}")
+    points = table.get("points", points)
+    inputs = sum(len(c.cases) for c in exercise.checks)
+    rules = []
+    for check in exercise.checks:
+        entry = checks_table.get(check.name, {})
+        name = f"{where}exercise.{exercise.id}.check.{check.name}"
+        _known_keys(entry, {"points", "seconds"}, name)
+        if points is None:
+            share = len(check.cases)  # one point per input: the grader's own marks
+        else:
+            share = _number(points, f"{where}exercise.{exercise.id}.points") * len(check.cases) / inputs
+        check_points = _number(entry.get("points", share), f"{name}.points")
+        seconds = entry.get("seconds")
+        if seconds is not None and not _number(seconds, f"{name}.seconds") > 0:
+            raise AssignmentError(f"{name}.seconds must be more than 0, got {seconds}")
+        rules.append(CheckRule(check.name, round_marks(check_points), seconds))
+    return ExerciseRule(exercise.id, tuple(rules))
+
+
+def _number(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise AssignmentError(f"{name} must be a number of at least 0, got {value!r}")
+    return float(value)
+
+
+def _known_keys(table: dict, known: set[str], name: str) -> None:
+    unknown = set(table) - known
+    if unknown:
+        raise AssignmentError(f"{name}: unknown key {sorted(unknown)[0]!r}; the keys here are {', '.join(sorted(known))}")
+
+
+def load(path: Path | str) -> Assignment:
+    """Read an assignment file; AssignmentError naming the key if anything in it is wrong."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AssignmentError(f"no assignment file {path}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise AssignmentError(f"{path} is not valid TOML: {err}") from None
+    return from_dict(data, source=str(path))
+
+
+def from_dict(data: dict, source: str = "the assignment") -> Assignment:
+    """An assignment from the parsed TOML (see the module docstring for the keys)."""
+    where = f"{source}: "
+    _known_keys(data, {"title", "exercises", "deadline", "points", "hidden", "late", "exercise", "canvas_assignment_id"},
+                f"{source} (top level)")
+    ids = data.get("exercises", [e.id for e in EXERCISES])
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        raise AssignmentError(f"{where}exercises must be a non-empty list of exercise ids")
+    for i in ids:
+        if i not in BY_ID:
+            raise AssignmentError(f"{where}exercises: unknown exercise {i!r}; the exercises are {', '.join(BY_ID)}")
+    if len(set(ids)) != len(ids):
+        raise AssignmentError(f"{where}exercises lists an exercise twice")
+    tables = data.get("exercise", {})
+    stray = set(tables) - set(ids)
+    if stray:
+        raise AssignmentError(f"{where}[exercise.{sorted(stray)[0]}] is not in the exercises list")
+    points = data.get("points")
+    rules = tuple(_rule(BY_ID[i], points, tables.get(i, {}), where) for i in sorted(ids, key=list(BY_ID).index))
+    hidden = data.get("hidden", {})
+    _known_keys(hidden, {"enabled", "seed"}, f"{where}[hidden]")
+    enabled = hidden.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise AssignmentError(f"{where}hidden.enabled must be true or false, got {enabled!r}")
+    seed = hidden.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise AssignmentError(f"{where}hidden.seed must be a whole number of at least 0, got {seed!r}")
+    deadline = data.get("deadline")
+    if deadline is not None:
+        if not isinstance(deadline, dt.datetime):
+            raise AssignmentError(f"{where}deadline must be a TOML date-time such as 2026-03-01T23:59:00Z, got {deadline!r}")
+        if deadline.tzinfo is None:
+            raise AssignmentError(f"{where}deadline {deadline} needs a time zone (Z, or an offset such as +01:00)")
+    late = data.get("late", {})
+    _known_keys(late, {"grace_minutes", "penalty_per_day", "max_days"}, f"{where}[late]")
+    late_rule = LateRule(**{k: _number(v, f"{where}late.{k}") for k, v in late.items()})
+    if late_rule.penalty_per_day > 1:
+        raise AssignmentError(f"{where}late.penalty_per_day is a fraction of the marks (0.1 = 10 %), "
+                              f"got {late_rule.penalty_per_day}")
+    title = data.get("title", "attention-course exercises")
+    if not isinstance(title, str) or not title.strip():
+        raise AssignmentError(f"{where}title must be a non-empty string")
+    canvas_id = data.get("canvas_assignment_id", "")
+    if not isinstance(canvas_id, (int, str)) or isinstance(canvas_id, bool):
+        raise AssignmentError(f"{where}canvas_assignment_id must be the number in the assignment's Canvas address")
+    return Assignment(title, rules, enabled, seed, deadline, late_rule, str(canvas_id), source)
+
+
+TEMPLATE = '''\
+# The assignment: what `attention-course grade --assignment {name}` grades, and how.
+# Every key is optional; without this file (or with every key removed) the grader gives
+# one point per input tried on every exercise, the hidden inputs on: its default marks.
+
+title = "attention-course exercises"   # the column name in the LMS gradebooks
+
+# The exercises graded (default: all of them, {count} in this version of the course).
+exercises = [{exercises}]
+
+# deadline = 2026-03-01T23:59:00Z      # when submissions are due; a TOML date-time with a time zone
+# canvas_assignment_id = 123456        # .../courses/<course>/assignments/<this number>: names the Canvas column
+# points = 10                          # every exercise worth 10 points (default: one per input tried)
+
+[hidden]
+enabled = true   # also try the inputs that the notebook's check cells do not show
+# Their random values are redrawn from this number, kept only here, so that reading the installed
+# package does not reveal them. Remove the line to use the package's own values.
+seed = {seed}
+
+[late]
+grace_minutes = 0      # this much past the deadline still counts as on time
+penalty_per_day = 0.0  # fraction of the marks taken per started day late (0.1 = 10 % a day)
+max_days = 0           # later than this many days scores 0 (0 = no limit)
+
+# Per exercise and per check (names as in `attention-course check`):
+# [exercise.03_softmax]
+# points = 20                # shared among the exercise's checks in proportion to their inputs
+# [exercise.03_softmax.check.softmax]
+# points = 20                # one check's points
+# seconds = 5                # time limit for one call of the student's function in this check
+'''
+
+
+def template(name: str = "assignment.toml", seed: int | None = None) -> str:
+    """The commented assignment file `attention-course assignment init` writes, with a fresh secret seed."""
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    return TEMPLATE.format(name=name, count=len(EXERCISES), seed=seed,
+                           exercises=", ".join(f'"{e.id}"' for e in EXERCISES))
+
+
+_BUILT: dict[tuple, tuple[Check, ...]] = {}
+_BUILD_LOCK = threading.Lock()  # one build of an exercise's checks (and their expected results) per process
+
+
+def _checks(assignment: Assignment, exercise_id: str) -> tuple[Check, ...]:
+    rule = assignment.rule(exercise_id)
+    if rule is None:
+        raise KeyError(f"{exercise_id} is not part of {assignment.title!r}")
+    key = (exercise_id, assignment.hidden_seed, tuple((c.check, c.seconds) for c in rule.checks))
+    with _BUILD_LOCK:
+        if key not in _BUILT:
+            _BUILT[key] = tuple(_check(check, check_rule, assignment.hidden_seed)
+                                for check, check_rule in zip(BY_ID[exercise_id].checks, rule.checks))
+        return _BUILT[key]
+
+
+def _check(check: Check, rule: CheckRule, seed: int | None) -> Check:
+    """A check as this assignment grades it: its own time limit, its hidden inputs drawn with the secret seed."""
+    changes: dict = {}
+    if seed is not None and any(c.hidden for c in check.cases):
+        changes["hidden_rngs"] = Rngs(seed)
+    if rule.seconds is not None:
+        changes["seconds"] = rule.seconds
+    if not changes:
+        return check
+    mine = dataclasses.replace(check, **changes)
+    try:
+        mine.cases  # built now, so that a seed that cannot redraw them is said at once
+    except ValueError:
+        raise AssignmentError(f"the hidden inputs of check {check.name} change in number or kind with hidden.seed; "
+                              "grade it without hidden.seed") from None
+    return mine
+
+
+def _same_case(a, b) -> bool:
+    """Whether two cases have the same arguments."""
+    if len(a.args) != len(b.args) or a.kwargs.keys() != b.kwargs.keys():
+        return False
+    pairs = list(zip(a.args, b.args)) + [(a.kwargs[k], b.kwargs[k]) for k in a.kwargs]
+    return all(np.array_equal(np.asarray(x), np.asarray(y), equal_nan=np.asarray(x).dtype.kind == "f") for x, y in pairs)

@@ -1,0 +1,218 @@
+"""Grading many submissions: each notebook run in its sandbox, then judged, every core busy.
+
+`grade_notebook` takes one notebook through the middle of the pipeline: it
+reads it and recognises its exercise, runs it (`sandbox.runner.run_notebook`,
+in a bubblewrap sandbox unless the caller says `sandbox=False`) and judges
+what came back (`judge.judge_run`), in the grader's process. A `Runner`
+grades the notebooks of many submissions: `Threads` on this machine,
+`cluster.Cluster` on a Dask cluster; `grade_submissions` uses the one it is
+given. Every submission gets a result with a status, whatever its notebooks
+did.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..._cpus import available_cores
+from ..checks.exercises import EXERCISES, identify
+from .intake import Submission
+from .judge import NotebookGrade, judge_run, not_run
+from .sandbox import bubblewrap
+from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
+from .assignment import Assignment
+from .status import CLEAN, Status
+
+
+@dataclass
+class SubmissionGrade:
+    """The grading of one submission."""
+
+    submission: Submission
+    """What was graded."""
+    notebooks: list[NotebookGrade]
+    """One grade per notebook."""
+
+    def by_exercise(self) -> dict[str, NotebookGrade]:
+        """The best-scoring notebook for each exercise."""
+        best: dict[str, NotebookGrade] = {}
+        for nb in self.notebooks:
+            if nb.exercise and (nb.exercise not in best or nb.score > best[nb.exercise].score):
+                best[nb.exercise] = nb
+        return best
+
+    @property
+    def statuses(self) -> set[Status]:
+        """Every status of every notebook (no notebooks: that)."""
+        return {s for nb in self.notebooks for s in nb.statuses} if self.notebooks else {Status.NO_NOTEBOOKS}
+
+    @property
+    def clean(self) -> bool:
+        """Whether every notebook ran without incident (ok or not attempted)."""
+        return bool(self.notebooks) and self.statuses <= set(CLEAN)
+
+    @property
+    def status(self) -> str:
+        """ok / not attempted for clean runs, else what went wrong, per notebook for a folder."""
+        if not self.notebooks:
+            return Status.NO_NOTEBOOKS
+        if len(self.notebooks) == 1:
+            return self.notebooks[0].status
+        if len({nb.status for nb in self.notebooks}) == 1:
+            return self.notebooks[0].status
+        return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.statuses != (Status.OK,))
+
+
+def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
+                   sandbox: bool = True, assignment: Assignment | None = None) -> NotebookGrade:
+    """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
+
+    `assignment` (an `assignment.Assignment`): its checks, time limits and
+    hidden inputs are used, and its `hidden` replaces the argument.
+    SandboxUnavailable if `sandbox` and bubblewrap cannot be used on this machine.
+    """
+    path = Path(path)
+    box = bubblewrap.find() if sandbox else None
+    try:
+        nb = read_notebook(path)
+    except InvalidNotebook as err:
+        guess = identify({}, path, "")
+        return not_run(str(path), guess.id if guess else None, Status.INVALID_NOTEBOOK, f"the file {err}")
+    cells = code_cells(nb)
+    exercise = identify(nb.metadata, path, "\n".join(cells))
+    if exercise is None:
+        return not_run(str(path), None, Status.UNKNOWN_EXERCISE,
+                       "not one of the exercises: no exercise metadata, file name or function names matched")
+    mismatch = _mismatch(exercise, path, cells)
+    if mismatch is not None:
+        exercise, mismatch = mismatch
+    checks, seconds = exercise.checks, None
+    if assignment is not None:
+        if assignment.rule(exercise.id) is None:
+            return not_run(str(path), exercise.id, Status.NOT_IN_ASSIGNMENT,
+                           f"exercise {exercise.id} is not part of the assignment {assignment.title!r}: not graded")
+        checks, hidden = assignment.checks(exercise.id), assignment.hidden
+        seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
+    requested, where = _calls(checks, limits, hidden, seconds)
+    run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided)
+    return judge_run(str(path), exercise, checks, where, run, cells, mismatch)
+
+
+def _mismatch(claimed, path: Path, cells: list[str]):
+    """(the exercise to grade, why) when the metadata names an exercise whose functions the notebook does not
+    define while its file name and code are another's; else None."""
+    code = "\n".join(cells)
+    other = identify({}, path, code)
+    if other is None or other.id == claimed.id or _defines(code, claimed) or not _defines(code, other):
+        return None
+    return other, (f"its metadata says it is exercise {claimed.id}, but it defines none of that exercise's functions "
+                   f"and all of {other.id}'s: graded as {other.id}")
+
+
+def _defines(code: str, exercise) -> bool:
+    import re
+
+    defined = set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
+    return bool(set(exercise.functions) & defined)
+
+
+def _calls(checks, limits: Limits, hidden: bool,
+           seconds: dict[str, float] | None = None) -> tuple[list[Call], dict[int, tuple[str, int]]]:
+    """The calls that grade an exercise's checks, and call id -> (check name, case index).
+
+    `seconds`: check name -> time limit per call (an assignment's per-check
+    limits); the other checks get the grader's `limits.call_seconds`.
+    """
+    requested, where = [], {}
+    for check in checks:
+        call_seconds = (seconds or {}).get(check.name, limits.call_seconds)
+        for i in check.indices(hidden):
+            case = check.cases[i]
+            call_id = len(requested)
+            requested.append(Call(call_id, check.name, check.function, case.args, dict(case.kwargs),
+                                  call_seconds, case.measure_memory))
+            where[call_id] = (check.name, i)
+    return requested, where
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How each notebook of a batch is graded: what a runner hands to `grade_notebook`."""
+
+    limits: Limits = Limits()
+    """Time, memory and process limits of each notebook."""
+    hidden: bool = True
+    """Whether the hidden inputs are tried too (an assignment's own setting replaces it)."""
+    sandbox: bool = True
+    """Each notebook in a bubblewrap sandbox of its own (False: a plain process, for notebooks one trusts)."""
+    assignment: Assignment | None = None
+    """Its checks, per-check time limits and hidden inputs are used (None: every exercise, the package's inputs)."""
+
+
+Runner = Callable[[list[Submission], Grading], Iterator[tuple[int, int, "NotebookGrade"]]]
+"""Grades the notebooks of the submissions, yielding (submission index, notebook index, grade) as each is done:
+`Threads` on this machine, `cluster.Cluster` on a Dask cluster; the command line chooses."""
+
+
+class Threads:
+    """A runner that grades the notebooks on this machine, `jobs` at a time (default: one per core)."""
+
+    def __init__(self, jobs: int | None = None):
+        self.jobs = jobs or default_jobs()
+
+    def __call__(self, submissions: list[Submission], grading: Grading) -> Iterator[tuple[int, int, NotebookGrade]]:
+        if grading.sandbox:
+            bubblewrap.find()  # SandboxUnavailable before anything runs
+        assignment = grading.assignment
+        for exercise in EXERCISES:  # expected results are computed once, before the threads start
+            for check in (assignment.checks(exercise.id) if assignment and assignment.rule(exercise.id) else exercise.checks):
+                check.prepare()
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
+                                   assignment=assignment): (si, ni)
+                       for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)}
+            for future in as_completed(futures):
+                si, ni = futures[future]
+                try:
+                    grade = future.result()
+                except Exception as err:  # never lose a row, even to a bug of ours
+                    path = submissions[si].notebooks[ni]
+                    grade = not_run(str(path), None, Status.GRADER_ERROR, repr(err))
+                yield si, ni, grade
+
+
+def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
+                      progress: bool = True, hidden: bool = True, sandbox: bool = True,
+                      assignment: Assignment | None = None, runner: Runner | None = None) -> list[SubmissionGrade]:
+    """Grade every notebook of every submission with `runner` (default: `Threads(jobs)`, one per core).
+
+    Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
+    SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
+    `assignment`: grade with its checks, limits and hidden inputs (see `grade_notebook`).
+    """
+    grading = Grading(limits, hidden, sandbox, assignment)
+    runner = runner or Threads(jobs)
+    grades: dict[tuple[int, int], NotebookGrade] = {}
+    bar = _progress(sum(len(s.notebooks) for s in submissions), progress)
+    try:
+        for si, ni, grade in runner(submissions, grading):
+            grades[(si, ni)] = grade
+            bar.update(1)
+    finally:
+        bar.close()
+    return [SubmissionGrade(s, [grades[(si, ni)] for ni in range(len(s.notebooks))]) for si, s in enumerate(submissions)]
+
+
+def default_jobs() -> int:
+    """One worker per available core."""
+    return available_cores()
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="grading", unit="notebook", file=sys.stderr, disable=not enabled, leave=True)

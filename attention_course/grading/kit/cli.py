@@ -1,0 +1,396 @@
+"""The instructor's subcommands of `attention-course`: grade, gradebook, assignment.
+
+    attention-course assignment init assignment.toml  the assignment file: points, hidden inputs, deadline
+    attention-course grade canvas.zip --roster roster.csv --assignment assignment.toml --out-dir week1/
+                                                      a class's submissions into gradebooks, feedback, a summary
+    attention-course gradebook merge a.json b.json --out gb.csv    shards or a regrade into one gradebook
+
+Heavy modules are imported inside the handlers, so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    """Add the grade, gradebook and assignment subcommands."""
+    grade = subparsers.add_parser(
+        "grade", help="grade a class's submissions into gradebooks, feedback files and a summary",
+        description="Grade every submission, each notebook in a bubblewrap sandbox of its own (no network, a "
+                    "read-only view of only Python and the course package, its own processes, limits enforced from "
+                    "outside), using every core, or on a Dask cluster (--dask). A SUBMISSION is a notebook; a folder "
+                    "of student folders (each subfolder one student; each notebook directly inside one submission); "
+                    "one student's folder of exercise notebooks; or a Canvas or Moodle 'download all submissions' "
+                    "zip (or its unpacked folder), unpacked safely. With --roster, each submission is matched to a "
+                    "student; duplicates, unmatched submissions, students with no submission and ignored files are "
+                    "reported, never resolved silently. Marks follow the assignment file (--assignment; default: one "
+                    "point per input on every exercise). Writes the CSV gradebook and its JSON report; with --out-dir "
+                    "also the Canvas and Moodle import files, a feedback file per student and the class summary. An "
+                    "existing gradebook is never replaced without --force (--update merges into it, keeping a backup).",
+    )
+    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks, folders or LMS zips")
+    grade.add_argument("--assignment", type=Path, metavar="TOML",
+                       help="the assignment file (see `attention-course assignment init`)")
+    grade.add_argument("--roster", type=Path, metavar="CSV",
+                       help="the class: student_id,name[,email,submission,canvas_id,sis_user_id,sis_login_id,section,moodle_id]")
+    grade.add_argument("--out", type=Path, default=None,
+                       help="the CSV to write (default: gradebook.csv, or OUT_DIR/gradebook.csv); the report goes to "
+                            "the same name with .json")
+    grade.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+                       help="also write canvas.csv, moodle.csv, feedback/<student>.html and .txt, and summary.html here")
+    grade.add_argument("--force", action="store_true", help="replace an existing gradebook and report")
+    grade.add_argument("--update", type=Path, default=None, metavar="GRADEBOOK",
+                       help="regrade: merge these submissions' rows into this existing gradebook (a backup of it is kept)")
+    grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                       help="grade only the K-th of N equal parts of the class (merge the N reports with "
+                            "`attention-course gradebook merge`)")
+    grade.add_argument("--dask", default=None, metavar="ADDRESS",
+                       help="send each submission to the Dask scheduler at ADDRESS (the [cluster] extra; every worker "
+                            "needs this course and bubblewrap installed)")
+    grade.add_argument("--jobs", type=int, default=None, help="notebooks graded at once (default: one per core)")
+    grade.add_argument("--no-progress", action="store_true", help="no progress bar")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="run the notebooks without bubblewrap, as your own user, with full access to your files "
+                            "and the network: only for notebooks you trust")
+    _add_limits(grade)
+    grade.set_defaults(run=run_grade)
+
+    book = subparsers.add_parser(
+        "gradebook", help="merge gradebook reports, or write the LMS files, feedback and summary from one",
+        description="merge: one gradebook from the JSON reports of shards (grade --shard) or of a regrade; a later "
+                    "report's row replaces an earlier one's for the same student. export: the Canvas and Moodle "
+                    "import files, the feedback files and the class summary from a report.",
+    )
+    actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
+    merge = actions.add_parser("merge", help="merge reports into one gradebook")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports (or the CSVs beside them)")
+    merge.add_argument("--out", type=Path, required=True, help="the merged CSV gradebook (its report beside it)")
+    merge.add_argument("--out-dir", type=Path, default=None, metavar="DIR", help="also write the LMS files, feedback and summary here")
+    merge.add_argument("--force", action="store_true", help="replace an existing gradebook (a backup is kept)")
+    merge.set_defaults(run=run_gradebook_merge)
+    export = actions.add_parser("export", help="write the LMS files, feedback and summary of a report")
+    export.add_argument("report", type=Path, metavar="REPORT", help="a JSON report (or the CSV beside it)")
+    export.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
+    export.set_defaults(run=run_gradebook_export)
+
+    assignment = subparsers.add_parser(
+        "assignment", help="write or read an assignment file (points, hidden inputs, limits, deadline)",
+        description="init: write a commented assignment file with a fresh secret seed for the hidden inputs. "
+                    "show: read one and print its exercises, points and rules (exit 2 if it is invalid).",
+    )
+    a_actions = assignment.add_subparsers(dest="action", metavar="ACTION", required=True)
+    init = a_actions.add_parser("init", help="write a commented assignment file")
+    init.add_argument("file", type=Path, nargs="?", default=Path("assignment.toml"))
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+    init.set_defaults(run=run_assignment_init)
+    show = a_actions.add_parser("show", help="check an assignment file and print what it grades")
+    show.add_argument("file", type=Path)
+    show.set_defaults(run=run_assignment_show)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, such as 2/4, got {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    from .sandbox.runner import Limits
+
+    d = Limits()
+    group = parser.add_argument_group("limits for each notebook")
+    group.add_argument("--cell-timeout", type=_seconds, default=d.cell_seconds, metavar="SECONDS",
+                       help=f"time limit per code cell (default: {d.cell_seconds:g})")
+    group.add_argument("--check-timeout", type=_seconds, default=d.call_seconds, metavar="SECONDS",
+                       help=f"time limit per call of a student's function (default: {d.call_seconds:g})")
+    group.add_argument("--notebook-timeout", type=_seconds, default=d.notebook_seconds, metavar="SECONDS",
+                       help=f"time budget for a whole notebook (default: {d.notebook_seconds:g})")
+    group.add_argument("--memory-limit", type=_bytes, default=d.memory_bytes, metavar="SIZE",
+                       help="memory (address space) per notebook process, e.g. 2G or 1500M (default: 2G)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
+
+
+def _bytes(text: str) -> int:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", text, flags=re.IGNORECASE)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a size such as 2G or 1500M, got {text!r}")
+    factor = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2).upper()]
+    value = int(float(match.group(1)) * factor)
+    if value < 256 << 20:
+        raise argparse.ArgumentTypeError("the memory limit must be at least 256M (Python and numpy need about that)")
+    return value
+
+
+def _limits(args):
+    from .sandbox.runner import Limits
+
+    return Limits(cell_seconds=args.cell_timeout, call_seconds=args.check_timeout,
+                  notebook_seconds=args.notebook_timeout, memory_bytes=args.memory_limit)
+
+
+def _fail(command: str, err) -> int:
+    print(f"attention-course {command}: {err}", file=sys.stderr)
+    return 2
+
+
+class _Refused(Exception):
+    """A grade run that cannot go on: the message is printed and the command exits with status 2."""
+
+
+def run_grade(args) -> int:
+    """Handler of `attention-course grade`: intake, then run and judge every notebook, then score and write."""
+    from .batch import grade_submissions
+    from .score import build_report
+
+    try:
+        assignment, old, out = _grade_target(args)
+        notes, submissions = _grade_intake(args, out)
+        sandbox = _sandbox_settings(args)
+        jobs, runner, client = _grade_runner(args)
+    except _Refused as err:
+        return _fail("grade", err)
+    limits = _limits(args)
+    start = time.monotonic()
+    try:
+        grades = grade_submissions(submissions, limits, progress=not args.no_progress, sandbox=not args.no_sandbox,
+                                   assignment=assignment, runner=runner)
+    finally:
+        if client is not None:
+            client.close()
+    seconds = time.monotonic() - start
+    settings = {"limits": vars(limits), "jobs": f"dask {args.dask}" if args.dask else jobs, "seconds": round(seconds, 2),
+                **sandbox}
+    if args.shard:
+        settings["shard"] = f"{args.shard[0]}/{args.shard[1]}"
+    report = build_report(grades, assignment, settings=settings, notes=notes)
+    csv_path, json_path, report = _write_gradebook(report, old, out, args.force)
+    where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
+    _print_graded(grades, seconds, where)
+    _print_intake(report)
+    print(f"gradebook: {csv_path}\nreport:    {json_path}")
+    if args.out_dir:
+        _export(report, args.out_dir)
+    if args.no_sandbox:
+        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
+    return 0
+
+
+def _grade_target(args):
+    """(the assignment, the gradebook report to update or None, the CSV to write); _Refused if any is wrong."""
+    from . import assignment as assignments
+    from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
+
+    out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv"))
+    try:
+        assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
+        old = None
+        if args.update:
+            old = read_report(args.update)
+            if old["assignment_fingerprint"] != assignment.fingerprint():
+                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs or "
+                                 "deadline); pass the same --assignment")
+        else:
+            ensure_writable(out, args.force)
+    except (GradebookExists, assignments.AssignmentError, MergeError) as err:
+        raise _Refused(err) from None
+    return assignment, old, out
+
+
+def _grade_intake(args, out: Path):
+    """(intake's notes on the download, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
+    from .intake import IntakeError, intake
+
+    unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
+    if args.shard:  # shards may run at once, side by side: each unpacks its own copy
+        unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
+    try:
+        taken = intake(args.submissions, unpacked, args.roster)
+    except (FileNotFoundError, IntakeError) as err:
+        raise _Refused(err) from None
+    submissions = taken.submissions
+    if args.update:  # a regrade: only the students whose work was given
+        submissions = [s for s in submissions if s.path or not s.student]
+    if args.shard:
+        k, n = args.shard
+        submissions = [s for s in submissions if s.order % n == k - 1]
+    if not submissions:
+        raise _Refused("no submissions found")
+    if args.jobs is not None and args.jobs < 1:
+        raise _Refused("--jobs must be at least 1")
+    return taken.notes, submissions
+
+
+def _sandbox_settings(args) -> dict:
+    """What the report says of the sandbox; _Refused (with how to go on) if bubblewrap cannot be used here."""
+    from .sandbox import bubblewrap
+
+    if args.no_sandbox:
+        print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
+        return {"sandbox": "none (--no-sandbox)", "warning": NO_SANDBOX_WARNING}
+    if args.dask:
+        return {"sandbox": "bubblewrap, on each Dask worker"}
+    try:
+        box = bubblewrap.find()
+    except bubblewrap.SandboxUnavailable as err:
+        raise _Refused(f"{err}.\nThe grader runs each notebook in a bubblewrap sandbox; to grade notebooks you trust "
+                       "without one, pass --no-sandbox.") from None
+    how = "in a user namespace" if box.user_namespace else "as root, each worker under an unused uid"
+    return {"sandbox": f"bubblewrap ({box.executable}, {how})"}
+
+
+def _grade_runner(args):
+    """(jobs, the runner that grades the notebooks, the Dask client to close or None): here, or on --dask's cluster."""
+    from .batch import Threads, default_jobs
+
+    jobs = args.jobs or default_jobs()
+    if not args.dask:
+        return jobs, Threads(jobs), None
+    from .cluster import Cluster, ClusterUnavailable, check_workers, connect
+
+    try:
+        client = connect(args.dask)
+        problems = check_workers(client, sandbox=not args.no_sandbox)
+    except ClusterUnavailable as err:
+        raise _Refused(err) from None
+    if problems:
+        client.close()
+        raise _Refused("some Dask workers cannot grade: " + "; ".join(problems))
+    return jobs, Cluster(client), client
+
+
+def _write_gradebook(report: dict, old: dict | None, out: Path, force: bool):
+    """Write the gradebook (merged into `old` for a regrade, keeping a backup): (csv, json, the report written)."""
+    from .write.gradebook import GradebookExists, free_path, merge_reports, write_report
+
+    if old is not None:
+        report = merge_reports([old, report])
+        return (*write_report(report, out, backup=True), report)
+    try:
+        return (*write_report(report, out, force=force), report)
+    except GradebookExists:
+        out = free_path(out)
+        print(f"attention-course grade: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
+        return (*write_report(report, out), report)
+
+
+def _print_graded(grades, seconds: float, where: str) -> None:
+    """How many submissions ran cleanly, and which tried something the sandbox stopped or the grader noticed."""
+    from .status import ATTEMPTS
+
+    graded = [g for g in grades if g.submission.notebooks]
+    clean = sum(g.clean for g in graded)
+    print(f"graded {len(graded)} submission(s) in {seconds:.1f} s {where}: "
+          f"{clean} ran cleanly, {len(graded) - clean} with incidents (see the status column)")
+    flagged = [g for g in grades if g.statuses & set(ATTEMPTS)]
+    if flagged:
+        print(f"{len(flagged)} submission(s) tried something the sandbox stopped or the grader noticed: "
+              + ", ".join(f"{g.submission.name} ({g.status})" for g in flagged[:10])
+              + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
+
+
+def _print_intake(report: dict) -> None:
+    """What intake found and left to the instructor, on the terminal."""
+    intake = report["intake"]
+    for title, items in (("in the download", intake["notes"]), ("no submission", intake["no_submission"]),
+                         ("not on the roster", intake["not_on_roster"]), ("duplicates", intake["duplicates"]),
+                         ("ignored files", intake["ignored_files"])):
+        if items:
+            print(f"{title} ({len(items)}): " + "; ".join(items[:10]) + ("; ..." if len(items) > 10 else ""))
+
+
+def _export(report: dict, folder: Path) -> None:
+    from .write.exports import write_exports
+
+    done = write_exports(report, folder)
+    print(f"canvas:    {done.canvas}" + (f" ({len(done.not_in_canvas)} left out: no Canvas or SIS id in the roster)"
+                                         if done.not_in_canvas else ""))
+    print(f"moodle:    {done.moodle}" + (f" ({len(done.not_in_moodle)} left out: no Moodle id nor email in the roster)"
+                                         if done.not_in_moodle else ""))
+    print(f"feedback:  {len(done.feedback)} file(s) in {folder / 'feedback'}\nsummary:   {done.summary}")
+
+
+def run_gradebook_merge(args) -> int:
+    """Handler of `attention-course gradebook merge`."""
+    from .write.gradebook import GradebookExists, MergeError, merge_reports, read_report, write_report
+
+    try:
+        report = merge_reports([read_report(p) for p in args.reports])
+        csv_path, json_path = write_report(report, args.out, backup=args.force)
+    except (MergeError, GradebookExists) as err:
+        return _fail("gradebook merge", err)
+    print(f"merged {len(args.reports)} report(s): {len(report['submissions'])} row(s)")
+    _print_intake(report)
+    print(f"gradebook: {csv_path}\nreport:    {json_path}")
+    if args.out_dir:
+        _export(report, args.out_dir)
+    return 0
+
+
+def run_gradebook_export(args) -> int:
+    """Handler of `attention-course gradebook export`."""
+    from .write.gradebook import MergeError, read_report
+
+    try:
+        report = read_report(args.report)
+    except MergeError as err:
+        return _fail("gradebook export", err)
+    _export(report, args.out_dir)
+    return 0
+
+
+def run_assignment_init(args) -> int:
+    """Handler of `attention-course assignment init`."""
+    from .assignment import template
+
+    if args.file.exists() and not args.force:
+        return _fail("assignment init", f"{args.file} already exists; pass --force to replace it")
+    args.file.write_text(template(args.file.name), encoding="utf-8")
+    print(f"wrote {args.file}: every exercise, one point per input, hidden inputs redrawn from a new secret seed; "
+          "edit it, then `attention-course assignment show` checks it")
+    return 0
+
+
+def run_assignment_show(args) -> int:
+    """Handler of `attention-course assignment show`."""
+    from .assignment import AssignmentError, load
+
+    try:
+        a = load(args.file)
+    except AssignmentError as err:
+        return _fail("assignment show", err)
+    print(f"{a.title}: {len(a.exercises)} exercise(s), {a.max_total} points")
+    for rule in a.exercises:
+        checks = ", ".join(f"{c.check} {c.points}" + (f" ({c.seconds:g} s a call)" if c.seconds else "") for c in rule.checks)
+        print(f"  {rule.id}: {rule.points:g} ({checks})")
+    if not a.hidden:
+        print("hidden inputs: off")
+    elif a.hidden_seed is None:
+        print("hidden inputs: on, the package's own values (students who read the package can see them)")
+    else:
+        counts = [a.redrawn(rule.id) for rule in a.exercises]
+        print(f"hidden inputs: on, redrawn from the file's seed ({sum(c[0] for c in counts)} of "
+              f"{sum(c[1] for c in counts)} differ from the package's; the others are fixed cases, such as a single key)")
+    if a.deadline:
+        late = a.late
+        print(f"deadline: {a.deadline.isoformat()}; grace {late.grace_minutes:g} min, {100 * late.penalty_per_day:g} % a day late"
+              + (f", 0 after {late.max_days:g} days" if late.max_days else ""))
+    return 0
+
+
+NO_SANDBOX_WARNING = ("no sandbox (--no-sandbox): the notebooks run as your user, can read and write your files, "
+                      "reach the network and leave processes running; grade untrusted notebooks without --no-sandbox")

@@ -1,0 +1,137 @@
+"""Judging one notebook's run with the checks: the verdicts, the status and what happened, as a `NotebookGrade`.
+
+`judge_run` takes what the sandbox observed (`sandbox.runner.NotebookRun`)
+and hands each check's observations to the same `judge_all` as the
+in-notebook checks, with the hidden inputs added. The notebook's status is
+every `Status` that applies, found from the run's data (its cells, its
+calls, what it tried), never from the sentences its incidents say.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from ..checks.engine import calls, results
+from ..checks.engine.check import Check, judge_all
+from ..checks.exercises import BY_ID, Exercise, package_names_used
+from .sandbox.runner import NotebookRun
+from .status import Incident, Status, notebook_text
+
+FLOOD_BYTES = 1_000_000
+"""A notebook that prints more than this gets the status "output flood"."""
+
+CELL_STATUSES = {"timeout": Status.TIMEOUT, "memory": Status.OUT_OF_MEMORY, "exit": Status.SYS_EXIT,
+                 "error": Status.CELL_ERRORS}
+"""What a cell that ended this way gives the status (a cell whose process was killed: see `Stop.status`)."""
+CALL_STATUSES = {calls.TIMEOUT: Status.TIMEOUT, calls.OUT_OF_MEMORY: Status.OUT_OF_MEMORY,
+                 calls.CRASHED: Status.CRASHED, calls.EXITED: Status.SYS_EXIT, calls.MISSING: Status.MISSING_FUNCTIONS}
+"""What a call of the student's function that ended this way gives the status."""
+
+
+@dataclass
+class NotebookGrade:
+    """The grading of one notebook."""
+
+    path: str
+    """The notebook's path."""
+    exercise: str | None
+    """Id of the exercise it was recognised as, or None."""
+    checks: list[results.CheckResult] = field(default_factory=list)
+    """One result per check of the exercise."""
+    statuses: tuple[Status, ...] = (Status.OK,)
+    """Every outcome that applies, worst first: ok, not attempted, or what went wrong (timeout, crashed, ...)."""
+    incidents: list[Incident] = field(default_factory=list)
+    """Sentences describing what went wrong while running it, each with its kind."""
+    output: str = ""
+    """The start of what the notebook printed."""
+    seconds: float = 0.0
+    """Wall-clock time to run and judge it."""
+
+    @property
+    def status(self) -> str:
+        """The status column: its statuses, worst first ("timeout, cell errors")."""
+        return notebook_text(self.statuses)
+
+    @property
+    def score(self) -> int:
+        """Inputs passed, over all checks."""
+        return sum(c.score for c in self.checks)
+
+    @property
+    def max_score(self) -> int:
+        """Inputs tried, over all checks (the exercise's maximum)."""
+        return BY_ID[self.exercise].max_score if self.exercise in BY_ID else 0
+
+
+def not_run(path: str, exercise: str | None, status: Status, sentence: str) -> NotebookGrade:
+    """The grade of a notebook that was not run: an invalid file, an unknown exercise, one the assignment leaves out."""
+    return NotebookGrade(path, exercise, statuses=(status,), incidents=[Incident(sentence, status)])
+
+
+def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: dict[int, tuple[str, int]],
+              run: NotebookRun, cells: list[str], mismatch: str | None = None) -> NotebookGrade:
+    """Judge what one notebook's run returned with `checks` (call id -> (check, case index) in `where`)."""
+    grade = NotebookGrade(path, exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    found = set(run.flags)
+    if mismatch:
+        grade.incidents.insert(0, Incident(mismatch, Status.EXERCISE_MISMATCH))
+        found.add(Status.EXERCISE_MISMATCH)
+    for index, cell in sorted(run.cells.items()):
+        if cell.status == "error":  # the student should know which cell, and what it raised
+            raised = cell.error.strip().splitlines()[-1] if cell.error.strip() else "an exception"
+            grade.incidents.append(Incident(f"code cell {index + 1} raised {raised}; the other cells still ran",
+                                            Status.CELL_ERRORS))
+    borrowed = package_names_used(cells, exercise)
+    if borrowed:
+        names = ", ".join(f"attention_course.{n}" for n in borrowed)
+        code = any(_is_course_code(n) for n in borrowed)
+        grade.incidents.append(Incident(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a "
+                                        "look", Status.USED_COURSE_CODE if code else None))
+        if code:
+            found.add(Status.USED_COURSE_CODE)
+    for check in checks:
+        observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
+        try:
+            grade.checks.append(judge_all(check, observations))
+        except Exception as err:  # a bug of ours must not sink the batch
+            grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),
+                                                    results.ERROR, f"the grader failed: {err!r}", "", None, ()))
+            grade.incidents.append(Incident(f"the grader failed on {check.name}: {err!r}", Status.GRADER_ERROR))
+    grade.statuses = _statuses(grade, run, found)
+    return grade
+
+
+def _statuses(grade: NotebookGrade, run: NotebookRun, found: set[Status]) -> tuple[Status, ...]:
+    """Every status the run's cells, calls and findings give, worst first; else not attempted or ok."""
+    for cell in run.cells.values():
+        if cell.status == "killed":
+            found.add(cell.stop.status if cell.stop else Status.CRASHED)
+        elif cell.status in CELL_STATUSES:
+            found.add(CELL_STATUSES[cell.status])
+    for call_id, obs in run.observations.items():
+        if obs.status == calls.CRASHED and call_id in run.stopped:
+            found.add(run.stopped[call_id].status)  # killed by the grader: for what it did to the result channel
+        elif obs.status in CALL_STATUSES:
+            found.add(CALL_STATUSES[obs.status])
+    if run.output_bytes > FLOOD_BYTES:
+        found.add(Status.OUTPUT_FLOOD)
+    if run.files_written:
+        found.add(Status.WROTE_FILES)
+    if any(c.status == results.ERROR for c in grade.checks):
+        found.add(Status.GRADER_ERROR)
+    if found:
+        return tuple(sorted(found, key=list(Status).index))
+    if grade.checks and all(c.status == results.NOT_ATTEMPTED for c in grade.checks):
+        return (Status.NOT_ATTEMPTED,)
+    return (Status.OK,)
+
+
+def _is_course_code(name: str) -> bool:
+    """Whether a name taken from attention_course is code (a function or a class), not data such as BANK_BOT."""
+    import attention_course
+
+    candidates = [getattr(attention_course, name, None)] + [
+        getattr(module, name, None) for key, module in list(sys.modules.items())
+        if key.startswith("attention_course.") and not key.startswith("attention_course.grading")]
+    return any(callable(c) for c in candidates)

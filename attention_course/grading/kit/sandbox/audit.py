@@ -1,0 +1,465 @@
+"""What a notebook tries, seen from inside its worker: an audit hook, snapshots and a profiler.
+
+The sandbox keeps a notebook from reaching anything outside it; this module
+tells the instructor what it tried, so that nothing it does is silent. The
+worker sets up one `Watch` before the first cell runs:
+
+- an audit hook (PEP 578: once added, nothing can remove it) notes signals
+  sent to other processes, network connections and name lookups, processes
+  started, files written outside the worker's own folder, course files read
+  or listed that the notebook was not given (the checkout, `solutions/`, the
+  other submissions, the package's sources), and other files outside the
+  sandbox's view that its own code opens;
+- snapshots of the course's modules show code replaced in the worker (the
+  grading internals, the package's functions), and of numpy's functions;
+- while the grader's calls run, a profiler notes every function of the course
+  package entered from the notebook's own code, beyond those the exercise
+  provides.
+
+Each finding goes to `report(kind, detail)`; the worker sends it to the grader,
+which decides, outside, what it means.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import sys
+import threading
+import types
+from contextlib import contextmanager
+from typing import Callable
+
+SIGNAL = "signal"
+NETWORK = "network"
+PROCESS = "process"
+WRITE = "write outside"
+READ = "course files"
+OUTSIDE = "read outside"
+TAMPER = "tampered"
+COURSE_CODE = "course code"
+NUMPY = "numpy"
+KINDS = (SIGNAL, NETWORK, PROCESS, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY)
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+_STREAMS = ("/dev/fd/", "/proc/self/fd/")
+_NUMPY_MODULES = ("numpy", "numpy.linalg", "numpy.testing", "numpy.random")
+_IPYTHON_BUILTINS = {"display", "get_ipython", "exit", "quit", "help", "copyright", "credits", "license"}
+_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the sandbox's own modules
+
+
+class Watch:
+    """The audit hook, the snapshots and the calls' profiler of one worker (see the module docstring)."""
+
+    def __init__(self, report: Callable[[str, str], None], *, writable: list[str], course: list[str],
+                 visible: list[str], provided: list[str]):
+        import attention_course
+
+        self._report = report
+        self._pid = os.getpid()
+        self._writable = tuple(_folder(p) for p in writable)
+        self._course = tuple(_folder(p) for p in course)
+        self._visible = tuple(_folder(p) for p in visible)
+        self._wrappers = (_folder(os.path.dirname(os.__file__)), _folder(_ipython_folder()))
+        self._package = _folder(os.path.dirname(os.path.abspath(attention_course.__file__)))
+        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+        self._libraries = tuple(_folder(p) for p in prefixes | {os.path.realpath(p) for p in prefixes}) + (
+            self._package, "<frozen ")
+        self._allowed = _allowed_code(attention_course, provided)
+        self._modules: dict[str, types.ModuleType] = {}
+        self._state: dict[str, tuple] = {}
+        self._profiling = None
+        self._own_setprofile = False
+        self._setprofile_seen = False
+        self._thread_profile = self._in_threads  # one bound method, so that threading's hook can be recognised
+
+    # --- the audit hook -------------------------------------------------------------------------------
+
+    def install(self) -> None:
+        """Add the audit hook (for the rest of the process's life), snapshot the course's modules, and give every
+        thread the notebook starts the calls' profiler (a helper thread started in a cell is watched as well)."""
+        self.snapshot()
+        sys.addaudithook(self._hook)
+        threading.setprofile(self._thread_profile)
+
+    def _in_threads(self, frame, event, arg):
+        """The profile of the notebook's own threads: the calls' profiler while a call runs, else nothing."""
+        profiling = self._profiling
+        if profiling is not None:
+            profiling(frame, event, arg)
+
+    def _hook(self, event: str, args: tuple) -> None:
+        handler = _HANDLERS.get(event)
+        if handler is None or os.getpid() != self._pid:  # a forked child reports nothing
+            return
+        try:
+            handler(self, event, args)
+        except Exception:  # noqa: BLE001 -- the hook must never change what the notebook's code does
+            pass
+
+    def _signal(self, event: str, args: tuple) -> None:
+        target, number = args[0], args[1]
+        if event == "os.kill" and (target == self._pid or _descends(target, self._pid)):
+            return  # its own process, or one it started: the notebook may stop what it started
+        name = _signal_name(number)
+        if event == "os.killpg":
+            self._report(SIGNAL, f"{name} to process group {target}")
+        else:
+            whose = {os.getppid(): " (its parent)", 0: " (its own process group)",
+                     -1: " (every process it may signal)"}.get(target, "")
+            self._report(SIGNAL, f"{name} to process {target}{whose}")
+
+    def _network(self, event: str, args: tuple) -> None:
+        if event == "socket.bind":
+            sock, address = args[0], args[1]
+            if getattr(sock, "family", None) not in (socket.AF_INET, socket.AF_INET6):
+                return
+            self._report(NETWORK, f"listen on {_address(address)}")
+        elif event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
+            verb = "connect to" if event == "socket.connect" else "send to"
+            self._report(NETWORK, f"{verb} {_address(args[1])}")
+        elif event.startswith("socket."):
+            self._report(NETWORK, f"look up {_address(args[0])}")
+        elif event == "urllib.Request":
+            self._report(NETWORK, f"open {str(args[0])[:150]}")
+        else:
+            self._report(NETWORK, f"connect to {_address(args[1:3])}")
+
+    def _process(self, event: str, args: tuple) -> None:
+        if not self._by_notebook(direct=True):
+            return  # a library's own helper, such as matplotlib's fc-list
+        if event in ("os.fork", "os.forkpty"):
+            command = f"{event}()"
+        elif event == "os.system":
+            command = _text(args[0])
+        elif event == "subprocess.Popen":
+            command = _command(args[1])
+        elif event == "os.spawn":
+            command = _command(args[2])
+        else:  # os.exec, os.posix_spawn: (path, argv, env); pty.spawn: (argv,)
+            command = _command(args[1] if len(args) > 1 else args[0])
+        self._report(PROCESS, f"`{command[:150]}`")
+        if any(root.rstrip(os.sep) in command for root in self._course) or "solutions" in command:
+            self._report(READ, f"ran `{command[:150]}`")
+
+    def _open(self, event: str, args: tuple) -> None:
+        path, mode, flags = args[0], args[1], args[2]
+        if isinstance(path, int):
+            return
+        full = _absolute(path)
+        writing = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & _WRITE_FLAGS)
+        if writing:
+            self._check_write(full, "write")
+        else:
+            self._check_read(full, "read")
+
+    def _paths(self, event: str, args: tuple) -> None:
+        verb = event.split(".", 1)[1]
+        if event in ("os.rename", "shutil.move"):
+            writes = args[:2]
+        elif event in ("os.link", "os.symlink", "shutil.copyfile", "shutil.copymode", "shutil.copystat",
+                       "shutil.copytree"):
+            writes = args[1:2]
+            self._check_read(_absolute(args[0]), verb)
+        else:
+            writes = args[:1]
+        for path in writes:
+            if not isinstance(path, int):
+                self._check_write(_absolute(path), verb)
+
+    def _listing(self, event: str, args: tuple) -> None:
+        path = args[0] if args and args[0] is not None else "."
+        if not isinstance(path, int):
+            self._check_read(_absolute(path), "list" if event != "os.chdir" else "chdir to")
+
+    def _setprofile(self, event: str, args: tuple) -> None:
+        if self._profiling is None or self._own_setprofile:
+            return
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename == threading.__file__ and sys.getprofile() is None:
+            return  # a thread starting: threading gives it the profile set in `install`
+        # Told at the call's end, if it returned: Python itself removes a profiler that raised (the time
+        # limit's alarm, a RecursionError landing in it), which is no one's doing.
+        self._setprofile_seen = True
+
+    def _check_write(self, full: str, verb: str) -> None:
+        if full.startswith(self._writable) or full in _DEVICES or full.startswith(_STREAMS):
+            return
+        self._report(WRITE, f"{verb} {full}")
+
+    def _check_read(self, full: str, verb: str) -> None:
+        if full.startswith(self._writable):
+            return
+        course = (full + os.sep).startswith(self._course) and not full.startswith(self._libraries)
+        if course or "solutions" in full.split(os.sep) or full.startswith(self._package):
+            if self._by_notebook():
+                self._report(READ, f"{verb} {full}")
+        elif full != os.sep and not (full + os.sep).startswith(self._visible) and self._by_notebook(direct=True):
+            self._report(OUTSIDE, f"{verb} {full}")
+
+    def _by_notebook(self, direct: bool = False) -> bool:
+        """Whether the notebook's own code is doing what is being audited: not the package, nor an import.
+
+        With `direct`, only the notebook's code itself, or the standard library
+        or IPython on its behalf (open, pathlib, shutil): other libraries probe
+        files of their own (configuration, caches) that say nothing about it.
+        """
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back
+        while frame is not None:
+            name = frame.f_code.co_filename
+            if name.startswith("<frozen importlib") or name.startswith(self._package):
+                return False
+            if not name.startswith(self._libraries):
+                return True
+            if direct and not name.startswith(self._wrappers):
+                return False
+            frame = frame.f_back
+        return False
+
+    # --- snapshots of the code ------------------------------------------------------------------------
+
+    def snapshot(self) -> None:
+        """Remember the course's modules, their functions and classes, numpy's functions and the builtins."""
+        self._modules = {n: m for n, m in list(sys.modules.items()) if _watched(n) and isinstance(m, types.ModuleType)}
+        self._state = self._current()
+
+    def changes(self) -> None:
+        """Report code replaced since the last look (then take the new code as the reference)."""
+        planted = []
+        for name, module in list(sys.modules.items()):
+            if _watched(name) and name not in self._modules and isinstance(module, types.ModuleType):
+                # imported since the snapshot: its own code comes from files; the notebook's, from cells
+                self._modules[name] = module
+                planted += [f"{name}.{attr}" for attr, value in list(vars(module).items())
+                            if isinstance(value, types.FunctionType)
+                            and not value.__code__.co_filename.startswith(self._libraries)]
+        now = self._current()
+        changed = planted + [k for k, v in self._state.items() if now.get(k) is None or not _same(now[k], v)]
+        added = [k for k in now if k not in self._state and now[k][0] == "strict"]
+        for name in list(self._modules):
+            if sys.modules.get(name) is not self._modules[name]:
+                changed.append(f"sys.modules[{name!r}]")
+        self._state = now
+        numpy = [k for k in changed + added if k.split(".")[0] == "numpy"]
+        course = [k for k in changed + added if k not in numpy]
+        if course:
+            self._report(TAMPER, _names(course))
+        if numpy:
+            self._report(NUMPY, _names(numpy))
+
+    def _current(self) -> dict[str, tuple]:
+        state: dict[str, tuple] = {}
+        for name, module in self._modules.items():
+            strict = name.startswith("attention_course.grading")
+            for attr, value in list(vars(module).items()):
+                if attr.startswith("__") and attr.endswith("__"):
+                    continue
+                key = f"{name}.{attr}"
+                if strict or _is_code(value):
+                    state[key] = ("strict" if strict else "code", *_parts(value))
+                if isinstance(value, type) and getattr(value, "__module__", None) == name and name not in _NUMPY_MODULES:
+                    for cls_attr, member in list(vars(value).items()):
+                        if cls_attr in ("__dict__", "__weakref__", "__doc__") or not (strict or _is_code(member)):
+                            continue
+                        state[f"{key}.{cls_attr}"] = ("strict" if strict else "code", *_parts(member))
+        import builtins
+
+        for attr, value in list(vars(builtins).items()):
+            if not attr.startswith("_") and attr not in _IPYTHON_BUILTINS and callable(value):
+                state[f"builtins.{attr}"] = ("code", *_parts(value))
+        return state
+
+    # --- the calls' profiler --------------------------------------------------------------------------
+
+    @contextmanager
+    def calls_watched(self, name: str, fn):
+        """Watch one call of the notebook's function `name` (= `fn`); yields a dict set to its outcome."""
+        own = _course_function(fn, self._package)
+        if own is not None and own.__code__ not in self._allowed:
+            self._report(COURSE_CODE, f"{_qualified(own)} (the function graded as {name} is the course's own)")
+        found: dict[str, int] = {}
+        package, libraries, allowed = self._package, self._libraries, self._allowed
+
+        def profile(frame, event, arg):
+            if event != "call":
+                return
+            code = frame.f_code
+            filename = code.co_filename
+            if not filename.startswith(package) or filename.startswith(_HERE) or code in allowed:
+                return
+            if code.co_name == "<module>":
+                return  # an import running a module's body
+            caller = frame.f_back
+            while caller is not None and caller.f_code.co_filename.startswith(libraries):
+                if caller.f_code.co_filename.startswith(package):
+                    return  # the package calling itself, maybe through a library (contextlib, numpy)
+                caller = caller.f_back
+            if caller is None:
+                return
+            key = f"{frame.f_globals.get('__name__', '?')}.{getattr(code, 'co_qualname', code.co_name)}"
+            found[key] = found.get(key, 0) + 1
+
+        outcome = {"status": None}
+        self._setprofile_seen = False
+        if getattr(threading, "_profile_hook", self._thread_profile) is not self._thread_profile:
+            self._report(TAMPER, "threading.setprofile (the grader's profiler watches the notebook's threads)")
+            threading.setprofile(self._thread_profile)
+        self._set_profile(profile)
+        self._profiling = profile
+        try:
+            yield outcome
+        finally:
+            still = sys.getprofile() is profile
+            self._profiling = None
+            self._set_profile(None)
+            if outcome["status"] == "returned" and (not still or self._setprofile_seen):
+                self._report(TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)" if still
+                             else "the grader's profiler was removed during a call")
+            for key in sorted(found):
+                self._report(COURSE_CODE, key)
+
+    def _set_profile(self, fn) -> None:
+        self._own_setprofile = True
+        try:
+            sys.setprofile(fn)  # the main thread; the notebook's other threads have `_in_threads`
+        finally:
+            self._own_setprofile = False
+
+
+_HANDLERS = {
+    **dict.fromkeys(("os.kill", "os.killpg"), Watch._signal),
+    **dict.fromkeys(("socket.connect", "socket.sendto", "socket.sendmsg", "socket.bind", "socket.getaddrinfo",
+                     "socket.gethostbyname", "socket.gethostbyname_ex", "socket.gethostbyaddr", "socket.getnameinfo",
+                     "urllib.Request", "http.client.connect", "ftplib.connect", "smtplib.connect", "poplib.connect",
+                     "imaplib.open", "nntplib.connect", "telnetlib.Telnet.open"), Watch._network),
+    **dict.fromkeys(("subprocess.Popen", "os.system", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn",
+                     "os.exec", "pty.spawn"), Watch._process),
+    "open": Watch._open,
+    **dict.fromkeys(("os.remove", "os.rmdir", "os.mkdir", "os.rename", "os.link", "os.symlink", "os.chmod",
+                     "os.chown", "os.truncate", "os.utime", "os.setxattr", "os.removexattr", "shutil.rmtree",
+                     "shutil.chown", "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.copytree",
+                     "shutil.move"), Watch._paths),
+    **dict.fromkeys(("os.listdir", "os.scandir", "glob.glob", "os.chdir"), Watch._listing),
+    "sys.setprofile": Watch._setprofile,
+}
+
+
+def _allowed_code(package, provided: list[str]) -> set:
+    """Code objects the notebook may enter: what the exercise provides, and the worker's own alarm."""
+    from ...checks.engine import calls
+
+    allowed = set()
+    for name in provided:
+        obj = getattr(package, name, None)
+        members = vars(obj).values() if isinstance(obj, type) else [obj]
+        for member in members:
+            code = getattr(member, "__code__", None)
+            if isinstance(code, types.CodeType):
+                allowed.add(code)
+    limit = getattr(calls.time_limit, "__wrapped__", calls.time_limit)
+    allowed.update(c for c in limit.__code__.co_consts if isinstance(c, types.CodeType))  # the alarm's handler
+    return allowed
+
+
+def _descends(pid: int, ancestor: int, depth: int = 8) -> bool:
+    """Whether process `pid` was started by `ancestor` (its child, grandchild, ...)."""
+    for _ in range(depth):
+        try:
+            with open(f"/proc/{int(pid)}/stat", "rb") as f:
+                pid = int(f.read().rpartition(b")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
+def _ipython_folder() -> str:
+    import IPython
+
+    return os.path.dirname(os.path.abspath(IPython.__file__))
+
+
+def _course_function(fn, package: str):
+    """The course's function behind `fn` (itself, a bound method or a partial of it), or None."""
+    for _ in range(4):
+        fn = getattr(fn, "__func__", None) or getattr(fn, "func", None) or fn
+        if isinstance(fn, types.FunctionType):
+            return fn if fn.__code__.co_filename.startswith(package) else None
+    return None
+
+
+def _qualified(fn) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def _watched(name: str) -> bool:
+    return name == "attention_course" or name.startswith("attention_course.") or name in _NUMPY_MODULES
+
+
+def _is_code(value) -> bool:
+    return callable(value) or isinstance(value, types.ModuleType)
+
+
+def _parts(value) -> tuple:
+    """What identifies a piece of code: the object and, for a function, its code and defaults."""
+    if isinstance(value, types.FunctionType):
+        return (value, value.__code__, value.__defaults__, value.__kwdefaults__)
+    return (value,)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def _names(keys: list[str], shown: int = 5) -> str:
+    keys = sorted(set(keys))
+    more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+    return ", ".join(keys[:shown]) + more
+
+
+def _folder(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path)) + os.sep
+
+
+def _absolute(path) -> str:
+    try:
+        text = os.fsdecode(os.fspath(path))
+    except TypeError:
+        return str(path)
+    return os.path.normpath(os.path.join(os.getcwd(), text))
+
+
+def _text(value) -> str:
+    return os.fsdecode(value) if isinstance(value, (bytes, str)) else str(value)
+
+
+def _command(argv) -> str:
+    if isinstance(argv, (str, bytes)):
+        return _text(argv)
+    try:
+        return shlex.join(_text(a) for a in argv)
+    except TypeError:
+        return str(argv)
+
+
+def _address(address) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return _text(address)[:150]
+
+
+def _signal_name(number) -> str:
+    try:
+        return signal.Signals(number).name
+    except (ValueError, TypeError):
+        return f"signal {number}"

@@ -1,0 +1,211 @@
+"""The result channel, read from the grader's side: a worker's frames, each checked to arrive in its turn.
+
+A worker reports on one pipe (frames of `protocol.py`): ready, then each code
+cell it runs (started, done), then each call it makes (started, its
+observation), then done; alerts from its watch may come at any time. The
+worker reports cells in order, then calls in order, each once, so a frame out
+of turn (a result for a call never asked for, a cell done that never started)
+was forged by the notebook: `Reports.parse` raises ProtocolError, and the
+supervisor kills the sandbox. Only plain numbers and short strings are ever
+decoded.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ...checks.engine.calls import Observation
+from ..status import Stop
+from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, unpack_observation
+
+MAX_UNREAD = MAX_BLOB + MAX_HEADER + (1 << 20)
+"""Bytes of result channel held unparsed before the worker counts as flooding it."""
+
+Step = tuple[str, int]
+"""("cell", index) or ("call", id): what the worker is doing."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call the grader wants made: `function(*args, **kwargs)`."""
+
+    id: int
+    """Identifies the call's result."""
+    group: str
+    """Calls of one check share a group: after a timeout, the rest of the group is skipped."""
+    function: str
+    """Name of the student's function in the notebook's namespace."""
+    args: tuple
+    """Positional arguments (arrays and plain numbers)."""
+    kwargs: dict = field(default_factory=dict)
+    """Keyword arguments (plain values)."""
+    seconds: float = 10.0
+    """Time limit of the call."""
+    measure_memory: bool = False
+    """Measure the call's peak memory."""
+
+
+@dataclass(frozen=True)
+class CellReport:
+    """What happened to one code cell."""
+
+    index: int
+    """Position among the notebook's code cells, from 0."""
+    status: str
+    """ok, error, timeout, memory, exit, killed (the process died in it) or skipped."""
+    error: str = ""
+    """The exception or what happened."""
+    stop: Stop | None = None
+    """For a cell whose process was killed: why the grader stopped it (None: it died by itself)."""
+
+
+@dataclass(frozen=True)
+class Alert:
+    """Something the notebook tried, as its worker's watch saw it (see `audit.py`)."""
+
+    kind: str
+    """One of `audit.KINDS`: signal, network, process, write outside, course files, read outside, tampered, ..."""
+    detail: str
+    """What exactly, e.g. "SIGKILL to process 1 (its parent)"."""
+    step: Step | None
+    """The cell or call during which it happened; None between them."""
+
+
+class Reports:
+    """Everything one worker reported, read frame by frame (see the module docstring).
+
+    `cell_seconds` and `grace_seconds` set each step's deadline, the calls'
+    own time limits theirs: a step still running after it is overdue.
+    """
+
+    def __init__(self, cells: int, skip: set[int], calls: list[Call], cell_seconds: float, grace_seconds: float):
+        self.cells: dict[int, CellReport] = {}
+        self.observations: dict[int, Observation] = {}
+        self.alerts: list[Alert] = []
+        self.counts: dict[Step | None, Counter] = {}
+        """Step -> how many findings of each kind the watch made (beyond the alerts it sent)."""
+        self.timeline: list[tuple[float, Step]] = []
+        """(seconds since boot, step) as each step started: which step started a leftover process."""
+        self.ready = False
+        self.finished = False
+        self.step: Step | None = None
+        self.deadline = 0.0
+        """When the running step is overdue (time.monotonic)."""
+        self._cells_left = set(range(cells)) - set(skip)
+        self._calls = {c.id: c for c in calls}
+        self._calls_left = set(self._calls)
+        self._seconds = (cell_seconds, grace_seconds)
+        self._buffer = bytearray()
+        self._pos = 0
+        self._flooded = False
+
+    def add(self, chunk: bytes) -> None:
+        """Bytes read from the channel; beyond MAX_UNREAD unparsed they are dropped (`flooded`)."""
+        if len(self._buffer) - self._pos > MAX_UNREAD:
+            self._flooded = True  # keep draining so the worker never blocks, but drop it
+        else:
+            self._buffer += chunk
+
+    def parse(self) -> None:
+        """Handle every complete frame received so far; ProtocolError for anything the worker would not send."""
+        while True:
+            frame = decode(self._buffer, self._pos)
+            if frame is None:
+                break
+            header, arrays, end = frame
+            if end > 1 << 20:  # forget what was read
+                del self._buffer[:end]
+                end = 0
+            self._pos = end
+            self._handle(header, arrays)
+
+    @property
+    def flooded(self) -> bool:
+        """Whether the worker sent more than any answer needs (what came after MAX_UNREAD was dropped)."""
+        return self._flooded
+
+    def _handle(self, header: dict, arrays: dict) -> None:
+        event = header.get("event")
+        handler = {"ready": self._ready, "cell": self._cell, "cell_done": self._cell_done, "call": self._call,
+                   "result": self._result, "alert": self._alert, "done": self._done}.get(event)
+        if handler is None:
+            raise ProtocolError(f"unknown event {event!r}")
+        handler(header, arrays)
+
+    def _ready(self, header: dict, arrays: dict) -> None:
+        self.ready = True
+
+    def _cell(self, header: dict, arrays: dict) -> None:
+        index = _int(header.get("index"))
+        if self.step is not None or index not in self._cells_left or index < max(self.cells, default=-1):
+            raise ProtocolError(f"code cell {index + 1} started out of turn")
+        cell_seconds, grace = self._seconds
+        self._start(("cell", index), cell_seconds + grace, header)
+
+    def _cell_done(self, header: dict, arrays: dict) -> None:
+        index = _int(header.get("index"))
+        if self.step != ("cell", index):
+            raise ProtocolError(f"code cell {index + 1} reported done while it was not running")
+        self._cells_left.discard(index)
+        self.cells[index] = CellReport(index, str(header.get("status", "error"))[:20], str(header.get("error", ""))[:2000])
+        self._end(header)
+
+    def _call(self, header: dict, arrays: dict) -> None:
+        call_id = _int(header.get("id"))
+        if self.step is not None or self._cells_left or call_id not in self._calls_left:
+            raise ProtocolError(f"call {call_id} started out of turn")
+        self._start(("call", call_id), self._calls[call_id].seconds + self._seconds[1], header)
+
+    def _result(self, header: dict, arrays: dict) -> None:
+        call_id = _int(header.get("id"))
+        if call_id not in self._calls:
+            raise ProtocolError(f"a result for call {call_id}, which was never asked for")
+        if self.step != ("call", call_id):
+            raise ProtocolError(f"a result for call {call_id}, which was not running")
+        self._calls_left.discard(call_id)
+        self.observations[call_id] = unpack_observation(header.get("observation"), arrays)
+        self._end(header)
+
+    def _alert(self, header: dict, arrays: dict) -> None:
+        kind, detail = header.get("kind"), header.get("detail")
+        if not isinstance(kind, str) or not isinstance(detail, str):
+            raise ProtocolError("an alert is malformed")
+        if len(self.alerts) < 200:
+            self.alerts.append(Alert(kind[:40], detail[:300], self.step))
+
+    def _done(self, header: dict, arrays: dict) -> None:
+        if self.step is not None or self._cells_left or self._calls_left:
+            raise ProtocolError("the worker reported done before every cell and call had reported")
+        self.finished = True
+
+    def _start(self, step: Step, seconds: float, header: dict) -> None:
+        """A step begins: its deadline, and when it began on the clock of the sandbox's process start times."""
+        self.step, self.deadline = step, time.monotonic() + seconds
+        t = header.get("t")
+        if isinstance(t, (int, float)) and not isinstance(t, bool):
+            self.timeline.append((float(t), step))
+
+    def _end(self, header: dict) -> None:
+        """A step ends: the watch's counts of what it found during it."""
+        counts = header.get("alerts", {})
+        if isinstance(counts, dict):
+            clean = Counter({str(k)[:40]: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)})
+            if clean:
+                self.counts[self.step] = self.counts.get(self.step, Counter()) + clean
+        self.step = None
+
+    def step_at(self, started: float) -> Step | None:
+        """The step running at `started` (seconds since boot), if the timeline knows it."""
+        step = None
+        for t, s in self.timeline:
+            if t <= started + 0.01:
+                step = s
+        return step
+
+
+def _int(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError("an index is not an integer")
+    return value

@@ -1,0 +1,319 @@
+"""Run one untrusted notebook safely and collect what its functions return.
+
+Each run starts a fresh worker process (`process.WorkerProcess`) in a
+bubblewrap sandbox of its own (or, unsandboxed, in an empty temporary folder
+and its own process group), with limits on memory, file size and processes, a
+time limit per cell and per call (an alarm inside the worker, and a hard kill
+of the whole sandbox if the alarm is ignored) and a time budget for the whole
+notebook. If the process dies (a crash, `os._exit`, a kill), the cell or call
+that was running is marked and the notebook is run again without it, so one
+bad cell costs only the marks that depend on it. What the notebook tried
+(signals, the network, writes outside its folder, course files, patches of the
+grader, processes left running) becomes incidents naming the cell, and flags
+for the status column.
+
+`run_notebook` depends only on its arguments (and finds the package and the
+interpreter itself), so any process can call it: the batch's threads, or a
+worker on another machine.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from collections import Counter
+
+from ...checks.engine import calls
+from ...checks.engine.calls import Observation
+from . import audit
+from ..status import Incident, Status, Stop
+from .bubblewrap import Bubblewrap
+from .channel import Alert, Call, CellReport
+from .process import Limits, Output, WorkerProcess, size_text
+from .tree import Leftover
+
+__all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
+
+# The status each kind of finding gives (see audit.py); processes are counted apart, numpy's replacement gives none.
+FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
+         audit.READ: Status.READ_COURSE_FILES, audit.OUTSIDE: Status.READ_OUTSIDE, audit.TAMPER: Status.TAMPERED,
+         audit.COURSE_CODE: Status.USED_COURSE_CODE}
+
+
+@dataclass
+class NotebookRun:
+    """Everything the grader learned from running one notebook."""
+
+    observations: dict[int, Observation]
+    """Call id -> what the call did."""
+    cells: dict[int, CellReport]
+    """Code-cell index -> what happened to the cell."""
+    incidents: list[Incident]
+    """Sentences about anything unusual (crashes, kills, time limits, floods of output), each with its kind."""
+    output: str
+    """The start of what the notebook printed."""
+    output_bytes: int
+    """How many bytes the notebook printed in all."""
+    seconds: float
+    """Wall-clock time, restarts included."""
+    restarts: int
+    """How many times the notebook was run again after its process died."""
+    files_written: list[str] = field(default_factory=list)
+    """Files the notebook left in its working folder (deleted after the run)."""
+    flags: list[Status] = field(default_factory=list)
+    """What it tried that the status column shows: signal, network, wrote outside, detached process, ..."""
+    stopped: dict[int, Stop] = field(default_factory=dict)
+    """Call id -> why the grader stopped the process during that call (a call whose process died by itself is
+    not here)."""
+    sandboxed: bool = False
+    """Whether it ran in a bubblewrap sandbox."""
+
+
+class InvalidNotebook(ValueError):
+    """A submission that cannot be read as a notebook."""
+
+
+MAX_NOTEBOOK_BYTES = 64 << 20
+"""The largest notebook file graded (the limit of one file in a submissions zip too)."""
+
+
+def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES):
+    """Read and validate a notebook; InvalidNotebook says why it cannot be graded."""
+    import nbformat
+
+    path = Path(path)
+    if path.is_symlink():  # say, to /etc/shadow or to another student's notebook
+        raise InvalidNotebook("is a link to another file, not a notebook of its own: it was not read")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:  # most of it is outputs, which the grader does not read
+            raise InvalidNotebook(f"is {size_text(size)}, more than the {size_text(max_bytes)} a notebook may be; "
+                                  "clear its outputs (Kernel > Restart & Clear Output) and submit it again")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InvalidNotebook(f"could not be read: {err}") from None
+    try:
+        json.loads(text)  # nbformat's own error would quote the start of the file, which the student may not own
+    except ValueError as err:
+        raise InvalidNotebook(f"is not a valid notebook: it is not JSON ({err})") from None
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except Exception as err:  # nbformat raises several JSON and schema errors
+        raise InvalidNotebook(f"is not a valid notebook: {_first_line(err)}") from None
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as err:
+        raise InvalidNotebook(f"is not a valid notebook: {_first_line(err)}") from None
+    return nb
+
+
+def code_cells(nb) -> list[str]:
+    """The sources of the notebook's code cells, in order."""
+    return [cell.source for cell in nb.cells if cell.cell_type == "code"]
+
+
+def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
+                 sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
+                 provided: tuple[str, ...] = ()) -> NotebookRun:
+    """Run the cells in a worker, then make the requested calls; again without what killed a worker.
+
+    `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
+    `notebook`: the submitted file, copied into the worker's folder;
+    `provided`: names the exercise lets the notebook take from attention_course.
+    """
+    start = time.monotonic()
+    deadline = start + limits.notebook_seconds
+    seen = _Seen()
+    skip: set[int] = set()
+    cells_done: dict[int, CellReport] = {}
+    observations: dict[int, Observation] = {}
+    incidents: list[Incident] = []
+    stopped: dict[int, Stop] = {}
+    output = Output(limits.output_bytes)
+    restarts = 0
+    while True:
+        pending = [c for c in requested if c.id not in observations]
+        attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
+                                provided=provided)
+        attempt.run()
+        seen.add(attempt)
+        cells_done.update(attempt.cells)
+        if attempt.kill != Stop.CHANNEL or attempt.finished:
+            observations.update(attempt.observations)  # a forged channel's results are not the notebook's
+        if attempt.finished:
+            break
+        died = attempt.kill.status if attempt.kill else Status.CRASHED  # what its death gives the status
+        if attempt.step is None:
+            incidents.append(Incident(f"the notebook's process stopped outside any cell: {attempt.reason}", died))
+            break
+        kind, index = attempt.step
+        if kind == "cell":
+            skip.add(index)
+            cells_done[index] = CellReport(index, "killed", attempt.reason, attempt.kill)
+            incidents.append(Incident(f"code cell {index + 1} ({_excerpt(cells[index])}) {attempt.reason}; it was skipped",
+                                      died))
+        else:
+            incidents.append(_call_killed(attempt, index, pending, observations, stopped, died))
+        restarts += 1
+        if restarts > limits.restarts or time.monotonic() >= deadline:
+            why = "its time budget ran out" if time.monotonic() >= deadline else f"its process died {restarts} times"
+            incidents.append(Incident(f"grading of this notebook stopped early: {why}"))
+            break
+    for call in requested:
+        observations.setdefault(call.id, Observation(calls.CRASHED, error="not run: the notebook's process did not get this far"))
+    incidents += _what_it_did(cells, requested, cells_done, output, seen, limits, sandbox is not None)
+    return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
+                       output.total, time.monotonic() - start, restarts, sorted(seen.files), sorted(seen.flags), stopped,
+                       sandbox is not None)
+
+
+class _Seen:
+    """What a notebook's workers saw, over every attempt: files written, alerts, leftovers, the statuses they give."""
+
+    def __init__(self):
+        self.files: set[str] = set()
+        self.alerts: list[Alert] = []
+        self.counts: dict = {}
+        self.leftovers: list[Leftover] = []
+        self.peak = 0
+        self.flags: set[Status] = set()
+
+    def add(self, attempt: WorkerProcess) -> None:
+        self.files.update(attempt.files_written)
+        self.alerts += [a for a in attempt.alerts if a not in self.alerts]
+        for step, found in attempt.counts.items():
+            self.counts[step] = self.counts.get(step, Counter()) | found
+        self.leftovers += attempt.leftovers
+        self.peak = max(self.peak, attempt.peak_processes)
+        if attempt.kill == Stop.CHANNEL:
+            self.flags.add(Status.TAMPERED)
+        elif attempt.kill == Stop.SANDBOX:
+            self.flags.add(Status.GRADER_ERROR)
+
+
+def _call_killed(attempt: WorkerProcess, call_id: int, pending: list[Call], observations: dict[int, Observation],
+                 stopped: dict[int, Stop], died: Status) -> Incident:
+    """A call during which the worker died: its observation, its group's other inputs skipped, the incident."""
+    call = next(c for c in pending if c.id == call_id)
+    status = {Stop.TIME: calls.TIMEOUT, Stop.MEMORY: calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
+    observations[call_id] = Observation(status, error=attempt.reason)
+    if attempt.kill is not None:
+        stopped[call_id] = attempt.kill
+    # The same function would most likely do it again: its other inputs are not tried.
+    why = "ran out of time" if status == calls.TIMEOUT else "ended the process"
+    for other in pending:
+        if other.group == call.group and other.id not in observations:
+            observations[other.id] = Observation(calls.SKIPPED, error=f"not tried: an earlier input {why}")
+    return Incident(f"{call.function}() {attempt.reason}", died)
+
+
+def _what_it_did(cells: list[str], requested: list[Call], cells_done: dict[int, CellReport], output: Output,
+                 seen: _Seen, limits: Limits, sandboxed: bool) -> list[Incident]:
+    """The incidents of the whole run: output cut, cells stopped, files left, what it tried, processes."""
+    incidents = []
+    if output.total > output.limit:
+        incidents.append(Incident(f"the notebook printed {size_text(output.total)}; only the first "
+                                  f"{size_text(output.limit)} were kept"))
+    for report in cells_done.values():
+        if report.status in CELL_STATUSES:
+            incidents.append(Incident(f"code cell {report.index + 1} ({_excerpt(cells[report.index])}): {report.error}",
+                                      CELL_STATUSES[report.status]))
+    if seen.files:
+        shown = ", ".join(sorted(seen.files)[:5]) + (", ..." if len(seen.files) > 5 else "")
+        incidents.append(Incident(f"the notebook wrote {len(seen.files)} file(s) into its working folder ({shown}); "
+                                  "they were deleted", Status.WROTE_FILES))
+    where = _places(cells, requested)
+    incidents += _alert_incidents(seen.alerts, seen.counts, where, sandboxed, seen.flags)
+    incidents += _leftover_incidents(seen.leftovers, where, seen.flags)
+    started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in seen.counts.items()),
+                           default=(0, None), key=lambda pair: pair[0])
+    if started >= limits.processes or seen.peak >= limits.processes - 1:
+        seen.flags.add(Status.TOO_MANY_PROCESSES)
+        incidents.append(Incident(f"{where(busiest if started >= limits.processes else None)} tried to run more "
+                                  f"processes than the {limits.processes} it may run at once ({started} started, at "
+                                  f"most {seen.peak} running together)", Status.TOO_MANY_PROCESSES))
+    return incidents
+
+
+CELL_STATUSES = {"timeout": Status.TIMEOUT, "memory": Status.OUT_OF_MEMORY, "exit": Status.SYS_EXIT}
+"""What a cell stopped inside its worker (its own alarm, MemoryError, sys.exit) gives the status."""
+
+_SENTENCES = {
+    audit.SIGNAL: ("tried to send a signal to another process", "; the sandbox let it reach nothing outside"),
+    audit.NETWORK: ("tried to reach the network", "; the sandbox has none"),
+    audit.WRITE: ("tried to write outside its folder", "; the sandbox is read-only there"),
+    audit.READ: ("tried to read course files it was not given", "; the sandbox does not hold them"),
+    audit.OUTSIDE: ("tried to read files outside its folder", "; the sandbox does not hold them"),
+    audit.TAMPER: ("patched the course's code in its own process",
+                   ": the marks are computed outside it, but from what this process reported, so check them by hand"),
+    audit.COURSE_CODE: ("called the course's own code beyond what the exercise provides", ""),
+    audit.NUMPY: ("replaced numpy's functions in its own process",
+                  "; the grader compares results with its own numpy, so only this notebook's results could change"),
+    audit.PROCESS: ("started processes", ""),
+}
+
+
+def _places(cells: list[str], requested: list[Call]):
+    by_id = {c.id: c for c in requested}
+
+    def where(step) -> str:
+        if step is None:
+            return "the notebook"
+        kind, index = step
+        if kind == "cell" and 0 <= index < len(cells):
+            return f"code cell {index + 1} ({_excerpt(cells[index])})"
+        if kind == "call" and index in by_id:
+            return f"{by_id[index].function}(), called by the grader,"
+        return "the notebook"
+
+    return where
+
+
+def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, flags: set[Status]) -> list[Incident]:
+    """One sentence per step and kind of finding, with up to three details and how many there were."""
+    grouped: dict[tuple, list[str]] = {}
+    for alert in alerts:
+        grouped.setdefault((alert.step, alert.kind), []).append(alert.detail)
+    incidents = []
+    for (step, kind), details in grouped.items():
+        what, outcome = _SENTENCES.get(kind, (f"did something unusual ({kind})", ""))
+        total = max(counts.get(step, {}).get(kind, 0), len(details))
+        shown = ", ".join(details[:3]) + (f"; {total} in all" if total > min(3, len(details)) else "")
+        said = outcome if sandboxed or kind in (audit.TAMPER, audit.NUMPY) else ""
+        incidents.append(Incident(f"{where(step)} {what} ({shown}){said}", FLAGS.get(kind)))
+        if kind in FLAGS:
+            flags.add(FLAGS[kind])
+    return incidents
+
+
+def _leftover_incidents(leftovers: list[Leftover], where, flags: set[Status]) -> list[Incident]:
+    grouped: dict = {}
+    for process in leftovers:
+        grouped.setdefault(process.step, []).append(process)
+    incidents = []
+    for step, found in grouped.items():
+        commands = ", ".join(f"`{c}`" for c in dict.fromkeys(p.command for p in found[:3]))
+        detached = " (detached from it)" if any(p.detached for p in found) else ""
+        incidents.append(Incident(f"{where(step)} left {len(found)} process(es) running when the notebook finished "
+                                  f"({commands}){detached}; they were killed with its sandbox", Status.DETACHED_PROCESS))
+        flags.add(Status.DETACHED_PROCESS)
+    return incidents
+
+
+def _unique(items: list[Incident]) -> list[Incident]:
+    return list(dict.fromkeys(items))
+
+
+def _excerpt(source: str, width: int = 40) -> str:
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
+    return f"`{line[:width]}{'…' if len(line) > width else ''}`" if line else "an empty cell"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:300] if text else type(err).__name__
+
+

@@ -1,0 +1,190 @@
+"""The worker process that runs one student notebook for the batch grader.
+
+Started by `process.WorkerProcess`, inside the bubblewrap sandbox (or, with
+`--no-sandbox`, in an empty temporary folder). It reads one request frame
+from stdin (the notebook's code cells and the calls to make), runs the cells
+in an IPython shell with a time limit each, calls the student's functions
+with `observe_call`, and reports every step on the result channel (a pipe
+whose descriptor is in $ATTENTION_COURSE_RESULT_FD), with what `audit.Watch`
+saw the notebook try. It never judges anything: only plain arrays go back,
+and the grader compares them. When it is done it waits to be killed, so that
+the grader can see what the notebook left running.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+WAIT_SECONDS = 30.0
+"""How long a finished worker waits for the grader to end it."""
+
+
+def _limit_resources(memory_bytes: int, file_bytes: int) -> None:
+    import resource
+    import signal
+
+    if memory_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    if file_bytes > 0:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with an error instead of killing us
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _now() -> float:
+    """Seconds since boot, the clock of /proc/<pid>/stat's start times."""
+    return time.clock_gettime(time.CLOCK_BOOTTIME) if hasattr(time, "CLOCK_BOOTTIME") else time.monotonic()
+
+
+class _Findings:
+    """Sends what the watch saw: each distinct finding once per step, at most `shown` of a kind; counts them all."""
+
+    def __init__(self, send, shown: int = 5):
+        import threading
+
+        self._send, self._shown = send, shown
+        self._lock = threading.Lock()
+        self._sent: set[tuple[str, str]] = set()
+        self.counts: dict[str, int] = {}
+
+    def __call__(self, kind: str, detail: str) -> None:
+        with self._lock:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            key = (kind, detail[:300])
+            if key in self._sent or sum(k == kind for k, _ in self._sent) >= self._shown:
+                return
+            self._sent.add(key)
+        self._send({"event": "alert", "kind": kind, "detail": key[1]})
+
+    def end_step(self) -> dict[str, int]:
+        with self._lock:
+            counts, self.counts = self.counts, {}
+            self._sent = set()
+        return counts
+
+
+def main() -> None:
+    fd = int(os.environ.pop("ATTENTION_COURSE_RESULT_FD"))
+    _limit_resources(int(os.environ.pop("ATTENTION_COURSE_MEMORY", "0")), int(os.environ.pop("ATTENTION_COURSE_FILE_SIZE", "0")))
+    # Nothing is imported from the (student-writable) working folder.
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    os.set_inheritable(fd, False)  # a program the notebook starts does not get the result channel
+    request_bytes = _read_all(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+
+    import threading
+
+    import attention_course  # noqa: F401 -- imported before any cell runs, so that its snapshot is whole
+    import attention_course.grading  # noqa: F401
+
+    from ...checks.engine import calls
+    from ...checks.engine.run import checks_left_to_the_grader
+    from .audit import Watch
+    from .protocol import decode, encode, pack_observation, unpack_value
+
+    write, lock, pid = os.write, threading.Lock(), os.getpid()  # bound before any student code runs
+    observe_call = calls.observe_call
+    os.register_at_fork(after_in_child=lambda: os.close(fd))  # a forked child cannot write into the channel
+
+    def send(header: dict, arrays=None) -> None:
+        if os.getpid() != pid:
+            return
+        data = memoryview(encode(header, arrays))
+        with lock:
+            while data:
+                data = data[write(fd, data):]
+
+    frame = decode(request_bytes)
+    if frame is None:
+        raise SystemExit("the grader sent an incomplete request")
+    request, arrays, _ = frame
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "nocolor"
+    shell = InteractiveShell.instance(config=config)
+    findings = _Findings(send)
+    watch = Watch(findings, writable=request.get("writable", []), course=request.get("course", []),
+                  visible=request.get("visible", []), provided=request.get("provided", []))
+    watch.install()
+    send({"event": "ready", "pid": pid})
+
+    skip = set(request.get("skip", []))
+    with checks_left_to_the_grader():  # the notebook's check cells return at once: the grader checks below
+        for index, source in enumerate(request["cells"]):
+            if index in skip:
+                continue
+            send({"event": "cell", "index": index, "t": _now()})
+            status, error = _run_cell(shell, source, request["cell_seconds"], calls)
+            watch.changes()
+            send({"event": "cell_done", "index": index, "status": status, "error": error,
+                  "alerts": findings.end_step()})
+
+    timed_out_groups = set()
+    for call in request["calls"]:
+        send({"event": "call", "id": call["id"], "t": _now()})
+        if call["group"] in timed_out_groups:
+            obs = calls.Observation(calls.SKIPPED, error="not tried: an earlier input ran out of time")
+        else:
+            fn = shell.user_ns.get(call["function"])
+            if fn is None:
+                obs = calls.Observation(calls.MISSING)
+            else:
+                args = tuple(unpack_value(a, arrays) for a in call["args"])
+                kwargs = {k: unpack_value(v, arrays) for k, v in call["kwargs"].items()}
+                with watch.calls_watched(call["function"], fn) as outcome:
+                    obs = observe_call(fn, args, kwargs, seconds=call["seconds"],
+                                       measure_memory=call["measure_memory"], reraise_interrupt=False)
+                    outcome["status"] = obs.status
+                watch.changes()
+            if obs.status == calls.TIMEOUT:
+                timed_out_groups.add(call["group"])
+        out: dict = {}
+        send({"event": "result", "id": call["id"], "observation": pack_observation(obs, out),
+              "alerts": findings.end_step()}, out)
+    send({"event": "done"})
+    sys.stdout.flush()
+    end = time.monotonic() + WAIT_SECONDS  # the grader looks at what is still running, then ends the worker
+    while time.monotonic() < end:
+        try:
+            time.sleep(0.1)
+        except BaseException:  # noqa: BLE001 -- an alarm the notebook set; nothing is left to report
+            pass
+    os._exit(0)  # skip atexit handlers and threads the notebook may have left behind
+
+
+def _run_cell(shell, source: str, seconds: float, calls) -> tuple[str, str]:
+    """Run one cell: ("ok" | "error" | "timeout" | "memory" | "exit", error text)."""
+    try:
+        with calls.time_limit(seconds):
+            result = shell.run_cell(source, store_history=False)
+        error = result.error_before_exec or result.error_in_exec
+    except BaseException as exc:  # the alarm can land outside the cell's own code
+        error = exc
+    if error is None:
+        return "ok", ""
+    if isinstance(error, calls.TimeLimitExceeded):
+        return "timeout", f"ran past its {seconds:g} s time limit"
+    if isinstance(error, MemoryError):
+        return "memory", "ran out of memory"
+    if isinstance(error, SystemExit):
+        return "exit", f"called sys.exit({error.code!r})"
+    return "error", calls.format_exception(error)
+
+
+if __name__ == "__main__":
+    main()

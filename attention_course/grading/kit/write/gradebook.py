@@ -1,0 +1,168 @@
+"""The gradebook: the CSV and its JSON report, read back and merged.
+
+A report (`score.build_report`: the assignment, and one row per student with
+the points per exercise, the late penalty, the total, the status, the
+feedback, what intake found, and every notebook with every check and input)
+is saved as JSON beside the CSV gradebook (one row per student, one column
+per exercise of the assignment). Everything else is rendered from a report:
+the LMS files (`lms.py`), the feedback files (`feedback.py`) and the class
+summary (`summary.py`); so reports of shards or of a regrade merge
+(`merge_reports`) into the report one run would have given. An existing
+gradebook is never overwritten unless the caller says so (`force=True`), and
+a merge into one keeps a backup of it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ..assignment import Assignment
+from ..batch import SubmissionGrade
+from .. import score
+from ..status import Status
+
+FIXED_COLUMNS = ("student_id", "name", "email", "path", "status", "late")
+TAIL_COLUMNS = ("penalty", "total", "max_total", "feedback")
+
+
+class GradebookExists(FileExistsError):
+    """The gradebook (or its JSON report) is already there and force was not given."""
+
+
+class MergeError(ValueError):
+    """Reports that cannot be merged: graded under different assignments, or not reports at all."""
+
+
+def report_path(csv_path: Path | str) -> Path:
+    """The JSON report that goes with a gradebook: same name, .json."""
+    return Path(csv_path).with_suffix(".json")
+
+
+def ensure_writable(csv_path: Path | str, force: bool = False) -> None:
+    """Raise GradebookExists if writing would replace an existing file without `force`."""
+    if force:
+        return
+    for path in (Path(csv_path), report_path(csv_path)):
+        if path.exists():
+            raise GradebookExists(f"{path} already exists; pass --force to replace it, or choose another --out")
+
+
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from several of the same assignment: a later report's row replaces an earlier one's (same key).
+
+    Shards of one class merge into the report of one run; a regrade of a few
+    students merged into the class's report updates their rows only.
+    MergeError if the reports were graded under different assignments.
+    """
+    if not reports:
+        raise MergeError("no reports to merge")
+    for r in reports:
+        _check_format(r)
+    first = reports[0]
+    for r in reports[1:]:
+        if r["assignment_fingerprint"] != first["assignment_fingerprint"]:
+            raise MergeError(f"the reports were graded under different assignments ({first['assignment']['title']!r} "
+                             f"and {r['assignment']['title']!r}, or the same one with other points, inputs or "
+                             "deadline): grade them again under one assignment file")
+    rows: dict[str, dict] = {}
+    for r in reports:
+        for sub in r["submissions"]:
+            nothing = Status.NO_SUBMISSION in sub["statuses"]
+            if sub["key"] in rows and nothing and Status.NO_SUBMISSION not in rows[sub["key"]]["statuses"]:
+                continue  # a regrade of other students says nothing about this one
+            if sub["key"] in rows:
+                sub = {**sub, "order": rows[sub["key"]]["order"]}  # a regraded student keeps their place
+            rows[sub["key"]] = sub
+    notes = list(dict.fromkeys(n for r in reports for n in r["intake"]["notes"]))
+    settings = [s for r in reports for s in (r["settings"]["merged"] if "merged" in r["settings"] else [r["settings"]])]
+    return score.report(first["assignment"], first["assignment_fingerprint"], first["exercises"], list(rows.values()),
+                        settings, notes)
+
+
+def _check_format(report: dict) -> None:
+    """MergeError unless `report` is a gradebook report this version of attention-course wrote."""
+    if not isinstance(report, dict) or "submissions" not in report or "assignment_fingerprint" not in report:
+        raise MergeError("not a gradebook report of this version of attention-course (no submissions or assignment)")
+    if any("statuses" not in row for row in report["submissions"]):
+        raise MergeError("a report written by an older attention-course (its rows have no statuses); grade the class "
+                         "again")
+
+
+def read_report(path: Path | str) -> dict:
+    """A report from its JSON file, or from the CSV gradebook beside it; MergeError if it is none of this version's."""
+    path = Path(path)
+    json_path = path if path.suffix == ".json" else report_path(path)
+    try:
+        report = json.loads(json_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MergeError(f"no report {json_path} (the JSON file written beside each gradebook)") from None
+    except json.JSONDecodeError as err:
+        raise MergeError(f"{json_path} is not a JSON report: {err}") from None
+    try:
+        _check_format(report)
+    except MergeError as err:
+        raise MergeError(f"{json_path}: {err}") from None
+    return report
+
+
+def csv_text(report: dict) -> str:
+    """The CSV gradebook of a report: one row per student, one column per exercise of the assignment."""
+    columns = [*FIXED_COLUMNS, *report["exercises"], *TAIL_COLUMNS]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(report["submissions"])
+    return buf.getvalue()
+
+
+def write_report(report: dict, csv_path: Path | str, *, force: bool = False, backup: bool = False) -> tuple[Path, Path]:
+    """Write a report's CSV gradebook and JSON; `backup` first keeps a copy of each existing one (`.bak-<time>`)."""
+    csv_path = Path(csv_path)
+    ensure_writable(csv_path, force or backup)
+    json_path = report_path(csv_path)
+    if backup:
+        from ...release import _backup
+
+        for path in (csv_path, json_path):
+            if path.exists():
+                _backup(path)
+    _write_atomically(csv_path, csv_text(report))
+    _write_atomically(json_path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    return csv_path, json_path
+
+
+def write_gradebook(grades: list[SubmissionGrade], csv_path: Path | str, *, force: bool = False,
+                    settings: dict | None = None, assignment: Assignment | None = None,
+                    notes: list[str] = ()) -> tuple[Path, Path]:
+    """Write the CSV gradebook and its JSON report; returns both paths."""
+    ensure_writable(csv_path, force)
+    return write_report(score.build_report(grades, assignment, settings=settings, notes=notes), csv_path, force=force)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def free_path(csv_path: Path | str) -> Path:
+    """The first of gradebook-2.csv, gradebook-3.csv, ... that is free (with its report)."""
+    csv_path = Path(csv_path)
+    for n in range(2, 10_000):
+        candidate = csv_path.with_name(f"{csv_path.stem}-{n}{csv_path.suffix}")
+        if not candidate.exists() and not report_path(candidate).exists():
+            return candidate
+    raise GradebookExists(f"no free name next to {csv_path}")
+
+
