@@ -14,7 +14,7 @@
 // truncate, mscale, mscale_all_dim, presets, itemsizes, limits.
 
 import { bytesText, fixed, inputText } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show } from "./ui.js";
+import { bind, h, labelled, markInvalid, readNumber, show, svgElement } from "./ui.js";
 
 const CACHE_NUMBERS = [
   ["n_layers", "layers L"],
@@ -174,13 +174,6 @@ function tokensText(x) {
   return x >= 1e6 ? `${fixed(x / 1e6, 1)}M` : Math.round(x).toLocaleString("en");
 }
 
-const SVG_NS = "http://www.w3.org/2000/svg";
-function svgEl(tag, attrs = {}) {
-  const node = document.createElementNS(SVG_NS, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-}
-
 function render({ model, el }) {
   const limits = model.get("limits");
   const presets = model.get("presets");
@@ -230,16 +223,16 @@ function render({ model, el }) {
   // log-log axes: tokens per turn (before the rule) against theta after / theta before; a narrow
   // view box, so that its text stays legible when a phone shrinks the figure
   const W = 440; const H = 244; const left = 44; const right = 424; const top = 28; const bottom = 200;
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "rope-chart" });
-  const ticks = svgEl("g", {});
-  const trained = svgEl("line", { class: "ac-marker", y1: top, y2: bottom });
-  const dots = svgEl("g", {});
-  const xLabel = svgEl("text", { x: right, y: bottom + 38, "text-anchor": "end", "font-size": 13, class: "ac-tick" });
+  const svg = svgElement("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "data-role": "rope-chart" });
+  const ticks = svgElement("g", {});
+  const trained = svgElement("line", { class: "ac-marker", y1: top, y2: bottom });
+  const dots = svgElement("g", {});
+  const xLabel = svgElement("text", { x: right, y: bottom + 38, "text-anchor": "end", "font-size": 13, class: "ac-tick" });
   xLabel.textContent = "tokens per turn before the rule (log scale)";
-  const yLabel = svgEl("text", { x: 4, y: 14, "font-size": 13, class: "ac-tick" }); // above the plot
+  const yLabel = svgElement("text", { x: 4, y: 14, "font-size": 13, class: "ac-tick" }); // above the plot
   yLabel.textContent = "frequency after / before";
-  svg.append(svgEl("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
-    svgEl("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), ticks, trained, dots, xLabel, yLabel);
+  svg.append(svgElement("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
+    svgElement("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), ticks, trained, dots, xLabel, yLabel);
 
   const root = h("div", { class: "ac-explorer ac-todays-models", "data-explorer": "todays-models" },
     h("p", { class: "ac-title" }, "Today's models: the cache per token, and RoPE for longer contexts"),
@@ -361,24 +354,24 @@ function render({ model, el }) {
     const y = (v) => bottom - ((bottom - top) * Math.log10(v / yLo)) / Math.log10(yHi / yLo);
     trained.setAttribute("x1", x(now.original_context).toFixed(1));
     trained.setAttribute("x2", x(now.original_context).toFixed(1));
-    dots.replaceChildren(...p.wavelength.map((w, i) => svgEl("circle", { cx: x(w).toFixed(1), cy: y(p.ratio[i]).toFixed(1), r: 3.5, class: "ac-dot" })));
+    dots.replaceChildren(...p.wavelength.map((w, i) => svgElement("circle", { cx: x(w).toFixed(1), cy: y(p.ratio[i]).toFixed(1), r: 3.5, class: "ac-dot" })));
     const marks = [];
     const decades = Math.round(Math.log10(xHi));
     for (let e = 1; e <= decades; e += decades > 6 ? 2 : 1) {
       const anchor = e === decades ? "end" : "middle"; // the last label ends at the axis' end
-      const t = svgEl("text", { x: x(10 ** e).toFixed(1), y: bottom + 18, "text-anchor": anchor, "font-size": 13, class: "ac-tick" });
+      const t = svgElement("text", { x: x(10 ** e).toFixed(1), y: bottom + 18, "text-anchor": anchor, "font-size": 13, class: "ac-tick" });
       t.textContent = `${10 ** (e % 3)}${["", "k", "M", "G", "T", "P"][Math.floor(e / 3)]}`;
       marks.push(t);
     }
     const levels = now.factor > 1 ? [[1, "1"], [1 / now.factor, `1/${inputText(now.factor)}`]] : [[1, "1"]];
     for (const [v, text] of levels) {
-      const t = svgEl("text", { x: left - 6, y: (y(v) + 4).toFixed(1), "text-anchor": "end", "font-size": 13, class: "ac-tick" });
+      const t = svgElement("text", { x: left - 6, y: (y(v) + 4).toFixed(1), "text-anchor": "end", "font-size": 13, class: "ac-tick" });
       t.textContent = text;
-      marks.push(t, svgEl("line", { x1: left, x2: right, y1: y(v).toFixed(1), y2: y(v).toFixed(1), class: "ac-grid" }));
+      marks.push(t, svgElement("line", { x1: left, x2: right, y1: y(v).toFixed(1), y2: y(v).toFixed(1), class: "ac-grid" }));
     }
     const mark = x(now.original_context);
     const before = mark > right - 110; // near the right end: the label goes left of the line
-    const label = svgEl("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top + 30, "font-size": 13,
+    const label = svgElement("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top + 30, "font-size": 13,
       "text-anchor": before ? "end" : "start", class: "ac-tick" });
     label.textContent = "trained context";
     marks.push(label);
