@@ -140,9 +140,9 @@ def test_a_function_that_calls_the_course_answer_at_run_time_is_flagged(tmp_path
 
 
 AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_negative", "padded_own_mask_broadcast",
-            "mha_split_only", "flash_max_starts_at_zero", "12_sink_share_overflows", "13_query_heads_cache")
+            "mha_split_only", "flash_max_starts_at_zero", "12_sink_share_overflows", "13_query_heads_cache", "13_step_one_layer")
 """Corpus mistakes graded both ways: recognised by prediction, by an error's own line, by the tiled loop, from
-plain numbers and a dtype's name."""
+plain numbers and a dtype's name, by a function that calls another the student wrote."""
 
 
 def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(tmp_path):
