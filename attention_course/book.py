@@ -35,6 +35,8 @@ CHAPTER_TITLES = {
     "positions": "Where position enters the scores",
     "decoding": "Generating text: one query at a time",
     "backward": "How attention learns: the backward pass",
+    "generating_cost": "What generating costs",
+    "todays_models": "Attention in today's models",
 }
 """The title of each chapter an exercise practises (book/<chapter>.ipynb's heading, in plain text)."""
 

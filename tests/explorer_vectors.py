@@ -21,6 +21,7 @@ import numpy as np
 from attention_course.chapters.roofline import Ceilings
 from attention_course.explorers import (
     CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer, ScoresExplorer,
+    TodaysModelsExplorer,
 )
 from attention_course.explorers.cost import compute_cost
 from attention_course.explorers.kv_cache import kv_cache_summary
@@ -29,6 +30,7 @@ from attention_course.explorers.positions import compute_positions
 from attention_course.explorers.roofline import compute_roofline
 from attention_course.explorers.scaling import scaling_stats
 from attention_course.explorers.scores import compute_scores
+from attention_course.explorers.todays_models import PRESETS, compute_todays_models
 
 VECTORS_PATH = Path(__file__).parent / "js" / "vectors.json"
 
@@ -235,6 +237,50 @@ def roofline_cases() -> list[dict]:
     return [{"state": (state := roofline_state(**edit)), "expected": roofline_expected(state)} for edit in edits]
 
 
+def todays_models_cases() -> list[dict]:
+    """TodaysModelsExplorer states (every published configuration, every RoPE rule, the extremes, the impossible)
+    and what the package computes for them."""
+    states = [TodaysModelsExplorer(p["name"]).state() for p in PRESETS]
+    llama = TodaysModelsExplorer("meta-llama/Llama-3.1-8B").state()
+    gemma = TodaysModelsExplorer("google/gemma-3-27b-it").state()
+    edits = [
+        (llama, {"dtype": "float32"}), (llama, {"dtype": "float8_e4m3fn", "context": 1}),
+        (gemma, {"context": 2**20}),  # 52 of 62 layers keep 1,023 tokens
+        (gemma, {"window": 1}),  # a window of one token keeps nothing
+        (gemma, {"window": 4096, "context": 1000}),  # a window longer than the context keeps all of it
+        (llama, {"rope_type": "default"}), (llama, {"rope_type": "linear", "factor": 2.5}),
+        (llama, {"rope_type": "dynamic", "factor": 4.0, "original_context": 4096, "context": 32768}),
+        (llama, {"rope_type": "dynamic", "factor": 4.0, "original_context": 4096, "context": 1000}),  # not past: plain
+        (llama, {"low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_context": 2048}),
+        (llama, {"rope_type": "yarn", "truncate": False, "mscale": 0.707, "mscale_all_dim": 1.0}),
+        (llama, {"rope_type": "yarn", "beta_fast": 8.0, "beta_slow": 0.5, "mscale": 0.0, "mscale_all_dim": 0.0}),
+        (llama, {"rope_dim": 4, "rope_base": 1e12, "factor": 1024.0, "rope_type": "yarn"}),
+        (llama, {"n_kv_heads": 5}), (llama, {"qk_rope_head_dim": 129}), (llama, {"sliding_layers": 33, "window": 8}),
+        (llama, {"high_freq_factor": 1.0}), (llama, {"rope_type": "yarn", "beta_fast": 1.0}),  # impossible
+        (llama, {"n_layers": 256, "n_heads": 256, "n_kv_heads": 256, "head_dim": 1024, "v_head_dim": 1024,
+                 "kv_lora_rank": 4096, "qk_rope_head_dim": 1024, "context": 2**20,
+                 "dtype": "float32"}),  # the largest state offered: 2**49 bytes for MHA, exact
+    ]
+    states += [{**state, **edit, "preset": "custom"} for state, edit in edits]
+    return [{"state": state, "expected": todays_models_expected(state)} for state in states]
+
+
+def todays_models_vectors() -> dict:
+    """The cases of `todays_models_cases` with the presets, which every state carries, stored once."""
+    cases = todays_models_cases()
+    for case in cases:
+        assert case["state"].pop("presets") == list(PRESETS)
+    return {"presets": list(PRESETS), "cases": cases}
+
+
+def todays_models_expected(state: dict) -> dict:
+    """compute_todays_models's numbers; of RoPE's arrays only each pair's frequency after the rule divided by
+    before (the frequencies follow from it and the base), to keep the file small."""
+    r = compute_todays_models(state)
+    rope = {k: v for k, v in r["rope"].items() if k not in ("theta", "scaled", "wavelength")}
+    return {"cache": r["cache"], "rope": rope}
+
+
 def bytes_cases() -> list[dict]:
     """Byte counts and how `bytesText` must print them."""
     xs = [0, 1, 1023, 1024, 1536, 131072, 2**30 - 1, 2**30, 5 * 2**40 + 2**39, 2**53]
@@ -254,6 +300,7 @@ def build_vectors() -> dict:
     return to_json({
         "scores": scores_cases(), "masks": masks_cases(), "scaling_sample": sample, "scaling": scaling,
         "cost": cost_cases(), "positions": positions_cases(), "kv_cache": kv_cache_cases(), "roofline": roofline_cases(),
+        "todays_models": todays_models_vectors(),
         "format": format_cases(), "bytes": bytes_cases(),
     })
 

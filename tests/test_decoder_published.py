@@ -87,3 +87,14 @@ def test_a_random_model_of_a_published_shape_is_built_from_its_config_alone():
     assert model.config.windows == tuple(None if w is None else 4 for w in c.windows)  # five local, one global
     assert model.config.windows[:6] == (4,) * 5 + (None,)
     assert model.generate([1, 2, 3], 3).shape == (6,)
+
+
+def test_gemma_2_caps_its_scores_and_smollm3_leaves_every_fourth_layer_without_positions():
+    gemma = published_config("google/gemma-2-2b-it")
+    assert (gemma.attn_softcap, gemma.final_softcap) == (50.0, 30.0)
+    assert gemma.windows == (4096, None) * 13 and gemma.scale == 256 ** -0.5  # query_pre_attn_scalar
+    assert parameter_count(gemma) == pytest.approx(2.61e9, rel=2e-3)  # the Hub's "2.61B params"
+    smol = published_config("HuggingFaceTB/SmolLM3-3B")
+    assert [i for i, rope in enumerate(smol.ropes) if rope is None] == list(range(3, 36, 4))
+    assert {rope.base for rope in smol.ropes if rope is not None} == {5_000_000.0}
+    assert parameter_count(smol) == pytest.approx(3.08e9, rel=2e-3)  # the Hub's "3.08B params"

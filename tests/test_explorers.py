@@ -406,3 +406,62 @@ def test_every_explorer_module_bundles_and_parses(tmp_path):
         done = subprocess.run([node(), "--check", str(module)], capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
     assert base64.b64decode(ScalingExplorer().sample)  # the sample is valid base64
+
+
+# --- today's models: the cache of four layouts, RoPE's scaling rules --------------------
+
+def test_bundled_todays_models_module_reproduces_the_package(tmp_path):
+    from attention_course.explorers import TodaysModelsExplorer
+
+    vectors = build_vectors()["todays_models"]
+    states = [{**case["state"], "presets": vectors["presets"]} for case in vectors["cases"]]
+    results = run_bundled(tmp_path, TodaysModelsExplorer._esm, "computeTodaysModels", [[s] for s in states])
+    for case, result in zip(vectors["cases"], results):
+        assert result["cache"] == case["expected"]["cache"]  # integers and sentences: identical
+        assert_close(result["rope"], case["expected"]["rope"], rtol=1e-12)
+
+
+def test_todays_models_explorer_counts_every_published_cache_with_cache_bytes():
+    from attention_course.chapters.todays_models import rescaled_pairs
+    from attention_course.decoder import cache_bytes
+    from attention_course.decoder.published import PUBLISHED_CONFIGS
+    from attention_course.explorers import TodaysModelsExplorer
+
+    for entry in PUBLISHED_CONFIGS:
+        c = entry.config
+        widget = TodaysModelsExplorer(entry.name)
+        r = widget.numbers()
+        rows = {row["name"]: row for row in r["cache"]["rows"]}
+        own = rows[r["cache"]["own"]]
+        assert own["per_token"] == cache_bytes(c, 1), entry.name
+        assert own["total"] == cache_bytes(c, c.max_positions, keep_window=True), entry.name
+        assert rows["MHA"]["total"] == cache_bytes(c, c.max_positions, keep_window=True, latent=False) * \
+            (c.n_heads // c.n_kv_heads)
+        assert rows["MQA"]["per_token"] * c.n_kv_heads == cache_bytes(c, 1, latent=False)
+        rope = next(x for x, w in zip(c.ropes, c.windows) if x is not None and (w is None or None not in c.windows))
+        pairs = rescaled_pairs(rope, c.rope_dim, seq_len=c.max_positions)
+        assert (r["rope"]["kept"], r["rope"]["between"], r["rope"]["slowed"]) == (pairs.kept, pairs.between, pairs.slowed)
+    deepseek = TodaysModelsExplorer()  # DeepSeek-V3: 61 layers of a 512 latent and a 64 RoPE key, bfloat16
+    rows = {row["name"]: row for row in deepseek.numbers()["cache"]["rows"]}
+    assert rows["MLA"]["per_token"] == 61 * (512 + 64) * 2 and rows["MHA"]["per_token"] == 61 * 128 * (192 + 128) * 2
+    assert "MLA 70,272 B" in deepseek.summary() and "yarn x40" in deepseek.summary()
+    llama = TodaysModelsExplorer("meta-llama/Llama-3.1-8B")  # no latent: DeepSeek-V2's 4 d and d / 2 stand in
+    assert (llama.kv_lora_rank, llama.qk_rope_head_dim) == (512, 64)
+    assert llama.numbers()["cache"]["own"] == "GQA"
+
+
+def test_todays_models_explorer_refuses_what_cannot_be():
+    from attention_course.explorers import TodaysModelsExplorer
+
+    widget = TodaysModelsExplorer("meta-llama/Llama-3.1-8B")
+    for name, value in (("rope_dim", 63), ("rope_dim", 2), ("factor", 0.5), ("rope_base", 1.0), ("context", 0),
+                        ("window", -1), ("beta_slow", 0.0), ("mscale", -1.0), ("preset", "gpt-5")):
+        with pytest.raises(traitlets.TraitError, match=name):
+            setattr(widget, name, value)
+    with pytest.raises(ValueError, match="preset must be one of"):
+        TodaysModelsExplorer("gpt-5")
+    widget.n_kv_heads = 5  # 32 query heads cannot share 5
+    widget.high_freq_factor = 0.5  # below the low-frequency factor
+    r = widget.numbers()
+    assert "multiple" in r["cache"]["error"] and "high-frequency" in r["rope"]["error"]
+    assert "multiple" in widget.summary()

@@ -150,9 +150,11 @@ def test_a_cell_error_is_named_by_its_exception_and_the_line_that_raised_it(tmp_
 
 
 AGREEING = ("softmax_global_max", "dot_scores_query_at_keys", "masked_large_negative", "padded_own_mask_broadcast",
-            "mha_split_only", "flash_max_starts_at_zero", "padded_scores_with_np_dot", "softmax_exp_in_float32")
-"""Corpus mistakes graded both ways: recognised by prediction, by an error's own line, by the tiled loop, and two
-whose hints offer a lead only because the code uses np.dot or float32 (read from the cells in the batch)."""
+            "mha_split_only", "flash_max_starts_at_zero", "padded_scores_with_np_dot", "softmax_exp_in_float32",
+            "12_sink_share_overflows", "13_query_heads_cache", "13_step_one_layer")
+"""Corpus mistakes graded both ways: recognised by prediction, by an error's own line, by the tiled loop, two
+whose hints offer a lead only because the code uses np.dot or float32 (read from the cells in the batch), from
+plain numbers and a dtype's name, and by a function that calls another the student wrote."""
 
 
 def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(tmp_path):

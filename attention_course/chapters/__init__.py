@@ -16,6 +16,8 @@
   counted on the tiled loop itself, and the FlashAttention papers' figures (book/generating_cost.ipynb).
 - `kv_memory`: the memory a batch of requests' caches holds, and the logit error of a quantized
   cache, measured (book/generating_cost.ipynb).
+- `todays_models`: which changes to the score a published configuration makes, RoPE's pairs under a
+  scaling rule, QK-norm in a short training run, a checkpoint folder written (book/todays_models.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
@@ -38,6 +40,8 @@ _NAMES = {
                  "measure_matmul_rate", "roofline_plot", "step_cost", "time_decode_step", "time_prefill"),
     "scaling": ("PROJECTION_INITS", "jacobian_norm", "max_weight", "peakedness", "projected_score_std", "score_std",
                 "softmax_entropy", "softmax_jacobian"),
+    "todays_models": ("RescaledPairs", "SpreadRun", "model_changes", "rescaled_pairs", "train_spread",
+                      "write_checkpoint"),
     "training": ("ToyTask", "gradient_check", "train"),
     "worked_example": ("BANK_BOT", "BANK_BOT_QUERIES", "AttentionTrace", "WorkedExample", "trace_attention"),
 }
@@ -125,4 +129,10 @@ __all__ = [
     "tiled_traffic",
     "time_decode_step",
     "time_prefill",
+    "RescaledPairs",
+    "SpreadRun",
+    "model_changes",
+    "rescaled_pairs",
+    "train_spread",
+    "write_checkpoint",
 ]

@@ -251,18 +251,20 @@ def adam_step(params: dict, grads: dict, state: dict | None, lr: float,
 
     Adam divides each entry's step by a running estimate of that entry's
     gradient size, so every matrix moves at about `lr` per step at first.
-    Pass `state=None` on the first step.
+    Pass `state=None` on the first step. Every entry of `params` is updated
+    (W_q, W_k, W_v here; the norms' gains too in book/todays_models.ipynb).
     """
     b1, b2 = betas
+    names = tuple(params)
     if state is None:
-        state = {"t": 0, "m": {n: np.zeros_like(params[n]) for n in PARAM_NAMES},
-                 "v": {n: np.zeros_like(params[n]) for n in PARAM_NAMES}}
+        state = {"t": 0, "m": {n: np.zeros_like(params[n]) for n in names},
+                 "v": {n: np.zeros_like(params[n]) for n in names}}
     t = state["t"] + 1
-    m = {n: b1 * state["m"][n] + (1 - b1) * grads[n] for n in PARAM_NAMES}  # running mean of the gradient
-    v = {n: b2 * state["v"][n] + (1 - b2) * grads[n] ** 2 for n in PARAM_NAMES}  # running mean of its square
+    m = {n: b1 * state["m"][n] + (1 - b1) * grads[n] for n in names}  # running mean of the gradient
+    v = {n: b2 * state["v"][n] + (1 - b2) * grads[n] ** 2 for n in names}  # running mean of its square
     new = {
         n: params[n] - lr * (m[n] / (1 - b1**t)) / (np.sqrt(v[n] / (1 - b2**t)) + eps)
-        for n in PARAM_NAMES
+        for n in names
     }
     return new, {"t": t, "m": m, "v": v}
 

@@ -89,6 +89,19 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
                          "rope_type": "yarn", "truncate": False},
            swiglu_limit=7.0, rms_norm_eps=1e-05, attention_bias=True, tie_word_embeddings=False, hidden_act="silu",
            eos_token_id=200002, pad_token_id=199999, torch_dtype="bfloat16"),
+    _entry("google/gemma-2-2b-it", _hub("google/gemma-2-2b-it"),
+           model_type="gemma2", vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
+           num_attention_heads=8, num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256, sliding_window=4096,
+           attn_logit_softcapping=50.0, final_logit_softcapping=30.0, max_position_embeddings=8192,
+           rope_theta=10000.0, rms_norm_eps=1e-06, hidden_act="gelu_pytorch_tanh",
+           hidden_activation="gelu_pytorch_tanh", attention_bias=False, bos_token_id=2, eos_token_id=[1, 107],
+           pad_token_id=0, torch_dtype="bfloat16"),
+    _entry("HuggingFaceTB/SmolLM3-3B", _hub("HuggingFaceTB/SmolLM3-3B"),
+           model_type="smollm3", vocab_size=128256, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
+           num_attention_heads=16, num_key_value_heads=4, max_position_embeddings=65536, rope_theta=5000000.0,
+           rope_scaling=None, no_rope_layer_interval=4, use_sliding_window=False, sliding_window=None,
+           rms_norm_eps=1e-06, tie_word_embeddings=True, attention_bias=False, hidden_act="silu",
+           eos_token_id=128001, pad_token_id=128004, torch_dtype="bfloat16"),
     _entry("Qwen/Qwen3-0.6B", _hub("Qwen/Qwen3-0.6B"),
            model_type="qwen3", vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
            num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
@@ -103,7 +116,8 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
            hidden_activation="gelu_pytorch_tanh", final_logit_softcapping=None, attn_logit_softcapping=None,
            tie_word_embeddings=True, eos_token_id=1, bos_token_id=2, pad_token_id=0, torch_dtype="bfloat16"),
 )
-"""Published configurations: the models today's attention chapter compares, and two small ones a reader can run."""
+"""Published configurations: the models of the chapter on today's attention (book/todays_models.ipynb), Gemma 2's
+soft-capping and SmolLM3's layers without positions among them, and last two small ones a reader can run."""
 
 
 def published_config(name: str) -> DecoderConfig:

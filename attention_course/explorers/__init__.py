@@ -18,10 +18,12 @@ from .positions import PositionsExplorer
 from .roofline import RooflineExplorer
 from .scaling import ScalingExplorer
 from .scores import ScoresExplorer
+from .todays_models import TodaysModelsExplorer
 from .widget import Explorer
 
 EXPLORERS: tuple[type[Explorer], ...] = (
     ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer, PositionsExplorer, KVCacheExplorer, RooflineExplorer,
+    TodaysModelsExplorer,
 )
 """Every explorer that starts from the package's numbers alone (no arguments), in the order of the
 playground page (book/explorers.ipynb). The tests read this list. The head view of the legal-summariser
@@ -29,5 +31,5 @@ chapter (`head_view.HeadViewExplorer`) needs the pretrained model and is tested 
 
 __all__ = [
     "EXPLORERS", "CostExplorer", "Explorer", "KVCacheExplorer", "MaskExplorer", "PositionsExplorer", "RooflineExplorer",
-    "ScalingExplorer", "ScoresExplorer",
+    "ScalingExplorer", "ScoresExplorer", "TodaysModelsExplorer",
 ]

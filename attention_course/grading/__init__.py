@@ -33,7 +33,9 @@ from .checks.exercises.masks import check_causal_mask, check_masked_attention, c
 from .checks.exercises.multi_head import check_multi_head_attention
 from .checks.exercises.positions import check_apply_rope, check_rope_attention
 from .checks.exercises.scores import check_dot_product_spread, check_dot_scores, check_scale_scores
+from .checks.exercises.sinks import check_sink_attention
 from .checks.exercises.softmax import check_softmax
+from .checks.exercises.step_cost import check_decode_attention_cost, check_decode_step_cost
 
 __all__ = [
     "CaseResult",
@@ -54,4 +56,7 @@ __all__ = [
     "check_scale_scores",
     "check_softmax",
     "check_worked_example",
+    "check_sink_attention",
+    "check_decode_attention_cost",
+    "check_decode_step_cost",
 ]

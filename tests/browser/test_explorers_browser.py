@@ -575,3 +575,118 @@ def test_updates_take_less_than_a_frame(playground):
             for label, selector, values, event in controls}
     slow = {label: round(ms, 2) for label, ms in best.items() if ms >= FRAME_MS}
     assert not slow, f"updates slower than one frame ({FRAME_MS} ms): {slow}"
+
+
+# --- 8. today's models: the cache of four layouts, RoPE's rules -------------------------------
+
+def todays_models_box(page):
+    """The explorer of today's models on a loaded page, once it has mounted."""
+    box = page.locator('[data-explorer="todays-models"]')
+    box.wait_for()
+    return box
+
+
+def check_todays_models(box, state):
+    """Every number the explorer shows equals compute_todays_models's: exactly (data-value) and as printed."""
+    from attention_course.explorers.todays_models import compute_todays_models
+
+    r = compute_todays_models(state)
+    cache, rope = r["cache"], r["rope"]
+    if "error" in cache:
+        assert box.locator('[data-role="cache-status"]').text_content() == cache["error"]
+    else:
+        for row in cache["rows"]:
+            for role, key in (("per-token", "per_token"), ("total", "total")):
+                (text, value), = shown(box.locator(f'[data-role="{row["name"]}-{role}"]'))
+                assert value == row[key], f"{row['name']} {key}: page {value}, package {row[key]}"
+                assert text == js_bytes_text(row[key])
+            selected = "ac-selected" in (box.locator(f'tr[data-layout="{row["name"]}"]').get_attribute("class") or "")
+            assert selected == (row["name"] == cache["own"])
+    if "error" in rope:
+        assert box.locator('[data-role="rope-status"]').text_content() == rope["error"]
+    else:
+        for role in ("kept", "slowed", "between"):
+            assert_shown(box.locator(f'[data-role="{role}"]'), [rope[role]], str)
+        assert_shown(box.locator('[data-role="attention-factor"]'), [rope["attention_factor"]], lambda x: js_fixed(x, 4))
+        (_, slowest), = shown(box.locator('[data-role="slowest"]'))
+        assert math.isclose(slowest, rope["wavelength"][-1] / rope["ratio"][-1], rel_tol=1e-9)
+        assert box.locator("svg circle").count() == state["rope_dim"] // 2  # a dot per pair
+    return r
+
+
+def test_todays_models_explorer_counts_like_the_package(playground, screenshots):
+    page = playground
+    box = todays_models_box(page)
+    r = check_todays_models(box, state_of(page, "todays-models"))
+    assert r["cache"]["own"] == "MLA" and box.locator('[data-role="MLA-per-token"]').text_content() == "68.63 KiB"
+    assert "DeepSeek-V3 keeps 68.63 KiB per token (MLA)" in box.locator('[data-role="cache-status"]').text_content()
+    box.screenshot(path=screenshots / "todays-models-start.png")
+
+    box.get_by_label("configuration").select_option("meta-llama/Llama-3.1-8B")
+    state = state_of(page, "todays-models")
+    assert (state["n_kv_heads"], state["head_dim"], state["rope_type"], state["factor"]) == (8, 128, "llama3", 8.0)
+    r = check_todays_models(box, state)
+    assert box.locator('[data-role="GQA-per-token"]').text_content() == "128.00 KiB"
+    assert (r["rope"]["kept"], r["rope"]["between"], r["rope"]["slowed"]) == (29, 6, 29)
+
+    box.get_by_label("key/value heads (GQA)").fill("32")  # as many as the query heads: GQA is MHA
+    state = state_of(page, "todays-models")
+    assert state["preset"] == "custom" and state["n_kv_heads"] == 32
+    r = check_todays_models(box, state)
+    rows = {row["name"]: row for row in r["cache"]["rows"]}
+    assert rows["GQA"]["per_token"] == rows["MHA"]["per_token"] and r["cache"]["own"] is None
+
+    box.locator('[data-role="rope_type"]').select_option("yarn")
+    box.get_by_label("YaRN: round the ramp to whole pairs").uncheck()
+    box.get_by_label("trained context (tokens)").fill("2048")
+    state = state_of(page, "todays-models")
+    assert (state["rope_type"], state["truncate"], state["original_context"]) == ("yarn", False, 2048)
+    check_todays_models(box, state)
+    box.locator('[data-role="rope_type"]').select_option("dynamic")
+    box.get_by_label("context (tokens)", exact=True).fill("65536")
+    check_todays_models(box, state_of(page, "todays-models"))
+    box.screenshot(path=screenshots / "todays-models-dynamic.png")
+
+    box.get_by_label("key/value heads (GQA)").fill("5")  # 32 query heads cannot share 5
+    assert box.get_by_label("key/value heads (GQA)").get_attribute("aria-invalid") == "true"
+    check_todays_models(box, state_of(page, "todays-models"))
+    assert "multiple" in box.locator('[data-role="cache-status"]').text_content()
+    box.get_by_label("rotated size d").fill("63")  # odd: refused, the state keeps the last good value
+    assert box.get_by_label("rotated size d").get_attribute("aria-invalid") == "true"
+    assert state_of(page, "todays-models")["rope_dim"] == 128
+
+
+def test_todays_models_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html, screenshots):
+    new_page, problems = offline
+    page = new_page()
+    page.set_viewport_size({"width": 400, "height": 900})
+    page.goto((book_html / "book" / "todays_models.html").as_uri())
+    box = todays_models_box(page)
+    box.scroll_into_view_if_needed()
+    widths = box.evaluate("el => [el.scrollWidth, el.clientWidth, document.documentElement.scrollWidth]")
+    assert widths[0] <= widths[1] + 1, f"the explorer scrolls sideways at 400 px: {widths}"
+    assert widths[2] <= 400, f"the page is wider than the screen: {widths}"
+    box.get_by_label("configuration").select_option("google/gemma-3-27b-it")
+    box.get_by_label("sliding window (0 = none)").fill("0")
+    check_todays_models(box, state_of(page, "todays-models"))
+    box.screenshot(path=screenshots / "todays-models-400px.png")
+    problems.assert_none()
+
+
+def test_todays_models_updates_take_less_than_a_frame(playground):
+    page = playground
+    todays_models_box(page)
+    controls = [
+        ("today's models: configuration", '[data-explorer="todays-models"] [data-role="preset"]',
+         ["meta-llama/Llama-3.1-8B", "google/gemma-3-27b-it", "deepseek-ai/DeepSeek-V3"], "change"),
+        ("today's models: context", '[data-explorer="todays-models"] [data-role="context"]',
+         ["4096", "1", "1048576", "300"], "input"),
+        ("today's models: rule", '[data-explorer="todays-models"] [data-role="rope_type"]',
+         ["llama3", "linear", "dynamic", "yarn", "default"], "change"),
+        ("today's models: rotated size", '[data-explorer="todays-models"] [data-role="rope_dim"]',
+         ["1024", "4", "128"], "input"),
+    ]
+    best = {label: report_time(label, update_times(page, selector, values, event))
+            for label, selector, values, event in controls}
+    slow = {label: round(ms, 2) for label, ms in best.items() if ms >= FRAME_MS}
+    assert not slow, f"updates slower than one frame ({FRAME_MS} ms): {slow}"

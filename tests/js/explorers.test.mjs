@@ -14,6 +14,7 @@ import { alibiSlopes, computePositions, movePositions, ropeVector } from "../../
 import { computeRoofline, timeText } from "../../attention_course/explorers/js/roofline.js";
 import { computeScaling, decodeSample, rawScores, scoresByDk } from "../../attention_course/explorers/js/scaling.js";
 import { computeScores } from "../../attention_course/explorers/js/scores.js";
+import { computeTodaysModels, ropeFrequencies } from "../../attention_course/explorers/js/todays_models.js";
 import { decode, mismatches } from "./compare.mjs";
 
 const vectors = decode(JSON.parse(readFileSync(new URL("./vectors.json", import.meta.url), "utf-8")));
@@ -143,4 +144,31 @@ test("roofline: a decoding step reads every weight and the cache, and batching s
   assert.equal(many.cacheBytes, 32 * one.cacheBytes); // every request its own cache
   assert.ok(one.bound === "memory" && computeRoofline(state).prefill.bound === "compute");
   assert.deepEqual([timeText(2.5), timeText(0.00823), timeText(3.5e-5)], ["2.50 s", "8.23 ms", "35.0 µs"]);
+});
+
+test("today's models: cache bytes equal attention_course.decoder.cache_bytes's exactly, RoPE's ratios the package's", () => {
+  const { presets, cases } = vectors.todays_models;
+  assert.ok(cases.length >= 25);
+  cases.forEach(({ state, expected }, i) => {
+    const r = computeTodaysModels({ ...state, presets });
+    if (expected.cache.error) assert.equal(r.cache.error, expected.cache.error, `todays_models case ${i}`);
+    else {
+      assert.deepEqual(r.cache, expected.cache, `todays_models case ${i}: cache`);
+      r.cache.rows.forEach((row) => assert.ok(Number.isSafeInteger(row.total), `case ${i}: ${row.total} is not exact`));
+    }
+    assertMatches(r.rope, expected.rope, `todays_models case ${i}: rope`);
+  });
+});
+
+test("today's models: the latent row does not depend on the heads, and a rule never speeds a pair up", () => {
+  const { presets, cases } = vectors.todays_models;
+  const state = { ...cases[0].state, presets };
+  const mla = (s) => computeTodaysModels(s).cache.rows[3].per_token;
+  assert.equal(mla({ ...state, n_heads: 8, n_kv_heads: 8 }), mla(state));
+  for (const rope_type of ["linear", "dynamic", "llama3", "yarn"]) {
+    const r = computeTodaysModels({ ...state, rope_type, context: 10 * state.original_context }).rope;
+    assert.ok(r.ratio.every((x) => x <= 1 + 1e-15), rope_type);
+    assert.equal(r.kept + r.slowed + r.between, state.rope_dim / 2);
+  }
+  assert.deepEqual(ropeFrequencies(4, 100), [1, 0.1]);
 });

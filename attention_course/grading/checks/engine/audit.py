@@ -273,6 +273,12 @@ def _not_finite_claim(seen: Seen) -> bool:
     return not np.isfinite(value[index]) and (not isinstance(expected, np.ndarray) or np.isfinite(expected[index]))
 
 
+def _item_dtypes(expected, got) -> list[tuple[np.dtype, np.dtype]]:
+    """(expected dtype, returned dtype) of each item of a tuple result (of the result itself otherwise)."""
+    pairs = zip(expected, got) if isinstance(expected, tuple) and isinstance(got, tuple) else [(expected, got)]
+    return [(e.dtype, g.dtype) for e, g in pairs if isinstance(e, np.ndarray) and isinstance(g, np.ndarray)]
+
+
 def _spread(test: Callable[[float, int], bool]) -> Evidence:
     def holds(seen: Seen) -> bool:
         value = _float(seen.obs.value)
@@ -321,6 +327,11 @@ EVIDENCE: dict[str, Evidence] = {
         and not same_values(s.value[0], s.expected[0], s.case.tolerance)),
     "builds_full_matrix": lambda s: s.check.after_pass is not None and s.check.after_pass(s.case, s.obs) is not None,
     "appended_on_wrong_axis": lambda s: s.obs.status == RAISED and "concatenation axis must match" in s.obs.error,
+    # counts and an intensity: a whole number that came back as a float, a float64 that came back as another type
+    "counts_not_integers": lambda s: any(
+        want.kind in "iu" and got.kind not in "iu" for want, got in _item_dtypes(s.expected, s.obs.value)),
+    "intensity_not_a_float": lambda s: any(
+        want == np.float64 and got != np.float64 for want, got in _item_dtypes(s.expected, s.obs.value)),
     # the measured spread of q.k: each hint states what the number is close to
     "formula_not_measurement": _spread(lambda v, d_k: v == np.sqrt(d_k)),
     "variance_not_spread": _spread(lambda v, d_k: abs(v - d_k) <= 0.1 * d_k),

@@ -112,6 +112,8 @@ def _order(exp: np.ndarray, val: np.ndarray, tolerance) -> str:
 
 def _first_wrong(exp: np.ndarray, val: np.ndarray, tolerance) -> str:
     """Right on the first slices along an axis (heads, rows, tiles), wrong from some slice on."""
+    if exp.ndim == 0:  # one number (a count): no slices
+        return ""
     rtol, atol = tolerance
     close = np.isclose(val, exp, rtol=rtol, atol=atol, equal_nan=True)
     for axis in range(max(exp.ndim - 1, 1)):  # the leading axes (heads, batch), then the rows

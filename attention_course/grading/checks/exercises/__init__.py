@@ -27,7 +27,9 @@ from .masks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
 from .multi_head import MULTI_HEAD_ATTENTION
 from .positions import APPLY_ROPE, ROPE_ATTENTION
 from .scores import DOT_PRODUCT_SPREAD, DOT_SCORES, SCALE_SCORES
+from .sinks import SINK_ATTENTION
 from .softmax import SOFTMAX
+from .step_cost import DECODE_ATTENTION_COST, DECODE_STEP_COST
 
 METADATA_KEY = "attention_course"
 """Key of the course's entry in a notebook's metadata."""
@@ -79,6 +81,9 @@ EXERCISES: tuple[Exercise, ...] = (
              ("scaled_dot_product_attention",)),
     Exercise("10_decode_step", "One decoding step", "decoding", (DECODE_STEP,), ("apply_rope", "softmax")),
     Exercise("11_attention_backward", "The tiled backward pass", "backward", (BACKWARD_QUERY_TILE,)),
+    Exercise("12_sink_attention", "Sinks and sliding windows", "todays_models", (SINK_ATTENTION,), ("softmax",)),
+    Exercise("13_decode_step_cost", "What a decoding step costs", "generating_cost",
+             (DECODE_ATTENTION_COST, DECODE_STEP_COST)),
 )
 
 BY_ID = {e.id: e for e in EXERCISES}

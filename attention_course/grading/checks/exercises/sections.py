@@ -28,6 +28,9 @@ CHECK_SECTIONS = {
     "decode_step": "A decode step in numbers",
     "backward_query_tile": "3. The tiled backward pass",
     "worked_example": "Key points",
+    "sink_attention": "A sink beside the scores",
+    "decode_attention_cost": "One multiply-add per cached number",
+    "decode_step_cost": "The intensity of a decoding step",
 }
 """check name -> the `## ` heading of its exercise's chapter that teaches it."""
 
@@ -87,6 +90,17 @@ MISTAKE_SECTIONS = {
         "dv_from_ds": "1. The gradients",
         "nan_for_empty_rows": "2. One number per query: the log-sum-exp",
         "unnormalised_p": "2. One number per query: the log-sum-exp",
+    },
+    "todays_models": {
+        "window_off_by_one": "Local and global layers",
+        "window_top_left": "Local and global layers",
+        "window_ignored": "Local and global layers",
+        "future_keys_visible": "Local and global layers",
+    },
+    "generating_cost": {
+        "weights_read_per_request": "One multiply-add per cached number",  # batching: the weights read once
+        "cache_shared_by_the_batch": "One multiply-add per cached number",
+        "intensity_inverted": "Two ceilings",
     },
 }
 """chapter -> mistake id -> the heading that teaches what the mistake missed, where not the check's own."""

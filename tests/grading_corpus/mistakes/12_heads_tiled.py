@@ -1,0 +1,27 @@
+"""sink_attention that shares the key/value heads in the order 0, 1, 0, 1 (np.tile)."""
+CHECK = "sink_attention"
+MISTAKE = "kv_heads_tiled"
+MARKS = "12/17"
+
+import math
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def sink_attention(q, k, v, sinks, window):
+    h_q, n_q, d = q.shape
+    n_k = k.shape[1]
+    g = h_q // k.shape[0]
+    keys, values = np.tile(k, (g, 1, 1)), np.tile(v, (g, 1, 1))
+    scores = q @ keys.transpose(0, 2, 1) / math.sqrt(d)
+    position = np.arange(n_q)[:, None] + n_k - n_q
+    key = np.arange(n_k)[None, :]
+    seen = key <= position
+    if window is not None:
+        seen = seen & (key > position - window)
+    scores = np.where(seen, scores, -np.inf)
+    column = np.broadcast_to(sinks[:, None, None], (h_q, n_q, 1)).astype(scores.dtype)
+    weights = softmax(np.concatenate([scores, column], axis=-1))[..., :-1]
+    return weights @ values, weights

@@ -1,0 +1,26 @@
+"""sink_attention that adds each head's sink to its scores, which a softmax does not see."""
+CHECK = "sink_attention"
+MISTAKE = "sink_left_out"
+MARKS = "0/17"
+
+import math
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def sink_attention(q, k, v, sinks, window):
+    h_q, n_q, d = q.shape
+    n_k = k.shape[1]
+    g = h_q // k.shape[0]
+    keys, values = np.repeat(k, g, axis=0), np.repeat(v, g, axis=0)
+    scores = q @ keys.transpose(0, 2, 1) / math.sqrt(d)
+    position = np.arange(n_q)[:, None] + n_k - n_q
+    key = np.arange(n_k)[None, :]
+    seen = key <= position
+    if window is not None:
+        seen = seen & (key > position - window)
+    scores = np.where(seen, scores, -np.inf)
+    weights = softmax(scores + sinks[:, None, None])
+    return weights @ values, weights

@@ -1,0 +1,28 @@
+"""sink_attention that gives query head h the sink of its key/value head, sinks[h // g]."""
+CHECK = "sink_attention"
+MISTAKE = "sinks_of_the_key_value_heads"
+MARKS = "7/17"
+
+import math
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def sink_attention(q, k, v, sinks, window):
+    h_q, n_q, d = q.shape
+    n_k = k.shape[1]
+    g = h_q // k.shape[0]
+    keys, values = np.repeat(k, g, axis=0), np.repeat(v, g, axis=0)
+    scores = q @ keys.transpose(0, 2, 1) / math.sqrt(d)
+    position = np.arange(n_q)[:, None] + n_k - n_q
+    key = np.arange(n_k)[None, :]
+    seen = key <= position
+    if window is not None:
+        seen = seen & (key > position - window)
+    scores = np.where(seen, scores, -np.inf)
+    per_head = sinks[np.arange(h_q) // g]
+    column = np.broadcast_to(per_head[:, None, None], (h_q, n_q, 1)).astype(scores.dtype)
+    weights = softmax(np.concatenate([scores, column], axis=-1))[..., :-1]
+    return weights @ values, weights

@@ -1,0 +1,24 @@
+"""sink_attention with the causal mask only."""
+CHECK = "sink_attention"
+MISTAKE = "window_ignored"
+MARKS = "4/17"
+
+import math
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def sink_attention(q, k, v, sinks, window):
+    h_q, n_q, d = q.shape
+    n_k = k.shape[1]
+    g = h_q // k.shape[0]
+    keys, values = np.repeat(k, g, axis=0), np.repeat(v, g, axis=0)
+    scores = q @ keys.transpose(0, 2, 1) / math.sqrt(d)
+    position = np.arange(n_q)[:, None] + n_k - n_q
+    seen = np.arange(n_k)[None, :] <= position
+    scores = np.where(seen, scores, -np.inf)
+    column = np.broadcast_to(sinks[:, None, None], (h_q, n_q, 1)).astype(scores.dtype)
+    weights = softmax(np.concatenate([scores, column], axis=-1))[..., :-1]
+    return weights @ values, weights
