@@ -49,14 +49,18 @@ def test_import_attention_course_loads_the_core_and_numpy_alone():
 def test_import_grading_loads_the_checks_and_what_their_references_need():
     found = loaded("import attention_course.grading")
     # threadpoolctl: the tiled exercise's reference (tiled/_compiled/threads.py); ml_dtypes: the decoding
-    # exercise's (decoder.step imports the checkpoints' reader, which widens bfloat16)
-    assert found["libraries"] == ["ml_dtypes", "numpy", "threadpoolctl"]
+    # exercise's (decoder.step imports the checkpoints' reader, which widens bfloat16); numpy.random, whose
+    # compiled modules bring Cython's runtime: the worked example's numbers drawn for each student
+    libraries = [name for name in found["libraries"] if not name.startswith(("_cython_", "cython_runtime"))]
+    assert libraries == ["ml_dtypes", "numpy", "threadpoolctl"]
     parts = {".".join(name.split(".")[:2]) for name in found["course"]}
     assert parts == {"attention_course", "attention_course._cpus", "attention_course._tables",
                      "attention_course.chapters", "attention_course.core", "attention_course.decoder",
                      "attention_course.grading", "attention_course.tiled"}
-    # of the chapters, the bank-bot example alone; nothing of the instructor's room
+    # of the chapters, the bank-bot example and the roofline's counts (the references of a decoding step's cost,
+    # with the two small modules they import); nothing of the instructor's room
     assert [n for n in found["course"] if n.startswith("attention_course.chapters.")] == [
+        "attention_course.chapters.cost", "attention_course.chapters.decoding", "attention_course.chapters.roofline",
         "attention_course.chapters.worked_example"]
     assert not [n for n in found["course"] if n.startswith("attention_course.grading.kit")]
 

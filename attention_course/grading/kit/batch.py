@@ -113,7 +113,7 @@ def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, ass
         seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
     notes: tuple[str, ...] = ()
     if exercise.drawn is not None:  # the student's own example, drawn again from the roster's id
-        checks, notes = exercise.drawn(nb.metadata, student, assignment.hidden_seed if assignment else None)
+        checks, notes = exercise.drawn(nb["metadata"], student, assignment.hidden_seed if assignment else None)
     for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
         check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)

@@ -1,5 +1,6 @@
 """Exercise 0 on the bank bot: the causal mask's positions counted from 0, an assumption the check must name."""
 CHECK = "worked_example"
+MISTAKE = "positions_from_zero"
 MESSAGE = ("question 6: the causal mask", "counted from 0")
 MARKS = "7/8"
 

@@ -1,5 +1,6 @@
 """Exercise 0 on the bank bot: the weights as percentages, an assumption the check must name."""
 CHECK = "worked_example"
+MISTAKE = "weights_in_percent"
 MESSAGE = ("step 4: the weights", "percentages. Give each as a fraction of 1")
 MARKS = "7/8"
 

@@ -73,6 +73,9 @@ class Check:
     """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
     seconds: float = DEFAULT_SECONDS
     """Time limit for one call."""
+    dtype_graded: bool = True
+    """The one dtype rule applies to its results (False where the answers are numbers a student wrote by hand,
+    which have no dtype to keep)."""
     hidden_rngs: Rngs = Rngs()
     """Where the hidden inputs are drawn from (an assignment's secret); the visible ones always come from `Rngs()`,
     as the notebook shows them."""
@@ -365,7 +368,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         if extra is not None:
             message, mistake = extra
             return result(results.FAILED, got_text, message, mistake=mistake)
-    kept = dtype_kept(expected, value)  # one rule for every exercise: float32 in, float32 out; float64 in, float64 out
+    kept = dtype_kept(expected, value) if check.dtype_graded else None  # float32 in, float32 out; float64 in, float64 out
     if kept is not None:
         message, mistake = kept
         return result(results.FAILED, got_text, message, mistake=mistake)

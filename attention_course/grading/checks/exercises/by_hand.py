@@ -690,7 +690,7 @@ def worked_example_check(example: WorkedExample) -> Check:
         compare=_compare(example, mistakes),
         expected_text=_expected_text(example),
         refine=_sheet_wording,
-        float32_kept=False,  # numbers written by hand: no dtype to keep
+        dtype_graded=False,  # numbers written by hand: no dtype to keep
     )
 
 

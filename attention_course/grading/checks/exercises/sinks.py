@@ -23,6 +23,7 @@ from ....core.softmax import softmax
 from ....decoder.attention import layer_mask
 from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated
+from ..engine.code import Code
 from ..engine.check import Check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
@@ -358,7 +359,7 @@ def _assumption_cases_sink_attention(rngs: Rngs) -> list[Case]:
     ]
 
 
-def _error_hint(case: Case, error: str) -> str:
+def _error_hint(case: Case, error: str, code: Code) -> str:
     if "NoneType" in error and case.args[-1] is None:
         return ("window is None here: a full layer, where each query sees itself and every key before it (the "
                 "causal mask, with the queries the last n_q of the n_k positions).")

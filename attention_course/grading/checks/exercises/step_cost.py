@@ -19,6 +19,7 @@ from ....chapters.roofline import AttentionLayout, DecoderShape, attention_cost,
 from ....decoder.cache import itemsize
 from ..engine.calls import Observation
 from ..engine.cases import Case, Rngs, format_value
+from ..engine.code import Code
 from ..engine.check import Check
 from ..engine.mistakes import NOT_A_TUPLE, RETURNS_NONE, Mistake
 from ..engine.results import CheckResult
@@ -435,7 +436,7 @@ def _types(case: Case, obs: Observation):
     return None
 
 
-def _error_hint(case: Case, error: str) -> str:
+def _error_hint(case: Case, error: str, code: Code) -> str:
     dtype = case.args[-1]
     if error.startswith(("KeyError", "TypeError")) and (repr(dtype) in error or f"'{dtype}'" in error):
         return (f"The dtype given was {dtype!r}. A number of a NumPy type takes np.dtype(name).itemsize bytes; "
