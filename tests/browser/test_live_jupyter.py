@@ -154,10 +154,11 @@ def run_cell(page, code: str) -> str:
     page.keyboard.press("b")
     page.keyboard.press("Enter")
     page.keyboard.type(code)
+    # the new cell itself, wherever it is: a notebook whose cells have not run renders only those in view, so the
+    # last cell rendered need not be the notebook's last
+    cell = page.locator(".jp-Cell.jp-mod-active").element_handle()
     page.keyboard.press("Shift+Enter")
-    output = page.locator(".jp-Cell").nth(-2).locator(".jp-OutputArea-output")
-    output.wait_for(timeout=30000)
-    return output.inner_text()
+    return cell.wait_for_selector(".jp-OutputArea-output", timeout=30000).inner_text()
 
 
 def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path):

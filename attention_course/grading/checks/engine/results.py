@@ -157,7 +157,8 @@ class CheckResult:
             lines += _labelled("hint", textwrap.fill(self.hint, width=80))  # prose: wrapped for terminals
         others = [c for c in self.cases if c is not case and not c.passed and c.status != SKIPPED]
         if others and self.status == FAILED:
-            lines.append(f"  also failing ({len(others)}): " + "; ".join(c.label for c in others))
+            others_text = textwrap.fill("; ".join(c.label for c in others), width=72)  # a phone's or a page's width
+            lines += _labelled(f"also failing ({len(others)})", others_text)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
