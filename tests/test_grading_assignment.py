@@ -102,7 +102,7 @@ def test_a_seed_redraws_hidden_inputs_of_every_exercise():
     seeded = from_dict({"hidden": {"seed": 7}})
     for exercise in EXERCISES:
         redrawn, hidden = seeded.redrawn(exercise.id)
-        if exercise.drawn is not None:  # no hidden inputs: the seed redraws each student's own example instead
+        if exercise.drawn is not None:  # no hidden inputs: the assignment's secret redraws each student's example
             (mine,), _ = exercise.drawn({}, "s1", seeded.hidden_seed)
             (theirs,), _ = exercise.drawn({}, "s1", None)
             assert hidden == 0 and mine.cases[0].code != theirs.cases[0].code, exercise.id

@@ -339,7 +339,7 @@ NOT_REPRODUCIBLE = Mistake(
 SEED_IGNORED = Mistake(
     "seed_ignored",
     "Two different seeds gave exactly the same number: the measurement does not depend on `seed`. Make the "
-    "generator from the seed you are given, `np.random.default_rng(seed)`, and draw every number from it.",
+    "generator from the `seed` argument, `np.random.default_rng(seed)`, and draw every number from it.",
 )
 SAMPLES_IGNORED = Mistake(
     "n_samples_ignored",
