@@ -147,8 +147,14 @@ def wait_for_idle_kernel(page, seconds: float = 120) -> None:
     pytest.fail(f"the kernel was not idle after {seconds:g} s")
 
 
-def run_cell(page, code: str) -> str:
-    """Append a cell, run it, and return its text output."""
+def run_cell(page, code: str, seconds: float = 120) -> str:
+    """Append a cell, run it, and return its text output (waiting up to `seconds` for it).
+
+    A loaded 2-core machine has been seen to take more than 30 s to show a
+    fresh kernel's first output (importing the explorers), so the wait is long;
+    a cell that runs quickly returns as soon as its output appears.
+    """
+    wait_for_idle_kernel(page)  # a cell appended while the kernel is busy would queue behind unfinished work
     page.locator(".jp-Cell").last.click()
     page.keyboard.press("Escape")
     page.keyboard.press("b")
@@ -158,7 +164,7 @@ def run_cell(page, code: str) -> str:
     # last cell rendered need not be the notebook's last
     cell = page.locator(".jp-Cell.jp-mod-active").element_handle()
     page.keyboard.press("Shift+Enter")
-    return cell.wait_for_selector(".jp-OutputArea-output", timeout=30000).inner_text()
+    return cell.wait_for_selector(".jp-OutputArea-output", timeout=seconds * 1000).inner_text()
 
 
 def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path):
