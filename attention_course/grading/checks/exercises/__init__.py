@@ -2,7 +2,8 @@
 
 `EXERCISES` is the one list every tool reads (release, check, grade, the
 gradebook, the tests); each exercise's checks live in a module of their own
-beside this one.
+beside this one, which the registry names and imports when they are first
+asked for (finding a notebook's exercise loads no exercise's inputs).
 
 A notebook says which exercise it is in its metadata
 (`metadata["attention_course"]["exercise"]`); a renamed or rebuilt notebook is
