@@ -189,7 +189,7 @@ def _cpu_counters() -> tuple[float, float]:
 
 
 def tracemalloc_extra_mib(fn) -> float:
-    """Peak MiB allocated (as NumPy reports to tracemalloc) during fn(), minus its result."""
+    """Peak MiB allocated (as NumPy reports to tracemalloc) during fn(), minus the array or arrays it returns."""
     tracemalloc.start()
     try:
         before, _ = tracemalloc.get_traced_memory()
@@ -197,40 +197,32 @@ def tracemalloc_extra_mib(fn) -> float:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return (peak - before - result.nbytes) / MIB
+    kept = result.nbytes if isinstance(result, np.ndarray) else sum(r.nbytes for r in result)
+    return (peak - before - kept) / MIB
 
 
-def torch_extra_mib(cfg: Config, args) -> float | None:
-    """Peak resident-memory growth of torch's SDPA, minus its output, measured in a fresh process."""
-    threads = args.threads or 0
-    cmd = [sys.executable, __file__, "--rss-probe", str(cfg.n), str(cfg.heads), cfg.dtype, str(int(cfg.causal)), str(threads)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def probe_mib(arguments: list[str], script: str, timeout: float) -> float | None:
+    """The MiB that `script --rss-probe ARGUMENTS`, run in a fresh process, prints last (None if it printed none)."""
+    done = subprocess.run([sys.executable, script, "--rss-probe", *arguments], capture_output=True, text=True,
+                          timeout=timeout)
     try:
         return float(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
 
 
-def rss_probe(n: int, heads: int, dtype: str, causal: bool, threads: int) -> None:
-    """Child process of torch_extra_mib: print MiB of peak RSS growth during one SDPA call, minus the output.
+def rss_growth(call):
+    """(The bytes this process's resident set grew by during call(), at its peak; what call() returned).
 
     A thread samples the resident set every 0.2 ms during the call; the peak RSS
     the kernel records (ru_maxrss) catches what the sampling misses.
     """
     import threading
 
-    import torch
-
     def rss_bytes() -> int:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
-    if threads:
-        torch.set_num_threads(threads)
-    cfg = Config(n, heads, dtype, causal)
-    tiny = [torch.from_numpy(x) for x in make_inputs(Config(64, 1, dtype, causal))]
-    torch.nn.functional.scaled_dot_product_attention(*tiny, is_causal=causal)  # start threads, load kernels
-    q, k, v = (torch.from_numpy(x) for x in make_inputs(cfg))
     base, peak, done = rss_bytes(), [0], threading.Event()
 
     def sample() -> None:
@@ -241,11 +233,48 @@ def rss_probe(n: int, heads: int, dtype: str, causal: bool, threads: int) -> Non
     sampler = threading.Thread(target=sample)
     max_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     sampler.start()
-    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    done.set()
-    sampler.join()
+    try:
+        result = call()
+    finally:
+        done.set()
+        sampler.join()
     max_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    grown = max(peak[0] - base, max_after - max(max_before, base))
+    return max(peak[0] - base, max_after - max(max_before, base)), result
+
+
+def load_torch(args, inputs: str) -> str:
+    """Import torch into `args.torch` (None when --no-torch or not installed), with --threads threads; the report's
+    line about it, `inputs` saying what it is given."""
+    args.torch = None
+    if args.no_torch:
+        return "torch: left out (--no-torch)"
+    try:
+        import torch
+    except ImportError:
+        return "torch: not installed (pip install -e '.[torch]' to compare)"
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    args.torch = torch
+    return f"torch {torch.__version__} ({torch.get_num_threads()} threads; {inputs})"
+
+
+def torch_extra_mib(cfg: Config, args) -> float | None:
+    """Peak resident-memory growth of torch's SDPA, minus its output, measured in a fresh process."""
+    return probe_mib([str(cfg.n), str(cfg.heads), cfg.dtype, str(int(cfg.causal)), str(args.threads or 0)], __file__,
+                     timeout=600)
+
+
+def rss_probe(n: int, heads: int, dtype: str, causal: bool, threads: int) -> None:
+    """Child process of torch_extra_mib: print MiB of peak RSS growth during one SDPA call, minus the output."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    cfg = Config(n, heads, dtype, causal)
+    tiny = [torch.from_numpy(x) for x in make_inputs(Config(64, 1, dtype, causal))]
+    torch.nn.functional.scaled_dot_product_attention(*tiny, is_causal=causal)  # start threads, load kernels
+    q, k, v = (torch.from_numpy(x) for x in make_inputs(cfg))
+    grown, out = rss_growth(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
     print((grown - out.numel() * out.element_size()) / MIB)
 
 
@@ -417,19 +446,7 @@ def main(argv=None) -> int:
         raise SystemExit(f"--backend {args.backend} is not installed here: pip install -e '.[fast]'")
     if args.running_max and args.backend != "numba":
         raise SystemExit("--running-max turns off a shortcut of the compiled backend: use it with --backend numba")
-    args.torch = None
-    torch_note = "torch: left out (--no-torch)"
-    if not args.no_torch:
-        torch_note = "torch: not installed (pip install -e '.[torch]' to compare)"
-        try:
-            import torch
-
-            if args.threads:
-                torch.set_num_threads(args.threads)
-            args.torch = torch
-            torch_note = f"torch {torch.__version__} ({torch.get_num_threads()} threads; inputs (1, h, n, d), its flash kernel)"
-        except ImportError:
-            pass
+    torch_note = load_torch(args, "inputs (1, h, n, d), its flash kernel")
     if args.torch is None:
         args.torch_memory = args.torch_3d = False
     if args.threads and args.backend == "numba":

@@ -32,13 +32,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import threading
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +46,15 @@ try:
 except ImportError:  # run from a checkout without `pip install -e .`
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_attention import _cpu_counters, cpu_name, cpu_seconds_of_others  # noqa: E402
+from bench_attention import (  # noqa: E402
+    _cpu_counters,
+    cpu_name,
+    cpu_seconds_of_others,
+    load_torch,
+    probe_mib,
+    rss_growth,
+    tracemalloc_extra_mib,
+)
 
 from attention_course import (  # noqa: E402
     attention_backward,
@@ -68,18 +72,6 @@ def make_inputs(n: int, dtype: str, seed: int = 0):
     """q, k, v and dO of shape (n, D), drawn directly in `dtype`."""
     rng = np.random.default_rng(seed)
     return tuple(rng.standard_normal((n, D), dtype=np.dtype(dtype).type) for _ in range(4))
-
-
-def numpy_extra_mib(fn) -> float:
-    """Peak MiB allocated (as NumPy reports to tracemalloc) during fn(), minus the arrays it returns."""
-    tracemalloc.start()
-    try:
-        before, _ = tracemalloc.get_traced_memory()
-        result = fn()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return (peak - before - sum(r.nbytes for r in result)) / MIB
 
 
 def torch_backward(torch, q, k, v, g):
@@ -101,21 +93,12 @@ def torch_backward(torch, q, k, v, g):
 
 def torch_extra_mib(n: int, dtype: str, threads: int) -> float | None:
     """Resident-memory growth of torch's backward pass, minus its gradients, measured in a fresh process."""
-    cmd = [sys.executable, __file__, "--rss-probe", str(n), dtype, str(threads)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    try:
-        return float(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return None
+    return probe_mib([str(n), dtype, str(threads)], __file__, timeout=900)
 
 
 def rss_probe(n: int, dtype: str, threads: int) -> None:
     """Child process of torch_extra_mib: print MiB of peak RSS growth during one backward call, minus the gradients."""
     import torch
-
-    def rss_bytes() -> int:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
     if threads:
         torch.set_num_threads(threads)
@@ -123,21 +106,7 @@ def rss_probe(n: int, dtype: str, threads: int) -> None:
     backward(forward())  # load the kernels, start the threads
     forward, backward = torch_backward(torch, *make_inputs(n, dtype))
     state = forward()
-    base, peak, done = rss_bytes(), [0], threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            peak[0] = max(peak[0], rss_bytes())
-            time.sleep(0.0002)
-
-    sampler = threading.Thread(target=sample)
-    max_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-    sampler.start()
-    leaves = backward(state)
-    done.set()
-    sampler.join()
-    max_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    grown = max(peak[0] - base, max_after - max(max_before, base))
+    grown, leaves = rss_growth(lambda: backward(state))
     print((grown - sum(x.grad.numel() * x.grad.element_size() for x in leaves)) / MIB)
 
 
@@ -173,7 +142,7 @@ def run_size(n: int, args) -> dict:
             torch_fns[1](state)
             times["torch"].append(time.perf_counter() - t0)
     load = cpu_seconds_of_others(start) / (time.perf_counter() - wall)
-    memory = {name: numpy_extra_mib(fn) for name, fn in fns.items()}
+    memory = {name: tracemalloc_extra_mib(fn) for name, fn in fns.items()}
     if torch_fns and args.torch_memory:
         memory["torch"] = torch_extra_mib(n, args.dtype, args.threads or 0)
     return dict(n=n, times=times, memory=memory, load=load, notes=notes)
@@ -227,19 +196,7 @@ def main(argv=None) -> int:
         raise SystemExit("--repeats and --threads must be at least 1, --settle at least 0")
     if min(args.sizes) < 1:
         raise SystemExit("--sizes must be positive")
-    args.torch = None
-    torch_note = "torch: left out (--no-torch)"
-    if not args.no_torch:
-        torch_note = "torch: not installed (pip install -e '.[torch]' to compare)"
-        try:
-            import torch
-
-            if args.threads:
-                torch.set_num_threads(args.threads)
-            args.torch = torch
-            torch_note = f"torch {torch.__version__} ({torch.get_num_threads()} threads; autograd through its SDPA on (1, 1, n, d))"
-        except ImportError:
-            pass
+    torch_note = load_torch(args, "autograd through its SDPA on (1, 1, n, d)")
     if args.torch is None:
         args.torch_memory = False
     print(f"backward benchmark: d = {D}, {args.dtype}, one head, {args.repeats} rounds per size, medians")

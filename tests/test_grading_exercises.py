@@ -4,6 +4,7 @@ The solution notebooks' code cells run here, in this process, so each check
 function is exercised the way a student's notebook calls it.
 """
 
+import importlib
 from pathlib import Path
 
 import nbformat
@@ -50,6 +51,17 @@ def test_stubs_are_not_attempted(ex):
 def test_every_check_of_the_registry_is_a_function_of_the_grading_package(check):
     assert f"check_{check.name}" in grading.__all__
     assert callable(getattr(grading, f"check_{check.name}"))
+
+
+@pytest.mark.parametrize("ex", EXERCISES, ids=[e.id for e in EXERCISES])
+def test_the_registry_names_each_exercise_s_checks_as_their_module_does(ex):
+    # the registry is read without importing the checks; their names there are the checks' own
+    assert tuple(c.name for c in ex.checks) == ex.check_names
+    assert tuple(c.function for c in ex.checks) == ex.functions
+    module = importlib.import_module(f"attention_course.grading.checks.exercises.{ex.module}")
+    for check_function in ex.check_functions:
+        assert getattr(grading, check_function) is getattr(module, check_function)
+    assert all(a is b for a, b in zip(ex.checks, ex.checks))  # the same objects each time they are asked for
 
 
 def test_every_check_has_hidden_inputs_and_a_book_chapter():

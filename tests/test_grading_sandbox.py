@@ -255,6 +255,46 @@ def test_the_watch_sees_code_replaced_between_two_looks_and_nothing_else():
     assert look() == []
 
 
+def test_the_watch_takes_a_module_imported_since_its_last_look_as_it_comes_then_sees_it_changed():
+    import importlib
+    import sys
+
+    from attention_course.grading.checks import exercises
+    from attention_course.grading.kit.sandbox.audit import Watch
+
+    name = "attention_course.grading.checks.exercises.softmax"
+    loaded = importlib.import_module(name)
+    found = []
+    del sys.modules[name]
+    delattr(exercises, "softmax")
+    try:
+        watch = Watch(lambda kind, detail: found.append((kind, detail)), writable=[], course=[], visible=[],
+                      provided=[])
+        watch.snapshot()
+        fresh = importlib.import_module(name)  # its names, and the registry's new name for it, are the import's
+        assert fresh is not loaded and exercises.softmax is fresh
+        watch.changes()
+        assert found == []
+        fresh.SOFTMAX = loaded.SOFTMAX  # then known: a name replaced in it is seen
+        watch.changes()
+        assert found == [("tampered", f"{name}.SOFTMAX")]
+        found.clear()
+        exercises.planted = fresh  # a name added to a module known before the import is still seen
+        watch.changes()
+        assert found == [("tampered", "attention_course.grading.checks.exercises.planted")]
+    finally:
+        sys.modules[name] = loaded
+        exercises.softmax = loaded
+        vars(exercises).pop("planted", None)
+
+
+def test_a_notebook_that_imports_checks_of_other_exercises_is_not_said_to_tamper():
+    cells = ["from attention_course.grading import check_causal_mask, check_softmax\n"
+             "import attention_course.grading.checks.exercises.flash", DOUBLE]
+    run = run_notebook(cells, [call()], FAST)
+    assert run.cells[0].status == "ok" and run.flags == [], run.incidents
+
+
 @pytest.mark.parametrize("user_namespace", MODES)
 def test_a_worker_started_ahead_runs_the_notebook_and_one_never_used_is_ended(user_namespace, tmp_path):
     import psutil

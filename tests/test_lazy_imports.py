@@ -1,11 +1,12 @@
-"""What `import attention_course` and `import attention_course.grading` load, pinned in a fresh interpreter.
+"""What `import attention_course`, `import attention_course.grading` and a check load, pinned in a fresh interpreter.
 
 A student's check waits for every module these imports load, so the next heavy
-import (SciPy, matplotlib, numba, IPython, nbformat, a chapter's measurements)
-fails here and has to be made lazy, or added to the pins on purpose. The
-chapter helpers, the decoders and the tiled attention are loaded on first use
-(`ac.flash_attention`, `ac.chapters.cost`), and each name of `__all__` is
-still there.
+import (SciPy, matplotlib, numba, IPython, nbformat, a chapter's measurements,
+another exercise's checks) fails here and has to be made lazy, or added to the
+pins on purpose. The chapter helpers, the decoders and the tiled attention are
+loaded on first use (`ac.flash_attention`, `ac.chapters.cost`), an exercise's
+checks when one of them is first asked for (`from attention_course.grading
+import check_softmax`), and each name of `__all__` is still there.
 """
 
 import json
@@ -46,23 +47,42 @@ def test_import_attention_course_loads_the_core_and_numpy_alone():
                                      + [f"attention_course.core.{name}" for name in core])
 
 
-def test_import_grading_loads_the_checks_and_what_their_references_need():
+def test_import_grading_loads_the_registry_and_no_exercise_s_checks():
     found = loaded("import attention_course.grading")
-    # threadpoolctl: the tiled exercise's reference (tiled/_compiled/threads.py); ml_dtypes: the decoding
-    # exercise's (decoder.step imports the checkpoints' reader, which widens bfloat16); numpy.random, whose
-    # compiled modules bring Cython's runtime: the worked example's numbers drawn for each student
-    libraries = [name for name in found["libraries"] if not name.startswith(("_cython_", "cython_runtime"))]
-    assert libraries == ["ml_dtypes", "numpy", "threadpoolctl"]
-    parts = {".".join(name.split(".")[:2]) for name in found["course"]}
-    assert parts == {"attention_course", "attention_course._cpus", "attention_course._tables",
-                     "attention_course.chapters", "attention_course.core", "attention_course.decoder",
-                     "attention_course.grading", "attention_course.tiled"}
-    # of the chapters, the bank-bot example and the roofline's counts (the references of a decoding step's cost,
-    # with the two small modules they import); nothing of the instructor's room
-    assert [n for n in found["course"] if n.startswith("attention_course.chapters.")] == [
-        "attention_course.chapters.cost", "attention_course.chapters.decoding", "attention_course.chapters.roofline",
-        "attention_course.chapters.worked_example"]
+    assert found["libraries"] == ["numpy"]
+    grading = [n for n in found["course"] if n.startswith("attention_course.grading")]
+    assert grading == ["attention_course.grading", "attention_course.grading.checks",
+                       "attention_course.grading.checks.engine", "attention_course.grading.checks.engine.results",
+                       "attention_course.grading.checks.exercises"]
+    assert {".".join(n.split(".")[:2]) for n in found["course"]} == {"attention_course", "attention_course.core",
+                                                                      "attention_course.grading"}
+
+
+def test_a_check_loads_its_own_exercise_s_checks_and_what_their_references_need():
+    found = loaded("from attention_course.grading import check_softmax")
+    assert [n for n in found["course"] if n.startswith("attention_course.grading.checks.exercises.")] == [
+        "attention_course.grading.checks.exercises.softmax"]
+    assert {".".join(n.split(".")[:2]) for n in found["course"]} == {"attention_course", "attention_course.core",
+                                                                      "attention_course.grading"}
     assert not [n for n in found["course"] if n.startswith("attention_course.grading.kit")]
+    # exercise 13's references are the roofline's counts, with the two small modules they import
+    found = loaded("from attention_course.grading import check_decode_step_cost")
+    assert [n for n in found["course"] if n.startswith("attention_course.grading.checks.exercises.")] == [
+        "attention_course.grading.checks.exercises.step_cost"]
+    assert [n for n in found["course"] if n.startswith("attention_course.chapters.")] == [
+        "attention_course.chapters.cost", "attention_course.chapters.decoding", "attention_course.chapters.roofline"]
+
+
+def test_the_check_command_loads_the_checks_of_the_notebook_s_exercise_alone(tmp_path):
+    notebook = tmp_path / "03_softmax.ipynb"
+    notebook.write_bytes((ROOT / "solutions" / "03_softmax.ipynb").read_bytes())
+    found = loaded("import contextlib, io\nfrom attention_course.cli import main\n"
+                   "with contextlib.redirect_stdout(io.StringIO()):\n"
+                   f"    assert main(['check', {str(notebook)!r}]) == 0")
+    assert [n for n in found["course"] if n.startswith("attention_course.grading.checks.exercises.")] == [
+        "attention_course.grading.checks.exercises.softmax"]
+    assert not [n for n in found["course"] if n.startswith(("attention_course.chapters", "attention_course.decoder",
+                                                            "attention_course.tiled"))]
 
 
 def test_a_float64_softmax_never_imports_ml_dtypes_and_bfloat16_still_works():
@@ -77,10 +97,11 @@ def test_a_float64_softmax_never_imports_ml_dtypes_and_bfloat16_still_works():
 
 
 def test_every_name_of_all_is_there_and_listed_by_dir():
-    code = ("import json, attention_course as ac, attention_course.chapters as ch\n"
+    code = ("import json, attention_course as ac, attention_course.chapters as ch, attention_course.grading as gr\n"
             "from attention_course import *\n"
+            "from attention_course.grading import *\n"
             "print(json.dumps({m.__name__: [[n, getattr(m, n).__module__ if hasattr(getattr(m, n), '__module__') "
-            "else None, n in dir(m)] for n in m.__all__] for m in (ac, ch)}))\n")
+            "else None, n in dir(m)] for n in m.__all__] for m in (ac, ch, gr)}))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     for package, names in json.loads(done.stdout).items():
         assert names, package
@@ -91,8 +112,9 @@ def test_every_name_of_all_is_there_and_listed_by_dir():
 
 def test_lazy_names_are_the_objects_of_their_modules():
     import attention_course as ac
-    from attention_course import chapters
+    from attention_course import chapters, grading
     from attention_course.chapters import roofline, worked_example
+    from attention_course.grading.checks.exercises import masks
     from attention_course.decoder import KVCache
     from attention_course.tiled.flash import flash_attention
 
@@ -101,6 +123,7 @@ def test_lazy_names_are_the_objects_of_their_modules():
     assert chapters.time_decode_step is roofline.time_decode_step  # the roofline's, as before the lazy imports
     assert ac.tiled.default_backend() in ac.tiled.available_backends()  # a subpackage on first use
     assert ac.chapters.cost.tile_count is ac.tile_count
+    assert grading.check_causal_mask is masks.check_causal_mask and ac.grading is grading
     for package in (ac, chapters):
         assert set(package.__all__) <= set(dir(package))
     np.testing.assert_allclose(ac.BANK_BOT.trace().weights.sum(), 1.0)
@@ -108,9 +131,9 @@ def test_lazy_names_are_the_objects_of_their_modules():
 
 def test_an_unknown_name_is_an_attribute_error():
     import attention_course as ac
-    from attention_course import chapters
+    from attention_course import chapters, grading
 
-    for package in (ac, chapters):
+    for package in (ac, chapters, grading):
         try:
             package.no_such_name
         except AttributeError as err:

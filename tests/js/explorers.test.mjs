@@ -15,6 +15,7 @@ import { computeRoofline, timeText } from "../../attention_course/explorers/js/r
 import { computeScaling, decodeSample, rawScores, scoresByDk } from "../../attention_course/explorers/js/scaling.js";
 import { computeScores } from "../../attention_course/explorers/js/scores.js";
 import { computeTodaysModels, ropeFrequencies } from "../../attention_course/explorers/js/todays_models.js";
+import { presetChanges } from "../../attention_course/explorers/js/ui.js";
 import { decode, mismatches } from "./compare.mjs";
 
 const vectors = decode(JSON.parse(readFileSync(new URL("./vectors.json", import.meta.url), "utf-8")));
@@ -171,4 +172,17 @@ test("today's models: the latent row does not depend on the heads, and a rule ne
     assert.equal(r.kept + r.slowed + r.between, state.rope_dim / 2);
   }
   assert.deepEqual(ropeFrequencies(4, 100), [1, 0.1]);
+});
+
+test("choosing a preset sets its fields, each a trait of the explorer's state; another name sets custom alone", () => {
+  const { presets, cases } = vectors.todays_models;
+  const traits = new Set(Object.keys(cases[0].state));
+  for (const preset of presets) {
+    const changes = presetChanges(presets, preset.name, ["layout"]);
+    assert.equal(changes.preset, preset.name);
+    assert.deepEqual(Object.keys(changes).sort(), Object.keys(preset).filter((k) => k !== "layout").map(
+      (k) => (k === "name" ? "preset" : k)).sort());
+    for (const name of Object.keys(changes)) assert.ok(traits.has(name), `${preset.name}: ${name} is not a trait`);
+  }
+  assert.deepEqual(presetChanges(presets, "custom", ["layout"]), { preset: "custom" });
 });

@@ -6,7 +6,7 @@
 // itemsizes ({dtype: bytes}), softmax_flops_per_score, n_max, d_max.
 
 import { bytesText } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show, svgElement } from "./ui.js";
+import { bind, dtypeSelect, h, labelled, onNumber, show, showNumber, svgElement } from "./ui.js";
 
 /** attention_flops(n, n, d, d): the three parts and their total (exact below 2^53). */
 export function attentionFlops(n, d, softmaxFlopsPerScore) {
@@ -47,8 +47,7 @@ function render({ model, el }) {
   const nInput = h("input", { type: "number", min: 1, max: nMax, step: 1, "data-role": "n", oninput: onInt("n", nMax) });
   const dInput = h("input", { type: "number", min: 1, max: dMax, step: 1, "data-role": "d", oninput: onInt("d", dMax) });
   const bInput = h("input", { type: "number", min: 1, max: nMax, step: 1, "data-role": "block_size", oninput: onInt("block_size", nMax) });
-  const dtypeSelect = h("select", { "data-role": "dtype", onchange: () => state.set({ dtype: dtypeSelect.value }) },
-    Object.entries(model.get("itemsizes")).map(([name, size]) => h("option", { value: name }, `${name} (${size} bytes)`)));
+  const dtypeMenu = dtypeSelect(model.get("itemsizes"), (dtype) => state.set({ dtype }));
 
   const out = {};
   const cell = (role) => { out[role] = h("td", { "data-role": role }); return out[role]; };
@@ -91,17 +90,12 @@ function render({ model, el }) {
     h("p", { class: "ac-title" }, "Cost: how the work and the memory of attention grow with n"),
     h("div", { class: "ac-controls" },
       labelled("n (tokens)", nInput), labelled("d (head size)", dInput),
-      labelled("dtype", dtypeSelect), labelled("tile size b", bInput)),
+      labelled("dtype", dtypeMenu), labelled("tile size b", bInput)),
     table, growth, h("figure", { class: "ac-figure" }, svg));
   el.replaceChildren(root);
 
   function onInt(name, max) {
-    return (event) => {
-      const x = readNumber(event.target);
-      const ok = x !== null && Number.isInteger(x) && x >= 1 && x <= max;
-      markInvalid(event.target, !ok);
-      if (ok) state.set({ [name]: x });
-    };
+    return onNumber((x) => Number.isInteger(x) && x >= 1 && x <= max, (x) => state.set({ [name]: x }));
   }
 
   function update() {
@@ -110,10 +104,8 @@ function render({ model, el }) {
       itemsizes: model.get("itemsizes"), softmax_flops_per_score: model.get("softmax_flops_per_score"),
     };
     const r = computeCost(now);
-    for (const [input, value] of [[nInput, now.n], [dInput, now.d], [bInput, now.block_size]]) {
-      if (readNumber(input) !== value) { input.value = String(value); markInvalid(input, false); }
-    }
-    dtypeSelect.value = now.dtype;
+    for (const [input, value] of [[nInput, now.n], [dInput, now.d], [bInput, now.block_size]]) showNumber(input, value);
+    dtypeMenu.value = now.dtype;
     show(out["plain-flops"], countText(r.flops.total), r.flops.total);
     show(out["tiled-flops"], `${countText(r.flops.total)} (the same)`, r.flops.total);
     show(out["plain-memory"], bytesText(r.plainScoreBytes), r.plainScoreBytes);

@@ -8,7 +8,7 @@
 // n_kv_heads, head_dim, dtype, seq_len, batch, window, presets, itemsizes, limits.
 
 import { bytesText } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show } from "./ui.js";
+import { bind, dtypeSelect, h, labelled, markInvalid, onNumber, presetSelect, show, showNumber } from "./ui.js";
 
 const NUMBERS = [
   ["n_layers", "layers L"],
@@ -51,16 +51,15 @@ function rangeText(heads) {
 
 function render({ model, el }) {
   const limits = model.get("limits");
-  const presets = model.get("presets");
   const inputs = {};
   for (const [name] of NUMBERS) {
-    inputs[name] = h("input", { type: "number", min: name === "window" ? 0 : 1, max: limits[name], step: 1,
-      "data-role": name, oninput: onInt(name) });
+    const low = name === "window" ? 0 : 1;
+    inputs[name] = h("input", { type: "number", min: low, max: limits[name], step: 1, "data-role": name,
+      oninput: onNumber((x) => Number.isInteger(x) && x >= low && x <= limits[name],
+        (x) => state.set({ [name]: x, preset: "custom" })) });
   }
-  const presetSelect = h("select", { "data-role": "preset", onchange: onPreset },
-    presets.map((p) => h("option", { value: p.name }, p.name)), h("option", { value: "custom" }, "custom"));
-  const dtypeSelect = h("select", { "data-role": "dtype", onchange: () => state.set({ dtype: dtypeSelect.value }) },
-    Object.entries(model.get("itemsizes")).map(([name, size]) => h("option", { value: name }, `${name} (${size} byte${size > 1 ? "s" : ""})`)));
+  const presetMenu = presetSelect(model.get("presets"), (changes) => state.set(changes));
+  const dtypeMenu = dtypeSelect(model.get("itemsizes"), (dtype) => state.set({ dtype }));
 
   const out = {};
   const cell = (role) => { out[role] = h("td", { "data-role": role }); return out[role]; };
@@ -83,37 +82,18 @@ function render({ model, el }) {
   const root = h("div", { class: "ac-explorer ac-kv-cache", "data-explorer": "kv-cache" },
     h("p", { class: "ac-title" }, "The KV cache: how much a decoder keeps for its context"),
     h("div", { class: "ac-controls" },
-      labelled("configuration", presetSelect),
+      labelled("configuration", presetMenu),
       ...NUMBERS.map(([name, label]) => labelled(label, inputs[name])),
-      labelled("dtype", dtypeSelect)),
+      labelled("dtype", dtypeMenu)),
     status, table, formula, groupsHeading, groupsTable);
   el.replaceChildren(root);
-
-  function onInt(name) {
-    return (event) => {
-      const x = readNumber(event.target);
-      const low = name === "window" ? 0 : 1;
-      const ok = x !== null && Number.isInteger(x) && x >= low && x <= limits[name];
-      markInvalid(event.target, !ok);
-      if (ok) state.set({ [name]: x, preset: "custom" });
-    };
-  }
-
-  function onPreset() {
-    const p = presets.find((q) => q.name === presetSelect.value);
-    if (!p) { state.set({ preset: "custom" }); return; }
-    const { name, ...shape } = p;
-    state.set({ preset: name, ...shape });
-  }
 
   function update() {
     const now = Object.fromEntries(["n_layers", "n_heads", "n_kv_heads", "head_dim", "dtype", "seq_len", "batch",
       "window", "itemsizes"].map((k) => [k, model.get(k)]));
-    for (const [name] of NUMBERS) {
-      if (readNumber(inputs[name]) !== now[name]) { inputs[name].value = String(now[name]); markInvalid(inputs[name], false); }
-    }
-    presetSelect.value = model.get("preset");
-    dtypeSelect.value = now.dtype;
+    for (const [name] of NUMBERS) showNumber(inputs[name], now[name]);
+    presetMenu.value = model.get("preset");
+    dtypeMenu.value = now.dtype;
     const r = computeKvCache(now);
     markInvalid(inputs.n_kv_heads, Boolean(r.error));
     if (r.error) {

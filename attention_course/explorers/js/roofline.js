@@ -8,7 +8,7 @@
 // bandwidth (bytes/s), flops (FLOP/s), measured, layouts, model, itemsizes, limits.
 
 import { bytesText, fixed, si } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show, svgElement } from "./ui.js";
+import { bind, dtypeSelect, h, labelled, onNumber, show, showNumber, svgElement } from "./ui.js";
 
 const LAYOUT_TEXT = {
   MHA: "MHA: a key/value head per query head",
@@ -85,12 +85,12 @@ function render({ model, el }) {
   const limits = model.get("limits");
   const inputs = {};
   for (const name of ["context", "batch"]) {
-    inputs[name] = h("input", { type: "number", min: 1, max: limits[name], step: 1, "data-role": name, oninput: onInt(name) });
+    inputs[name] = h("input", { type: "number", min: 1, max: limits[name], step: 1, "data-role": name,
+      oninput: onNumber((x) => Number.isInteger(x) && x >= 1 && x <= limits[name], (x) => state.set({ [name]: x })) });
   }
   const layoutSelect = h("select", { "data-role": "head_layout", onchange: () => state.set({ head_layout: layoutSelect.value }) },
     model.get("layouts").map((x) => h("option", { value: x.name }, LAYOUT_TEXT[x.name] ?? x.name)));
-  const dtypeSelect = h("select", { "data-role": "dtype", onchange: () => state.set({ dtype: dtypeSelect.value }) },
-    Object.entries(model.get("itemsizes")).map(([name, size]) => h("option", { value: name }, `${name} (${size} byte${size > 1 ? "s" : ""})`)));
+  const dtypeMenu = dtypeSelect(model.get("itemsizes"), (dtype) => state.set({ dtype }));
 
   const out = {};
   const cell = (role) => { out[role] = h("td", { "data-role": role }); return out[role]; };
@@ -129,27 +129,16 @@ function render({ model, el }) {
     ceilingsNote,
     h("div", { class: "ac-controls" },
       labelled("context length (tokens)", inputs.context), labelled("batch (requests)", inputs.batch),
-      labelled("head layout", layoutSelect), labelled("dtype", dtypeSelect)),
+      labelled("head layout", layoutSelect), labelled("dtype", dtypeMenu)),
     status, h("figure", { class: "ac-figure" }, svg), table);
   el.replaceChildren(root);
-
-  function onInt(name) {
-    return (event) => {
-      const x = readNumber(event.target);
-      const ok = x !== null && Number.isInteger(x) && x >= 1 && x <= limits[name];
-      markInvalid(event.target, !ok);
-      if (ok) state.set({ [name]: x });
-    };
-  }
 
   function update() {
     const now = Object.fromEntries(["context", "batch", "head_layout", "dtype", "bandwidth", "flops", "layouts", "model",
       "itemsizes"].map((k) => [k, model.get(k)]));
-    for (const name of ["context", "batch"]) {
-      if (readNumber(inputs[name]) !== now[name]) { inputs[name].value = String(now[name]); markInvalid(inputs[name], false); }
-    }
+    for (const name of ["context", "batch"]) showNumber(inputs[name], now[name]);
     layoutSelect.value = now.head_layout;
-    dtypeSelect.value = now.dtype;
+    dtypeMenu.value = now.dtype;
     const r = computeRoofline(now);
     show(ceilingsNote, `This machine: ${fixed(now.bandwidth / 1e9, 1)} GB/s from memory, ${fixed(now.flops / 1e9, 1)} GFLOP/s `
       + `of matrix products, so the ridge is at ${fixed(r.ridge, 1)} FLOPs per byte (${model.get("measured")}).`);

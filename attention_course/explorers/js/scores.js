@@ -7,7 +7,7 @@
 
 import { mixValues, scoresOf, softmax } from "./math.js";
 import { fixed, inputText, vectorText, weightText } from "./format.js";
-import { bar, bind, h, labelled, markInvalid, readNumber, setBar, show } from "./ui.js";
+import { bar, bind, h, labelled, markInvalid, onNumber, readNumber, setBar, show, showNumber } from "./ui.js";
 
 /** Every number the explorer shows, from its state (the model's traits); pure, the tests call it. */
 export function computeScores({ query, key_vectors, value_vectors, scores, source, d_k }) {
@@ -29,7 +29,8 @@ function render({ model, el }) {
 
   const queryInputs = Array.from({ length: d }, (_, i) =>
     h("input", { type: "number", step: "any", "data-role": "query", "data-index": i, oninput: onQuery }));
-  const dkInput = h("input", { type: "number", min: 1, step: 1, "data-role": "d_k", oninput: onDk });
+  const dkInput = h("input", { type: "number", min: 1, step: 1, "data-role": "d_k",
+    oninput: onNumber((x) => Number.isInteger(x) && x >= 1, (x) => state.set({ d_k: x })) });
   const sqrtOut = h("output", { "data-role": "sqrt-dk" });
   const sourceNote = h("p", { class: "ac-note", "data-role": "source" });
 
@@ -94,36 +95,20 @@ function render({ model, el }) {
     state.set({ scores: s, source: "scores" });
   }
 
-  function onDk(event) {
-    const x = readNumber(event.target);
-    const ok = x !== null && Number.isInteger(x) && x >= 1;
-    markInvalid(event.target, !ok);
-    if (!ok) return;
-    state.set({ d_k: x });
-  }
-
-  // Write `value` into an input unless it already holds that number (keeps what is being typed).
-  function syncInput(input, value) {
-    if (readNumber(input) !== value) {
-      input.value = inputText(value);
-      markInvalid(input, false);
-    }
-  }
-
   function update() {
     const now = {
       query: model.get("query"), key_vectors: keys, value_vectors: values, scores: model.get("scores"),
       source: model.get("source"), d_k: model.get("d_k"),
     };
     const r = computeScores(now);
-    now.query.forEach((q, i) => syncInput(queryInputs[i], q));
-    syncInput(dkInput, now.d_k);
+    now.query.forEach((q, i) => showNumber(queryInputs[i], q, inputText));
+    showNumber(dkInput, now.d_k, inputText);
     show(sqrtOut, fixed(Math.sqrt(now.d_k), 3), Math.sqrt(now.d_k));
     show(sourceNote, now.source === "query"
       ? "The scores are q·k, computed from the query vector. Type in a q·k box to set a score by hand."
       : "The scores were typed by hand; edit the query vector to compute them from q·k again.");
     rows.forEach((row, j) => {
-      syncInput(row.score, r.raw[j]);
+      showNumber(row.score, r.raw[j], inputText);
       show(row.scaled, fixed(r.scaled[j], 2), r.scaled[j]);
       show(row.exp, fixed(r.exponentials[j], 2), r.exponentials[j]);
       show(row.weight, weightText(r.weights[j]), r.weights[j]);

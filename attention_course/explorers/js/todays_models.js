@@ -14,7 +14,7 @@
 // truncate, mscale, mscale_all_dim, presets, itemsizes, limits.
 
 import { bytesText, fixed, inputText } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show, svgElement } from "./ui.js";
+import { bind, dtypeSelect, h, labelled, markInvalid, onNumber, presetSelect, show, showNumber, svgElement } from "./ui.js";
 
 const CACHE_NUMBERS = [
   ["n_layers", "layers L"],
@@ -176,21 +176,19 @@ function tokensText(x) {
 
 function render({ model, el }) {
   const limits = model.get("limits");
-  const presets = model.get("presets");
   const inputs = {};
+  const changed = (name) => onNumber((x) => valid(name, x), (x) => state.set({ [name]: x, preset: "custom" }));
   for (const [name] of CACHE_NUMBERS) {
     const [low, high] = limits.ints[name];
-    inputs[name] = h("input", { type: "number", min: low, max: high, step: 1, "data-role": name, oninput: onNumber(name) });
+    inputs[name] = h("input", { type: "number", min: low, max: high, step: 1, "data-role": name, oninput: changed(name) });
   }
   for (const [name] of ROPE_NUMBERS) {
     const bounds = limits.ints[name] ?? limits.floats[name];
     inputs[name] = h("input", { type: "number", min: bounds[0], max: bounds[1], step: name === "rope_dim" ? 2 : "any",
-      "data-role": name, oninput: onNumber(name) });
+      "data-role": name, oninput: changed(name) });
   }
-  const presetSelect = h("select", { "data-role": "preset", onchange: onPreset },
-    presets.map((p) => h("option", { value: p.name }, p.name)), h("option", { value: "custom" }, "custom"));
-  const dtypeSelect = h("select", { "data-role": "dtype", onchange: () => state.set({ dtype: dtypeSelect.value }) },
-    Object.entries(model.get("itemsizes")).map(([name, size]) => h("option", { value: name }, `${name} (${size} byte${size > 1 ? "s" : ""})`)));
+  const presetMenu = presetSelect(model.get("presets"), (changes) => state.set(changes), ["layout"]);
+  const dtypeMenu = dtypeSelect(model.get("itemsizes"), (dtype) => state.set({ dtype }));
   const ruleSelect = h("select", { "data-role": "rope_type", onchange: () => state.set({ rope_type: ruleSelect.value, preset: "custom" }) },
     Object.entries(RULES).map(([name, text]) => h("option", { value: name }, text)));
   const truncateBox = h("input", { type: "checkbox", "data-role": "truncate",
@@ -236,10 +234,10 @@ function render({ model, el }) {
 
   const root = h("div", { class: "ac-explorer ac-todays-models", "data-explorer": "todays-models" },
     h("p", { class: "ac-title" }, "Today's models: the cache per token, and RoPE for longer contexts"),
-    h("div", { class: "ac-controls" }, labelled("configuration", presetSelect)),
+    h("div", { class: "ac-controls" }, labelled("configuration", presetMenu)),
     h("fieldset", {}, h("legend", {}, "The cache"),
       h("div", { class: "ac-controls" }, ...CACHE_NUMBERS.map(([name, label]) => labelled(label, inputs[name])),
-        labelled("dtype", dtypeSelect))),
+        labelled("dtype", dtypeMenu))),
     cacheStatus, cacheTable, cacheNote,
     h("fieldset", {}, h("legend", {}, "RoPE's frequencies"),
       h("div", { class: "ac-controls" }, labelled("rule", ruleSelect),
@@ -249,7 +247,6 @@ function render({ model, el }) {
   el.replaceChildren(root);
 
   function valid(name, x) {
-    if (x === null) return false;
     if (limits.ints[name]) {
       const [low, high] = limits.ints[name];
       return Number.isInteger(x) && x >= low && x <= high && (name !== "rope_dim" || x % 2 === 0);
@@ -258,32 +255,14 @@ function render({ model, el }) {
     return (lowIncluded ? x >= low : x > low) && x <= high;
   }
 
-  function onNumber(name) {
-    return (event) => {
-      const x = readNumber(event.target);
-      const ok = valid(name, x);
-      markInvalid(event.target, !ok);
-      if (ok) state.set({ [name]: x, preset: "custom" });
-    };
-  }
-
-  function onPreset() {
-    const p = presets.find((q) => q.name === presetSelect.value);
-    if (!p) { state.set({ preset: "custom" }); return; }
-    const { name, layout, ...fields } = p;
-    state.set({ preset: name, ...fields });
-  }
-
   const NAMES = ["preset", ...CACHE_NUMBERS.map(([n]) => n), "dtype", "rope_type", ...ROPE_NUMBERS.map(([n]) => n),
     "truncate", "mscale", "mscale_all_dim"];
 
   function update() {
     const now = Object.fromEntries([...NAMES, "itemsizes", "presets"].map((k) => [k, model.get(k)]));
-    for (const [name] of [...CACHE_NUMBERS, ...ROPE_NUMBERS]) {
-      if (readNumber(inputs[name]) !== now[name]) { inputs[name].value = String(now[name]); markInvalid(inputs[name], false); }
-    }
-    presetSelect.value = now.preset;
-    dtypeSelect.value = now.dtype;
+    for (const [name] of [...CACHE_NUMBERS, ...ROPE_NUMBERS]) showNumber(inputs[name], now[name]);
+    presetMenu.value = now.preset;
+    dtypeMenu.value = now.dtype;
     ruleSelect.value = now.rope_type;
     truncateBox.checked = now.truncate;
     const r = computeTodaysModels(now);

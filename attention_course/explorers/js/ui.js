@@ -67,6 +67,53 @@ export function markInvalid(input, invalid) {
 }
 
 /**
+ * The input handler of a number field: the number typed goes to `set(x)` when `valid(x)`; until then
+ * (empty, not a number, out of range) the field is flagged invalid and the state is left as it was.
+ */
+export function onNumber(valid, set) {
+  return (event) => {
+    const x = readNumber(event.target);
+    const ok = x !== null && valid(x);
+    markInvalid(event.target, !ok);
+    if (ok) set(x);
+  };
+}
+
+/**
+ * Show the state's `value` in a number field, unless the field already reads as that number (so that
+ * "1.50", being typed, is left alone), and clear its invalid flag; `text` writes the number.
+ */
+export function showNumber(input, value, text = String) {
+  if (readNumber(input) !== value) {
+    input.value = text(value);
+    markInvalid(input, false);
+  }
+}
+
+/** A <select> of the dtypes of `itemsizes` (name -> bytes a number), each with its size: "bfloat16 (2 bytes)". */
+export function dtypeSelect(itemsizes, choose) {
+  return h("select", { "data-role": "dtype", onchange: (event) => choose(event.target.value) },
+    Object.entries(itemsizes).map(([name, size]) => h("option", { value: name }, `${name} (${size} byte${size > 1 ? "s" : ""})`)));
+}
+
+/**
+ * The changes that choosing `name` among `presets` makes: the preset and its fields (all but its name and
+ * those in `skip`), or "custom" alone for a name that is not a preset.
+ */
+export function presetChanges(presets, name, skip = []) {
+  const chosen = presets.find((p) => p.name === name);
+  if (!chosen) return { preset: "custom" };
+  const fields = Object.entries(chosen).filter(([key]) => key !== "name" && !skip.includes(key));
+  return { preset: name, ...Object.fromEntries(fields) };
+}
+
+/** A <select> of the presets' names and "custom" (the state's preset once a number is changed by hand). */
+export function presetSelect(presets, set, skip = []) {
+  return h("select", { "data-role": "preset", onchange: (event) => set(presetChanges(presets, event.target.value, skip)) },
+    presets.map((p) => h("option", { value: p.name }, p.name)), h("option", { value: "custom" }, "custom"));
+}
+
+/**
  * Re-run `update` whenever one of the model's traits `names` changes (from the
  * kernel or another view), and return `set(changes)`, which writes several
  * traits, saves them to the kernel once and updates the view once.

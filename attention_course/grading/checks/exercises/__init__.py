@@ -2,7 +2,8 @@
 
 `EXERCISES` is the one list every tool reads (release, check, grade, the
 gradebook, the tests); each exercise's checks live in a module of their own
-beside this one.
+beside this one, which the registry names and imports when they are first
+asked for (finding a notebook's exercise loads no exercise's inputs).
 
 A notebook says which exercise it is in its metadata
 (`metadata["attention_course"]["exercise"]`); a renamed or rebuilt notebook is
@@ -12,24 +13,14 @@ recognised by its file name or, failing that, by the functions it defines.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from ..engine.check import Check
-from .attention import ATTENTION
-from .backward import BACKWARD_QUERY_TILE
-from .by_hand import WORKED_EXAMPLE, checks_for
-from .decoding import DECODE_STEP
-from .flash import FLASH_ATTENTION
-from .masks import CAUSAL_MASK, MASKED_ATTENTION, PADDED_ATTENTION, PADDING_MASK
-from .multi_head import MULTI_HEAD_ATTENTION
-from .positions import APPLY_ROPE, ROPE_ATTENTION
-from .scores import DOT_PRODUCT_SPREAD, DOT_SCORES, SCALE_SCORES
-from .sinks import SINK_ATTENTION
-from .softmax import SOFTMAX
-from .step_cost import DECODE_ATTENTION_COST, DECODE_STEP_COST
+if TYPE_CHECKING:
+    from ..engine.check import Check
 
 METADATA_KEY = "attention_course"
 """Key of the course's entry in a notebook's metadata."""
@@ -37,7 +28,12 @@ METADATA_KEY = "attention_course"
 
 @dataclass(frozen=True)
 class Exercise:
-    """One exercise notebook and the checks that grade it."""
+    """One exercise notebook and the checks that grade it.
+
+    The registry holds what names an exercise (its id, title, chapter, the names of its checks and of the
+    functions the student writes); its checks are imported from their module when first asked for, so that
+    reading the registry (to find a notebook's exercise, to list the ids) loads no exercise's inputs.
+    """
 
     id: str
     """The notebook's stem in solutions/ and exercises/, e.g. "03_softmax"."""
@@ -45,45 +41,70 @@ class Exercise:
     """Human title, shown in tables."""
     chapter: str
     """The book chapter it practises (book/<chapter>.ipynb)."""
-    checks: tuple[Check, ...]
-    """The checks, in the order the notebook runs them."""
+    module: str
+    """The module beside this one that defines its checks ("masks": masks.py): a check named `causal_mask` is its
+    `CAUSAL_MASK` (a `Check`), run in a notebook by its `check_causal_mask`."""
+    check_names: tuple[str, ...]
+    """The names of its checks, in the order the notebook runs them."""
     provided: tuple[str, ...] = ()
     """Names the notebook itself imports from attention_course for the student to use."""
+    functions: tuple[str, ...] = ()
+    """Names of what the student writes, one for each check; left out: the checks' names."""
     drawn: Callable[[dict, str | None, int | None], tuple[tuple[Check, ...], tuple[str, ...]]] | None = None
     """For an exercise answered by hand on numbers drawn for each student: (the notebook's metadata, the roster's
     student id or None, the assignment's secret or None) -> the checks of that student's own example, and what
     their feedback should say about it (the notebook made for another id, say). None: `checks` for everyone."""
+
+    def __post_init__(self):
+        if not self.functions:
+            object.__setattr__(self, "functions", self.check_names)
+
+    @property
+    def checks(self) -> tuple[Check, ...]:
+        """The checks, in the order the notebook runs them (their module is imported on first use)."""
+        module = importlib.import_module(f".{self.module}", __name__)
+        return tuple(getattr(module, name.upper()) for name in self.check_names)
+
+    @property
+    def check_functions(self) -> tuple[str, ...]:
+        """The names a notebook imports from attention_course.grading: `check_<name>`, one for each check."""
+        return tuple(f"check_{name}" for name in self.check_names)
 
     @property
     def max_score(self) -> int:
         """Points available when every input of every check is tried."""
         return sum(len(c.cases) for c in self.checks)
 
-    @property
-    def functions(self) -> tuple[str, ...]:
-        """Names of the functions the student writes."""
-        return tuple(c.function for c in self.checks)
+
+def _drawn_by_hand(metadata: dict, student: str | None, secret: int | None):
+    """Exercise 0's checks for one student (`by_hand.checks_for`), its module imported when a notebook needs it."""
+    from .by_hand import checks_for
+
+    return checks_for(metadata, student, secret)
 
 
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise("00_worked_example", "A worked example of your own", "worked_example", (WORKED_EXAMPLE,),
-             drawn=checks_for),
-    Exercise("01_dot_scores", "Dot-product scores", "worked_example", (DOT_SCORES,)),
-    Exercise("02_scale_scores", "Scaling the scores", "scaling", (SCALE_SCORES, DOT_PRODUCT_SPREAD)),
-    Exercise("03_softmax", "A stable softmax", "stable_softmax", (SOFTMAX,)),
-    Exercise("04_attention", "Attention", "worked_example", (ATTENTION,), ("softmax",)),
-    Exercise("05_causal_mask", "The causal mask", "masks", (CAUSAL_MASK, MASKED_ATTENTION), ("softmax",)),
-    Exercise("06_padding_mask", "Padding", "masks", (PADDING_MASK, PADDED_ATTENTION), ("softmax",)),
-    Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", (MULTI_HEAD_ATTENTION,),
+    Exercise("00_worked_example", "A worked example of your own", "worked_example", "by_hand", ("worked_example",),
+             functions=("answers",), drawn=_drawn_by_hand),
+    Exercise("01_dot_scores", "Dot-product scores", "worked_example", "scores", ("dot_scores",)),
+    Exercise("02_scale_scores", "Scaling the scores", "scaling", "scores", ("scale_scores", "dot_product_spread")),
+    Exercise("03_softmax", "A stable softmax", "stable_softmax", "softmax", ("softmax",)),
+    Exercise("04_attention", "Attention", "worked_example", "attention", ("attention",), ("softmax",)),
+    Exercise("05_causal_mask", "The causal mask", "masks", "masks", ("causal_mask", "masked_attention"),
+             ("softmax",)),
+    Exercise("06_padding_mask", "Padding", "masks", "masks", ("padding_mask", "padded_attention"), ("softmax",)),
+    Exercise("07_multi_head_attention", "Multi-head attention", "learned_projections", "multi_head",
+             ("multi_head_attention",), ("scaled_dot_product_attention",)),
+    Exercise("08_flash_attention", "Tiled attention", "cost", "flash", ("flash_attention",)),
+    Exercise("09_rope", "Rotary position embeddings", "positions", "positions", ("apply_rope", "rope_attention"),
              ("scaled_dot_product_attention",)),
-    Exercise("08_flash_attention", "Tiled attention", "cost", (FLASH_ATTENTION,)),
-    Exercise("09_rope", "Rotary position embeddings", "positions", (APPLY_ROPE, ROPE_ATTENTION),
-             ("scaled_dot_product_attention",)),
-    Exercise("10_decode_step", "One decoding step", "decoding", (DECODE_STEP,), ("apply_rope", "softmax")),
-    Exercise("11_attention_backward", "The tiled backward pass", "backward", (BACKWARD_QUERY_TILE,)),
-    Exercise("12_sink_attention", "Sinks and sliding windows", "todays_models", (SINK_ATTENTION,), ("softmax",)),
-    Exercise("13_decode_step_cost", "What a decoding step costs", "generating_cost",
-             (DECODE_ATTENTION_COST, DECODE_STEP_COST)),
+    Exercise("10_decode_step", "One decoding step", "decoding", "decoding", ("decode_step",),
+             ("apply_rope", "softmax")),
+    Exercise("11_attention_backward", "The tiled backward pass", "backward", "backward", ("backward_query_tile",)),
+    Exercise("12_sink_attention", "Sinks and sliding windows", "todays_models", "sinks", ("sink_attention",),
+             ("softmax",)),
+    Exercise("13_decode_step_cost", "What a decoding step costs", "generating_cost", "step_cost",
+             ("decode_attention_cost", "decode_step_cost")),
 )
 
 BY_ID = {e.id: e for e in EXERCISES}

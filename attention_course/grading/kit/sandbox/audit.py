@@ -259,7 +259,12 @@ class Watch:
         before = self._state
         now = self._take_state()
         changed = planted + [k for k, v in before.items() if now.get(k) is None or not _same(now[k], v)]
-        added = [k for k in now if k not in before and now[k][0] == "strict"]
+        # A module imported since the last look brings its own names, and its package gains its name (the grading
+        # package's checks are imported when a notebook first asks for one): neither is a name planted.
+        fresh = {name for name, _ in imported}
+        added = [k for k in now if k not in before and now[k][0] == "strict"
+                 and not (k in fresh and now[k][1] is sys.modules.get(k))
+                 and not any(k.startswith(name + ".") for name in fresh)]
         changed += [f"sys.modules[{name!r}]" for name in replaced]
         numpy = [k for k in changed + added if k.split(".")[0] == "numpy"]
         course = [k for k in changed + added if k not in numpy]

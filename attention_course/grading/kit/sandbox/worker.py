@@ -82,6 +82,24 @@ class _Findings:
         return counts
 
 
+def _shell():
+    """The IPython shell the cells run in, with what a grader's run does not use left out: history, colours,
+    the search for its folder (the grader names it, $IPYTHONDIR; the search imports tempfile for a fallback) and
+    tab completion (the largest module the shell imports as it starts; nothing is typed into this one)."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    class Shell(InteractiveShell):
+        def init_completer(self) -> None:
+            pass
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "nocolor"
+    folder = os.environ.get("IPYTHONDIR") or os.path.expanduser(os.path.join("~", ".ipython"))
+    return Shell.instance(config=config, ipython_dir=folder)
+
+
 def main() -> None:
     fd = int(os.environ.pop("ATTENTION_COURSE_RESULT_FD"))
     _limit_resources(int(os.environ.pop("ATTENTION_COURSE_MEMORY", "0")), int(os.environ.pop("ATTENTION_COURSE_FILE_SIZE", "0")))
@@ -113,13 +131,7 @@ def main() -> None:
             while data:
                 data = data[write(fd, data):]
 
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.enabled = False
-    config.InteractiveShell.colors = "nocolor"
-    shell = InteractiveShell.instance(config=config)
+    shell = _shell()
 
     request_bytes = _read_all(0)
     devnull = os.open(os.devnull, os.O_RDONLY)
