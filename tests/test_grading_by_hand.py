@@ -214,6 +214,21 @@ def test_a_step_says_it_was_carried_forward_only_when_it_was():
     assert audit(worked_example_check(example), slip) == []
 
 
+def test_the_audit_says_a_carried_forward_note_again():
+    from attention_course.grading.checks.engine.audit import _unsupported_note
+    from attention_course.grading.checks.engine.calls import observe_call
+
+    sheet, _ = _three_mistakes(BANK_BOT)
+    i = ENTRIES.index("exponentials")
+    note = run_check(WORKED_EXAMPLE, sheet).cases[i]
+    obs = observe_call(sheet, WORKED_EXAMPLE.cases[i].args, {}, seconds=10)
+    assert note.passed and "carried forward" in note.message and _unsupported_note(WORKED_EXAMPLE, i, note, obs) is None
+    told = dataclasses.replace(note, message=note.message.replace("step 3", "step 2"))  # a note that is not true
+    assert "does not read" in _unsupported_note(WORKED_EXAMPLE, i, told, obs)
+    unstated = dataclasses.replace(WORKED_EXAMPLE, pass_note=None)
+    assert "nothing states" in _unsupported_note(unstated, i, note, obs)
+
+
 def test_the_batch_feedback_shows_every_wrong_step_too():
     from attention_course.grading.kit.score import check_from_json
     from attention_course.grading.kit.write.feedback import check_result
@@ -263,6 +278,23 @@ def test_a_sheet_is_shown_as_it_was_written_and_reads_back_the_same():
             assert np.array_equal(np.asarray(eval(shown[entry]), dtype=np.float64), read), (entry, shown[entry])
     half = check_worked_example({"dot_products": [1, 6, 0.4, 2], "masked": [1.5]})
     assert "got [1.5]" in str(half) and "scaled_scores = (not answered)" in half.first_failure.got
+
+
+def test_the_handouts_numbers_read_back_as_the_example_and_its_answers():
+    for student in (None, *STUDENTS):
+        example = example_for(student, SECRET)
+        drawn = [example.query, *example.keys, *example.values]
+        for shown in (example_cells(example, student)["table"], printable_page(example, student)):
+            texts = re.findall(r"\[[-0-9., ]+\]", shown)
+            assert not any(re.search(r"\d\.(?!\d)", t) for t in texts), texts  # no "1." nor "2.]"
+            vectors = [np.array(eval(t), dtype=np.float64) for t in texts]
+            assert all(any(v.shape == d.shape and np.array_equal(v, d) for v in vectors) for d in drawn), shown
+        printed = answer_key(example, student)
+        namespace: dict = {}
+        exec(printed[printed.index("answers = {"):], namespace)
+        sheet = namespace["answers"]
+        assert sheet == rounded_answers(example) and "., " not in printed and ".]" not in printed
+        assert check_worked_example(sheet, example_dict(example)).passed
 
 
 def test_the_corpus_names_the_step_of_each_mistake():

@@ -211,6 +211,8 @@ class CheckResult:
             parts.append(f"<table>{body}</table>")
             if self.every_failure:
                 parts += [_failure_html(c, th) for c in self._others(case)]
+                parts += [f"<div>passed, with a note: <em>{esc(c.label)}</em> — {esc(c.message)}</div>"
+                          for c in self.cases if c.passed and c.message]
         if self.cases and self.status not in (NOT_ATTEMPTED, MISSING):
             items = "".join(
                 f"<li>{esc(_ICONS.get(c.status, '✗'))} {esc(c.label)}"
