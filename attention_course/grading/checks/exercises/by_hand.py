@@ -125,6 +125,11 @@ def written(value) -> str:
     return repr(x) if not np.isfinite(x) else np.format_float_positional(x, trim="-")
 
 
+def _as_read(value: np.ndarray) -> str:
+    """An entry of the sheet in a sentence: as written (`written`), or described if it is too long to print."""
+    return written(value) if value.size <= SHOW_MAX_ELEMENTS else format_value(value)
+
+
 def example_dict(example: WorkedExample) -> dict:
     """The example as plain JSON-able data: tokens, query (of the last token), keys, values."""
     return {"tokens": list(example.tokens), "query": [_number(x) for x in example.query],
@@ -409,12 +414,12 @@ def judge_step(example: WorkedExample, entry: str, own: dict, key: dict | None =
     if entry == "masked":
         chosen = _positions(value)
         if chosen is None:
-            return f"{where} should be the positions of tokens (whole numbers, counted from 1), got {written(value)}"
+            return f"{where} should be the positions of tokens (whole numbers, counted from 1), got {_as_read(value)}"
         return None if chosen == _positions(key[entry]) else "these are not the tokens whose weights become 0"
     if entry == "meaning":
         chosen = _positions(value)
         if chosen is None or value.size != 1:
-            return f"{where} should be the number of one statement, 1 to {len(STATEMENTS)}, got {written(value)}"
+            return f"{where} should be the number of one statement, 1 to {len(STATEMENTS)}, got {_as_read(value)}"
         return None if chosen == _positions(key[entry]) else f"statement {next(iter(chosen))} is not the right one"
     usable = _usable(example, entry, value)
     if usable is None:
@@ -735,10 +740,10 @@ def _sheet_text(case: StepCase, got) -> str:
         value = own[entry]
         if value is None:
             text = "(not answered)"
-        elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf" and value.size <= SHOW_MAX_ELEMENTS:
+        elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             one = entry in ("exp_sum", "meaning") and value.size == 1  # one number (the engine reads it as [x])
-            text = written(value.reshape(()) if one else value)
-        else:  # words, or more numbers than a step has: described
+            text = _as_read(value.reshape(()) if one else value)
+        else:  # words: described
             text = format_value(value)
         lines.append(f"  {entry} = {text}")
     return "\n".join(lines)
