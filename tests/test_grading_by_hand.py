@@ -241,6 +241,11 @@ def test_the_batch_feedback_shows_every_wrong_step_too():
     text, page = _flat(str(shown)), shown._repr_html_()
     for m in mistakes:
         assert _flat(m.hint) in text and html.escape(m.hint) in page
+    from attention_course.grading.kit.judge import NotebookGrade
+    from attention_course.grading.kit.score import _check_feedback
+
+    (cell,) = _check_feedback(NotebookGrade("ada/00_worked_example.ipynb", "00_worked_example", checks=[result]))
+    assert cell.endswith(f"Also wrong: {LABELS['masked']}; {LABELS['meaning']}.")  # the gradebook's feedback cell
 
 
 def test_the_coded_exercises_still_show_one_failing_input():
