@@ -11,7 +11,10 @@ import pytest
 
 import attention_course.decoder as decoder
 from attention_course.decoder import cache_bytes, kv_cache_bytes, latent_cache_bytes, random_decoder
-from attention_course.decoder.published import PUBLISHED_CONFIGS, published_config
+from attention_course.decoder import UnsupportedConfigError
+from attention_course.decoder.published import (
+    GENERATION_CONFIGS, PUBLISHED_CONFIGS, ModelShape, model_shape, published_config,
+)
 from attention_course.decoder.size import (
     active_parameter_count, decode_flops_per_token, parameter_count, weight_bytes,
 )
@@ -26,6 +29,31 @@ def test_every_published_configuration_reads_and_names_its_source():
         published_config("gpt-5")
     with pytest.raises(TypeError):
         PUBLISHED_CONFIGS[0].fields["num_hidden_layers"] = 1  # the table is read-only
+
+
+def test_the_generation_chapters_models_read_as_transformers_reads_them():
+    names = [e.name for e in PUBLISHED_CONFIGS + GENERATION_CONFIGS]
+    assert len(set(names)) == len(names)
+    for entry in GENERATION_CONFIGS:
+        assert entry.source.startswith("https://huggingface.co/" + entry.name)
+        if entry.fields["model_type"] in ("gpt2", "falcon"):  # model types this package does not run
+            with pytest.raises(UnsupportedConfigError, match="model_type"):
+                published_config(entry.name)
+            continue
+        c, shape = published_config(entry.name), model_shape(entry)
+        assert (shape.n_layers, shape.n_heads, shape.n_kv_heads, shape.head_dim, shape.context, shape.dtype) == \
+            (c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.max_positions, c.dtype)
+        assert all(w == shape.window for w in c.windows)
+    shapes = {e.name: model_shape(e) for e in GENERATION_CONFIGS}
+    # GPT-2's own field names (n_layer, n_head, n_embd, n_positions), and no torch_dtype: float32, as it loads
+    assert shapes["openai-community/gpt2"] == ModelShape("openai-community/gpt2", 12, 12, 12, 64, 1024, None, "float32")
+    # Falcon's multi_query: one key/value head; no max_position_embeddings in its config.json: FalconConfig's 2048
+    assert shapes["tiiuae/falcon-7b"] == ModelShape("tiiuae/falcon-7b", 32, 71, 1, 64, 2048, None, "bfloat16")
+    assert shapes["mistralai/Mistral-7B-v0.1"].window == 4096 and shapes["Qwen/Qwen2-7B"].window is None
+    # the model cards' counts: Llama 2 7B 6.74 billion, Llama 3 8B as Llama 3.1 8B, Mistral 7B 7.24 billion
+    assert parameter_count(published_config("meta-llama/Llama-2-7b-hf")) == 6_738_415_616
+    assert parameter_count(published_config("meta-llama/Meta-Llama-3-8B")) == 8_030_261_248
+    assert parameter_count(published_config("mistralai/Mistral-7B-v0.1")) == 7_241_732_096
 
 
 def test_deepseek_v3_caches_a_latent_and_one_rope_key_per_token():

@@ -8,9 +8,12 @@ The batch grader draws each student's example again from the roster.
 """
 
 import csv
+import dataclasses
+import html
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +31,7 @@ from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import BY_ID, by_hand
 from attention_course.grading.checks.exercises.by_hand import (
     ENTRIES, LABELS, WORKED_EXAMPLE, checks_for, distinguishable, example_dict, example_for, largest, questions,
-    rounded_answers, same_example, worked_example_check,
+    rounded_answers, same_example, worked_example_check, written,
 )
 from attention_course.grading.handout import DRAWN, answer_key, example_cells, personal_notebook, printable_page
 
@@ -140,7 +143,7 @@ def test_a_slip_with_no_mistake_behind_it_is_located_not_explained():
     assert failing(result) == [LABELS["dot_products"]] and result.score == 7
     assert result.hint == "" and result.mistake is None and 'those of "card"' in result.message
     (wrong,) = [c for c in result.cases if not c.passed]
-    assert wrong.got.startswith("your answers, as the check read them:\n  dot_products = [1.0, 5.0, 0.4, 2.0]"), wrong.got
+    assert wrong.got.startswith("your answers, as the check read them:\n  dot_products = [1, 5, 0.4, 2]\n"), wrong.got
     assert audit(WORKED_EXAMPLE, sheet) == []
 
 
@@ -152,6 +155,151 @@ def test_a_hint_that_says_an_earlier_step_is_right_needs_it_right():
     result = check_worked_example(sheet)
     assert failing(result) == [LABELS["scaled_scores"], LABELS["weights"]]
     assert all(c.mistake != "softmax_of_unscaled_scores" for c in result.cases)
+
+
+def _three_mistakes(example):
+    """A sheet with three mistakes at three steps: the scale left out (the later steps carried forward from it), the
+    causal mask hiding the past, and the wrong statement; and those mistakes."""
+    mistakes = {m.id: m for m in worked_example_check(example).mistakes}
+    chosen = [mistakes["missing_scale"], mistakes["mask_hides_the_past"], mistakes["meaning_most_important_word"]]
+    sheet = sheet_with(example, chosen[0])
+    for m in chosen[1:]:
+        sheet[m.step] = sheet_with(example, m)[m.step]
+    return sheet, chosen
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())  # the text form wraps hints at 80 columns
+
+
+@pytest.mark.parametrize("student", (None, STUDENTS[0]))
+def test_every_wrong_step_is_shown_with_its_own_hint(student):
+    example = example_for(student, SECRET)
+    check = worked_example_check(example)
+    sheet, mistakes = _three_mistakes(example)
+    result = run_check(check, sheet)
+    assert failing(result) == [LABELS[m.step] for m in mistakes] and result.score == 5, str(result)
+    wrong = {c.label: c for c in result.cases if not c.passed}
+    for m in mistakes:  # each step names its own mistake, and the audit finds every hint backed
+        assert (wrong[LABELS[m.step]].mistake, wrong[LABELS[m.step]].hint) == (m.id, m.hint)
+    assert audit(check, sheet) == []
+    text, page = _flat(str(result)), result._repr_html_()
+    for c in wrong.values():
+        assert c.label in text and _flat(c.hint) in text and _flat(c.message) in text, text
+        assert html.escape(c.hint) in page and html.escape(c.label) in page
+    assert text.count("hint: ") == 3 and "also failing (2):" in text
+    # computed right from the wrong scaled scores: they keep their marks, and say so
+    carried = {c.label: c for c in result.cases if c.passed and c.message}
+    assert list(carried) == [LABELS[e] for e in ("exponentials", "exp_sum", "weights", "output")], text
+    assert all(c.message.endswith("carried forward from the wrong step 3 (the scaled scores), this step keeps its mark")
+               for c in carried.values())
+    assert carried[LABELS["exp_sum"]].message.startswith("right from your own exponentials:")
+    assert "passed, with a note (4):" in text and all(_flat(c.message) in text for c in carried.values())
+
+
+def test_a_step_says_it_was_carried_forward_only_when_it_was():
+    example = example_for(STUDENTS[2], SECRET)
+    key = by_hand.answer_key(example)
+    right = carried_forward(example, rounded_answers(example), "dot_products")  # each step from the rounded last
+    result = check_worked_example(right, example_dict(example))
+    assert result.passed and not any(c.message for c in result.cases), str(result)
+    slip = dict(right, dot_products=[x + 1 for x in right["dot_products"][:1]] + right["dot_products"][1:])
+    slip = carried_forward(example, slip, "dot_products")
+    result = check_worked_example(slip, example_dict(example))
+    assert failing(result) == [LABELS["dot_products"]] and result.score == 7
+    for c in result.cases[1:6]:  # the scaled scores to the output: each computed from the slip
+        entry = ENTRIES[result.cases.index(c)]
+        assert c.passed and "carried forward from the wrong step 2 (the dot products q·k)" in c.message, c
+        assert not np.allclose(slip[entry], key[entry], atol=10.0 ** -by_hand.DECIMALS[entry])  # not the example's
+    assert audit(worked_example_check(example), slip) == []
+
+
+def test_the_audit_says_a_carried_forward_note_again():
+    from attention_course.grading.checks.engine.audit import _unsupported_note
+    from attention_course.grading.checks.engine.calls import observe_call
+
+    sheet, _ = _three_mistakes(BANK_BOT)
+    i = ENTRIES.index("exponentials")
+    note = run_check(WORKED_EXAMPLE, sheet).cases[i]
+    obs = observe_call(sheet, WORKED_EXAMPLE.cases[i].args, {}, seconds=10)
+    assert note.passed and "carried forward" in note.message and _unsupported_note(WORKED_EXAMPLE, i, note, obs) is None
+    told = dataclasses.replace(note, message=note.message.replace("step 3", "step 2"))  # a note that is not true
+    assert "does not read" in _unsupported_note(WORKED_EXAMPLE, i, told, obs)
+    unstated = dataclasses.replace(WORKED_EXAMPLE, pass_note=None)
+    assert "nothing states" in _unsupported_note(unstated, i, note, obs)
+
+
+def test_the_batch_feedback_shows_every_wrong_step_too():
+    from attention_course.grading.kit.score import check_from_json
+    from attention_course.grading.kit.write.feedback import check_result
+
+    sheet, mistakes = _three_mistakes(BANK_BOT)
+    result = check_worked_example(sheet)
+    saved = json.loads(json.dumps(dataclasses.asdict(result)))  # as the report keeps it
+    assert check_from_json(saved).every_failure
+    shown = check_result(saved)
+    text, page = _flat(str(shown)), shown._repr_html_()
+    for m in mistakes:
+        assert _flat(m.hint) in text and html.escape(m.hint) in page
+    from attention_course.grading.kit.judge import NotebookGrade
+    from attention_course.grading.kit.score import _check_feedback
+
+    (cell,) = _check_feedback(NotebookGrade("ada/00_worked_example.ipynb", "00_worked_example", checks=[result]))
+    assert cell.endswith(f"Also wrong: {LABELS['masked']}; {LABELS['meaning']}.")  # the gradebook's feedback cell
+
+
+def test_the_coded_exercises_still_show_one_failing_input():
+    from attention_course.grading import check_softmax
+
+    def softmax(x, axis=-1):
+        e = np.exp(x)  # no max subtracted: overflows on large scores
+        return e / e.sum(axis=axis, keepdims=True)
+
+    result = check_softmax(softmax)
+    others = [c for c in result.cases if not c.passed and c is not result.first_failure]
+    assert not result.every_failure and others, str(result)
+    assert str(result).count("hint: ") == 1 and "also failing (" in str(result)
+    assert "also failing: <em>" not in result._repr_html_()
+
+
+def test_a_sheet_is_shown_as_it_was_written_and_reads_back_the_same():
+    rng = np.random.default_rng(7)
+    for x in (1.0, 0.5, -0.0, 3.9, 1.36, 0.1 + 0.2, 1e-7, 4.3e15, float(np.exp(2.8)), *rng.normal(size=20) * 100):
+        assert float(eval(written(x))) == x and not written(x).endswith(".")
+    assert (written([1.0, 2.0]), written(0.5), written(np.array([[1, 2.5], [3, 4]]))) == ("[1, 2]", "0.5", "[[1, 2.5], [3, 4]]")
+    for student in (None, *STUDENTS):
+        example = example_for(student, SECRET)
+        sheet, _ = _three_mistakes(example)
+        sheet["output"] = np.asarray(sheet["output"], dtype=np.float32)  # float32 too: read as the float64 it is
+        sheet["exp_sum"] = float(np.exp(1.234))  # all its digits
+        result = check_worked_example(sheet, example_dict(example))
+        got = result.first_failure.got
+        assert got.startswith("your answers, as the check read them:\n"), got
+        assert not re.search(r"\d\.(?!\d)", got), got  # no NumPy "1." nor "2.]"
+        shown = dict(line.strip().split(" = ") for line in got.splitlines()[1:])
+        assert list(shown) == list(ENTRIES)
+        for entry in ENTRIES:
+            read = np.asarray(sheet[entry], dtype=np.float64)  # what the check compares
+            assert np.array_equal(np.asarray(eval(shown[entry]), dtype=np.float64), read), (entry, shown[entry])
+    half = check_worked_example({"dot_products": [1, 6, 0.4, 2], "masked": [1.5]})
+    assert "got [1.5]" in str(half) and "scaled_scores = (not answered)" in half.first_failure.got
+
+
+def test_the_handouts_numbers_read_back_as_the_example_and_its_answers():
+    for student in (None, *STUDENTS):
+        example = example_for(student, SECRET)
+        drawn = [example.query, *example.keys, *example.values]
+        for shown in (example_cells(example, student)["table"], printable_page(example, student)):
+            texts = re.findall(r"\[[-0-9., ]+\]", shown)
+            assert not any(re.search(r"\d\.(?!\d)", t) for t in texts), texts  # no "1." nor "2.]"
+            vectors = [np.array(eval(t), dtype=np.float64) for t in texts]
+            assert all(any(v.shape == d.shape and np.array_equal(v, d) for v in vectors) for d in drawn), shown
+        printed = answer_key(example, student)
+        namespace: dict = {}
+        exec(printed[printed.index("answers = {"):], namespace)
+        sheet = namespace["answers"]
+        assert sheet == rounded_answers(example) and "., " not in printed and ".]" not in printed
+        assert check_worked_example(sheet, example_dict(example)).passed
 
 
 def test_the_corpus_names_the_step_of_each_mistake():

@@ -1,8 +1,8 @@
 """What the generation chapter counts and measures (book/decoding.ipynb).
 
-- `PUBLISHED_CONFIGS`: the attention shapes of a few published decoders, as
-  their config.json files give them, for cache sizes computed with
-  `kv_cache_bytes`.
+- `PUBLISHED_CONFIGS`: the attention shapes of a few published decoders, read
+  from their config.json fields (`decoder.published.GENERATION_CONFIGS`), for
+  cache sizes computed with `kv_cache_bytes`.
 - `decode_flops`: the multiply-adds of producing one token, with the cache
   (one token through the model) or without it (the whole sequence again).
 - `time_decode_step`: the time of that step, measured.
@@ -15,57 +15,17 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..core._checks import positive_int
 from ..core.masks import sliding_window_mask
 from ..decoder.config import DecoderConfig
+from ..decoder.published import GENERATION_CONFIGS, ModelShape, model_shape
 
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The attention shape of a published decoder, from its config.json."""
-
-    name: str
-    """The model's name on the Hugging Face Hub."""
-    n_layers: int
-    """num_hidden_layers."""
-    n_heads: int
-    """num_attention_heads: query heads per layer."""
-    n_kv_heads: int
-    """num_key_value_heads: h_q for multi-head attention, 1 for multi-query, in between for grouped-query."""
-    head_dim: int
-    """d: hidden_size / num_attention_heads (or head_dim)."""
-    context: int
-    """max_position_embeddings: the longest sequence the configuration allows."""
-    window: int | None = None
-    """sliding_window, if every layer uses one."""
-    dtype: str = "bfloat16"
-    """The dtype its weights are published in (torch_dtype in config.json)."""
-
-    @property
-    def attention(self) -> str:
-        """"multi-head", "multi-query" or "grouped-query (g query heads per key/value head)"."""
-        if self.n_kv_heads == self.n_heads:
-            return "multi-head"
-        if self.n_kv_heads == 1:
-            return "multi-query"
-        return f"grouped-query ({self.n_heads // self.n_kv_heads} query heads per key/value head)"
-
-
-PUBLISHED_CONFIGS: tuple[ModelShape, ...] = (
-    ModelShape("openai-community/gpt2", 12, 12, 12, 64, 1024, dtype="float32"),
-    ModelShape("meta-llama/Llama-2-7b-hf", 32, 32, 32, 128, 4096, dtype="float16"),
-    ModelShape("tiiuae/falcon-7b", 32, 71, 1, 64, 2048),
-    ModelShape("mistralai/Mistral-7B-v0.1", 32, 32, 8, 128, 32768, window=4096),
-    ModelShape("meta-llama/Meta-Llama-3-8B", 32, 32, 8, 128, 8192),
-    ModelShape("meta-llama/Meta-Llama-3-70B", 80, 64, 8, 128, 8192),
-    ModelShape("Qwen/Qwen2-7B", 28, 28, 4, 128, 131072),  # the base model; Qwen2-7B-Instruct's config says 32768
-    ModelShape("HuggingFaceTB/SmolLM2-135M", 30, 9, 3, 64, 8192),
-)
-"""Attention shapes of published decoders (their config.json on the Hugging Face Hub)."""
+PUBLISHED_CONFIGS: tuple[ModelShape, ...] = tuple(model_shape(entry) for entry in GENERATION_CONFIGS)
+"""Attention shapes of published decoders (their config.json on the Hugging Face Hub, kept in
+`decoder.published.GENERATION_CONFIGS`)."""
 
 
 def head_groups(n_heads: int, n_kv_heads: int) -> list[list[int]]:

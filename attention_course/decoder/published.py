@@ -9,8 +9,13 @@ Left out: fields that concern only training or serving, and the
 (gpt-oss's experts), which this package does not run. Gemma 3 27B's fields
 are the `text_config` of its multimodal config.json.
 
-`published_config(name)` reads an entry into a `DecoderConfig`, from which
-`cache.cache_bytes` and `size.parameter_count` count.
+Two tables: `PUBLISHED_CONFIGS`, the models of the chapter on today's
+attention, and `GENERATION_CONFIGS`, the decoders whose caches the generation
+chapter sizes (GPT-2 and Falcon 7B among them, in their own config.json
+names). `published_config(name)` reads an entry into a `DecoderConfig`, from
+which `cache.cache_bytes` and `size.parameter_count` count;
+`model_shape(entry)` gives any entry's attention shape, as the generation
+chapter's `chapters.decoding.PUBLISHED_CONFIGS` lists them.
 """
 
 from __future__ import annotations
@@ -120,9 +125,126 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
 soft-capping and SmolLM3's layers without positions among them, and last two small ones a reader can run."""
 
 
+GENERATION_CONFIGS: tuple[PublishedConfig, ...] = (
+    _entry("openai-community/gpt2", _hub("openai-community/gpt2"),
+           model_type="gpt2", vocab_size=50257, n_embd=768, n_layer=12, n_head=12, n_positions=1024, n_ctx=1024,
+           activation_function="gelu_new", layer_norm_epsilon=1e-05, bos_token_id=50256, eos_token_id=50256),
+    _entry("meta-llama/Llama-2-7b-hf", _hub("meta-llama/Llama-2-7b-hf"),
+           model_type="llama", vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+           num_attention_heads=32, num_key_value_heads=32, max_position_embeddings=4096, rms_norm_eps=1e-05,
+           rope_scaling=None, tie_word_embeddings=False, hidden_act="silu", bos_token_id=1, eos_token_id=2,
+           torch_dtype="float16"),
+    _entry("tiiuae/falcon-7b", _hub("tiiuae/falcon-7b"),
+           model_type="falcon", vocab_size=65024, hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
+           multi_query=True, new_decoder_architecture=False, parallel_attn=True, alibi=False, bias=False,
+           layer_norm_epsilon=1e-05, bos_token_id=11, eos_token_id=11, torch_dtype="bfloat16"),
+    _entry("mistralai/Mistral-7B-v0.1", _hub("mistralai/Mistral-7B-v0.1"),
+           model_type="mistral", vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+           num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=32768, sliding_window=4096,
+           rope_theta=10000.0, rms_norm_eps=1e-05, tie_word_embeddings=False, hidden_act="silu", bos_token_id=1,
+           eos_token_id=2, torch_dtype="bfloat16"),
+    _entry("meta-llama/Meta-Llama-3-8B", _hub("meta-llama/Meta-Llama-3-8B"),
+           model_type="llama", vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+           num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=8192, rms_norm_eps=1e-05,
+           rope_theta=500000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=False,
+           hidden_act="silu", bos_token_id=128000, eos_token_id=128001, torch_dtype="bfloat16"),
+    _entry("meta-llama/Meta-Llama-3-70B", _hub("meta-llama/Meta-Llama-3-70B"),
+           model_type="llama", vocab_size=128256, hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
+           num_attention_heads=64, num_key_value_heads=8, max_position_embeddings=8192, rms_norm_eps=1e-05,
+           rope_theta=500000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=False,
+           hidden_act="silu", bos_token_id=128000, eos_token_id=128001, torch_dtype="bfloat16"),
+    # The base model; Qwen2-7B-Instruct's config.json says max_position_embeddings 32768.
+    _entry("Qwen/Qwen2-7B", _hub("Qwen/Qwen2-7B"),
+           model_type="qwen2", vocab_size=152064, hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+           num_attention_heads=28, num_key_value_heads=4, max_position_embeddings=131072, max_window_layers=28,
+           sliding_window=131072, use_sliding_window=False, rms_norm_eps=1e-06, rope_theta=1000000.0,
+           tie_word_embeddings=False, hidden_act="silu", bos_token_id=151643, eos_token_id=151643,
+           torch_dtype="bfloat16"),
+    _entry("HuggingFaceTB/SmolLM2-135M", _hub("HuggingFaceTB/SmolLM2-135M"),
+           model_type="llama", vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+           num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=8192, rms_norm_eps=1e-05,
+           rope_theta=100000, rope_scaling=None, tie_word_embeddings=True, attention_bias=False, hidden_act="silu",
+           bos_token_id=0, eos_token_id=0, torch_dtype="bfloat16"),
+)
+"""The decoders whose caches the generation chapter sizes (book/decoding.ipynb), from GPT-2 to SmolLM2: multi-head,
+multi-query (Falcon) and grouped-query attention, and Mistral's sliding window. GPT-2 and Falcon are model types
+`DecoderConfig.from_dict` does not run: `model_shape` reads their attention fields."""
+
+_ATTRIBUTE_NAMES = {
+    "gpt2": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd",
+             "max_position_embeddings": "n_positions"},
+}
+"""config.json's own names for the usual fields, per model type (transformers' `GPT2Config.attribute_map`)."""
+
+_DEFAULT_FIELDS = {
+    "falcon": {"max_position_embeddings": 2048},
+}
+"""Fields a config.json leaves out, at the default of transformers' configuration class (`FalconConfig`'s
+max_position_embeddings: falcon-7b's config.json gives none)."""
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The attention shape of a published decoder, from its config.json (the generation chapter's table)."""
+
+    name: str
+    """The model's name on the Hugging Face Hub."""
+    n_layers: int
+    """num_hidden_layers."""
+    n_heads: int
+    """num_attention_heads: query heads per layer."""
+    n_kv_heads: int
+    """num_key_value_heads: h_q for multi-head attention, 1 for multi-query, in between for grouped-query."""
+    head_dim: int
+    """d: hidden_size / num_attention_heads (or head_dim)."""
+    context: int
+    """max_position_embeddings: the longest sequence the configuration allows."""
+    window: int | None = None
+    """sliding_window, if every layer uses one."""
+    dtype: str = "bfloat16"
+    """The dtype its weights are published in (torch_dtype in config.json; float32 where it names none, as
+    transformers then loads them)."""
+
+    @property
+    def attention(self) -> str:
+        """"multi-head", "multi-query" or "grouped-query (g query heads per key/value head)"."""
+        if self.n_kv_heads == self.n_heads:
+            return "multi-head"
+        if self.n_kv_heads == 1:
+            return "multi-query"
+        return f"grouped-query ({self.n_heads // self.n_kv_heads} query heads per key/value head)"
+
+
+def model_shape(entry: PublishedConfig) -> ModelShape:
+    """The attention shape of a published configuration: from its `DecoderConfig`, or, for GPT-2 and Falcon (model
+    types this package does not run), from their config.json fields read as transformers' configuration classes
+    read them."""
+    fields = dict(entry.fields)
+    model_type = fields.get("model_type")
+    if model_type not in _ATTRIBUTE_NAMES and model_type not in _DEFAULT_FIELDS:
+        c = entry.config
+        windows = set(c.windows)
+        return ModelShape(entry.name, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, c.max_positions,
+                          windows.pop() if len(windows) == 1 else None, c.dtype)
+    fields = {**_DEFAULT_FIELDS.get(model_type, {}), **fields}
+    for name, own in _ATTRIBUTE_NAMES.get(model_type, {}).items():
+        fields.setdefault(name, fields[own])
+    n_heads = int(fields["num_attention_heads"])
+    n_kv_heads = int(fields.get("num_key_value_heads") or n_heads)
+    if model_type == "falcon" and fields.get("multi_query") and not fields.get("new_decoder_architecture"):
+        n_kv_heads = 1  # FalconAttention: one key/value head for multi_query, unless the new decoder architecture
+    return ModelShape(entry.name, int(fields["num_hidden_layers"]), n_heads, n_kv_heads,
+                      int(fields["hidden_size"]) // n_heads, int(fields["max_position_embeddings"]), None,
+                      str(fields.get("torch_dtype") or "float32"))
+
+
 def published_config(name: str) -> DecoderConfig:
-    """The `DecoderConfig` of a published model of `PUBLISHED_CONFIGS`, by its Hub name."""
-    for entry in PUBLISHED_CONFIGS:
+    """The `DecoderConfig` of a published model of `PUBLISHED_CONFIGS` or `GENERATION_CONFIGS`, by its Hub name.
+
+    UnsupportedConfigError for a model type this package does not run (GPT-2, Falcon).
+    """
+    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS
+    for entry in entries:
         if entry.name == name:
             return entry.config
-    raise ValueError(f"name must be one of {', '.join(e.name for e in PUBLISHED_CONFIGS)}; got {name!r}")
+    raise ValueError(f"name must be one of {', '.join(e.name for e in entries)}; got {name!r}")

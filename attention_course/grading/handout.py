@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import html
-import json
 
 import nbformat
 import numpy as np
@@ -27,7 +26,7 @@ from ..chapters.worked_example import WorkedExample
 from .checks.exercises import METADATA_KEY
 from .checks.exercises.by_hand import (
     DECIMALS, ENTRIES, EXERCISE, LABELS, example_code, example_dict, questions, rounded_answers, statement_texts,
-    token_name,
+    token_name, written,
 )
 
 DRAWN = "drawn"
@@ -38,7 +37,7 @@ PARTS = ("table", "code", "questions")
 
 
 def _vector(row) -> str:
-    return "[" + ", ".join(f"{float(x):g}" for x in row) + "]"
+    return written(np.asarray(row, dtype=np.float64))  # as a person writes it: [1, -0.5, 2]
 
 
 def _short(x: float, decimals: int) -> str:
@@ -232,7 +231,7 @@ def answer_key(example: WorkedExample, student: str | None, *, secret: bool = Fa
         f"question 7: statement {asked.right_statement}, \"{statement_texts(example, asked)[asked.right_statement - 1]}\"",
         "",
         "answers = {",
-        *(f"    \"{entry}\": {json.dumps(answers[entry])}," for entry in ENTRIES),
+        *(f"    \"{entry}\": {written(answers[entry])}," for entry in ENTRIES),
         "}",
     ]
     return "\n".join(lines) + "\n"

@@ -174,7 +174,12 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
             parts.append(f"{check.function}: not attempted")
             continue
         text = f"{check.function} {check.score}/{check.max_score}: {student_message(check)}"
-        parts.append(text + (f" Hint: {check.hint}" if check.hint else ""))
+        text += f" Hint: {check.hint}" if check.hint else ""
+        others = [c.label for c in check.cases if not c.passed and c.status != results.SKIPPED
+                  and c is not check.first_failure]
+        if check.every_failure and others:  # each a question of its own: every one named
+            text += f" Also wrong: {'; '.join(others)}."
+        parts.append(text)
     return parts + [str(i) for i in nb.incidents]
 
 

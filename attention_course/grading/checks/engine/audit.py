@@ -21,7 +21,9 @@ every input and verifies what the feedback said about each failing one:
   composed again from that code and must read the same;
 - a hint for an exception quotes, or names an operation of, the student's
   own line only if the traceback shows that line (and names np.dot only if the
-  code uses it).
+  code uses it);
+- a note on a right answer (a step carried forward from a wrong one) is what
+  the check's `pass_note` says of the value called again.
 
 A claim that cannot be verified is itself reported: every hint must be backed.
 """
@@ -392,6 +394,10 @@ def audit(check: Check, fn) -> list[str]:
         if reason:
             problems.append(f"{small.label}: {reason}")
     for i, (case, case_result, obs) in zip(indices, run):
+        if case_result.passed and case_result.message:
+            reason = _unsupported_note(check, i, case_result, obs)
+            if reason:
+                problems.append(f"{case.label}: {reason}")
         if case_result.passed or not case_result.hint or case_result.status != results.FAILED:
             continue
         reason = _unsupported(check, i, case_result, obs, run, code)
@@ -435,6 +441,17 @@ def _unsupported(check: Check, i: int, case_result: results.CaseResult, obs: Obs
     if predicted:
         return f"no prediction of {mistake_id!r} equals what the function returned"
     return f"the claim of {mistake_id!r} could not be verified"
+
+
+def _unsupported_note(check: Check, i: int, case_result: results.CaseResult, obs: Observation) -> str | None:
+    """Why the note on a right answer is not backed (None if it is): the check's `pass_note`, on the value called
+    again, must say the same."""
+    if check.pass_note is None or obs.status != RETURNED:
+        return f"a note on a right answer that nothing states: {case_result.message[:60]!r}"
+    expected = check.expected(i)
+    if check.pass_note(check.cases[i], expected, as_expected(expected, obs.value)) != case_result.message:
+        return "the note on a right answer does not read as the check gives it again"
+    return None
 
 
 def _same_hint(seen: Seen, mistake: Mistake) -> bool:

@@ -60,6 +60,15 @@ class Check:
     give the same number, two seeds two numbers)."""
     expected_text: Callable[[Case, object], str] | None = None
     """Shows the expected result in words when printing it is not enough."""
+    got_text: Callable[[Case, object], str] | None = None
+    """Shows what came back (case, value) when NumPy's printing is not how it was written (numbers written by
+    hand: 1, not 1.)."""
+    pass_note: Callable[[Case, object, object], str] | None = None
+    """What a right answer says besides passing (case, expected, value), "" for nothing: a step of an answer sheet
+    right only from a wrong earlier answer says it was carried forward. `audit` says it again on the value."""
+    every_failure_shown: bool = False
+    """Each input is a question of its own (the steps of an answer sheet): the result shows every failing one with
+    its own hint, not only the first (`results.CheckResult.every_failure`)."""
     specific: Specific | None = None
     """Check-specific diagnosis of a wrong value that no prediction explains: (case, expected, got, code)."""
     error_hint: Callable[[Case, str, Code], str] | None = None
@@ -148,7 +157,7 @@ def judge_all(check: Check, observations: dict[int, Observation], code: Code = U
     case_results = _across(check, indices, case_results, observations, code)
     if check.refine is not None:
         case_results = check.refine(tuple(check.cases[i] for i in indices), case_results)
-    return results.CheckResult.from_cases(check.name, check.function, case_results)
+    return results.CheckResult.from_cases(check.name, check.function, case_results, check.every_failure_shown)
 
 
 def graded_part(check: Check, i: int, value):
@@ -329,7 +338,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         )
 
     value = as_expected(expected, obs.value)
-    got_text = format_value(value, check.output_names)
+    got_text = check.got_text(case, value) if check.got_text is not None else format_value(value, check.output_names)
     changed = modified_arguments(case, obs.args_after, check.params)
     predictions = _Predictions(check, i)
     if check.compare is not None:
@@ -372,7 +381,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
     if kept is not None:
         message, mistake = kept
         return result(results.FAILED, got_text, message, mistake=mistake)
-    return result(results.PASSED, got_text, "")
+    return result(results.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
 
 
 def _in_dtype_of(expected, value):

@@ -2,7 +2,9 @@
 
 A `CheckResult` is what `check_softmax(softmax)` returns in a notebook. Its
 text and HTML forms show the first input that went wrong, what was expected,
-what came back and, when the grader recognises it, the likely mistake.
+what came back and, when the grader recognises it, the likely mistake. A check
+whose inputs are questions of their own (the steps of an answer sheet) shows
+every failing one that way, each with its own hint (`every_failure`).
 """
 
 from __future__ import annotations
@@ -98,10 +100,14 @@ class CheckResult:
     """A smaller input that fails in the same way, found after the check and shown first (it earns no marks)."""
     smallest_input: Case | None = None
     """The arguments of `smallest`, so that what its feedback claims can be verified on them."""
+    every_failure: bool = False
+    """Each input is a question of its own (the steps of an answer sheet): every failing one is shown with its
+    message, what was expected and its hint, not only the first (`Check.every_failure_shown`)."""
 
     @classmethod
-    def from_cases(cls, check: str, function: str, cases: list[CaseResult] | tuple[CaseResult, ...]) -> CheckResult:
-        """Summarise the per-input results of one check."""
+    def from_cases(cls, check: str, function: str, cases: list[CaseResult] | tuple[CaseResult, ...],
+                   every_failure: bool = False) -> CheckResult:
+        """Summarise the per-input results of one check (`every_failure`: show each failing input in full)."""
         cases = tuple(cases)
         score = sum(c.passed for c in cases)
         failures = [c for c in cases if not c.passed and c.status != SKIPPED]
@@ -124,7 +130,7 @@ class CheckResult:
         return cls(
             check=check, function=function, passed=status == PASSED, score=score,
             max_score=len(cases), status=status, message=message, hint=shown.hint if shown else "",
-            mistake=shown.mistake if shown else None, cases=cases,
+            mistake=shown.mistake if shown else None, cases=cases, every_failure=every_failure,
         )
 
     @classmethod
@@ -155,11 +161,27 @@ class CheckResult:
             lines += _labelled("got", case.got)
         if self.hint and self.status == FAILED:
             lines += _labelled("hint", textwrap.fill(self.hint, width=80))  # prose: wrapped for terminals
-        others = [c for c in self.cases if c is not case and not c.passed and c.status != SKIPPED]
-        if others and self.status == FAILED:
+        others = self._others(case)
+        if others and self.status == FAILED and self.every_failure:
+            lines.append(f"  also failing ({len(others)}):")
+            for c in others:
+                lines += _indented(textwrap.fill(f"- {c.label}: {c.message}", width=80, subsequent_indent="  "))
+                lines += ["  " + line for line in _labelled("expected", c.expected)]
+                if c.hint:
+                    lines += ["  " + line for line in _labelled("hint", textwrap.fill(c.hint, width=78))]
+        noted = [c for c in self.cases if c.passed and c.message]
+        if noted and self.status == FAILED and self.every_failure:
+            lines.append(f"  passed, with a note ({len(noted)}):")
+            lines += [line for c in noted
+                      for line in _indented(textwrap.fill(f"- {c.label}: {c.message}", width=80, subsequent_indent="  "))]
+        if others and self.status == FAILED and not self.every_failure:
             others_text = textwrap.fill("; ".join(c.label for c in others), width=72)  # a phone's or a page's width
             lines += _labelled(f"also failing ({len(others)})", others_text)
         return "\n".join(lines)
+
+    def _others(self, shown: CaseResult | None) -> list[CaseResult]:
+        """The failing inputs besides the one shown first (skipped ones aside), in the order they were tried."""
+        return [c for c in self.cases if c is not shown and not c.passed and c.status != SKIPPED]
 
     def __repr__(self) -> str:
         return f"CheckResult(\n{self}\n)"
@@ -187,6 +209,10 @@ class CheckResult:
             hidden = " (an input only the batch grader tries)" if case.hidden else ""
             parts.append(f"<div>first failing input: <em>{esc(case.label)}</em>{esc(hidden)}</div>")
             parts.append(f"<table>{body}</table>")
+            if self.every_failure:
+                parts += [_failure_html(c, th) for c in self._others(case)]
+                parts += [f"<div>passed, with a note: <em>{esc(c.label)}</em> — {esc(c.message)}</div>"
+                          for c in self.cases if c.passed and c.message]
         if self.cases and self.status not in (NOT_ATTEMPTED, MISSING):
             items = "".join(
                 f"<li>{esc(_ICONS.get(c.status, '✗'))} {esc(c.label)}"
@@ -217,6 +243,22 @@ def _shown(failures: list[CaseResult]) -> CaseResult | None:
         return None
     wrong = [c for c in failures if c.mistake != WIDENED] or failures
     return min(wrong, key=lambda c: (c.hidden, not (c.mistake or c.hint), c.ambiguous, wrong.index(c)))
+
+
+def _failure_html(case: CaseResult, th: str) -> str:
+    """Another failing input of a check that shows every one: its label and message, what was expected, its hint."""
+    esc = html.escape
+    rows = (f'<tr>{th}expected</th><td style="text-align:left"><pre style="margin:0;white-space:pre-wrap">'
+            f"{esc(case.expected)}</pre></td></tr>")
+    if case.hint:
+        rows += f'<tr>{th}hint</th><td style="text-align:left">{esc(case.hint)}</td></tr>'
+    return (f"<div>also failing: <em>{esc(case.label)}</em>" + (f" — {esc(case.message)}" if case.message else "")
+            + f"</div><table>{rows}</table>")
+
+
+def _indented(text: str) -> list[str]:
+    """Each line of `text`, indented as the lines under a headline are."""
+    return ["  " + line for line in text.splitlines()]
 
 
 def _short(text: str) -> bool:

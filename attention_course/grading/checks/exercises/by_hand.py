@@ -18,11 +18,12 @@ the check judges one step per input:
 A number is right within one unit of the last decimal its step asks for,
 against the example's own numbers or against what the student's own earlier
 answers give: a later step computed right from a wrong earlier answer loses
-only the earlier step's mark, as a marker would (carried forward). The two
-questions are graded exactly. A wrong step is named by its input's label,
-and a mistake (`StepMistake`) is named only when its prediction, from the
-example's numbers or from the student's own earlier answers, reproduces the
-step. Numbers written by hand have no dtype: ints, floats, lists and numpy
+only the earlier step's mark, as a marker would (carried forward), and says
+so (`carried_note`). The two questions are graded exactly. Every wrong step
+is shown, named by its input's label, each with its own hint; a mistake
+(`StepMistake`) is named only when its prediction, from the example's
+numbers or from the student's own earlier answers, reproduces the step. The
+sheet is shown as a person writes it (`written`: 1, not 1.). Numbers written by hand have no dtype: ints, floats, lists and numpy
 arrays are all read as numbers.
 
 The questions asked about an example (which earlier token question 6
@@ -45,7 +46,7 @@ from ....chapters.worked_example import BANK_BOT, WorkedExample, draw_worked_exa
 from ....core.softmax import softmax
 from ..engine import results
 from ..engine.calls import Opaque
-from ..engine.cases import Case
+from ..engine.cases import SHOW_MAX_ELEMENTS, Case, format_value
 from ..engine.check import Check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
@@ -112,6 +113,21 @@ def _number(x: float):
     """An entry as it is written by hand: 1, not 1.0; 0.4, not 0.40000000000000002."""
     x = float(x)
     return int(x) if x == int(x) else round(x, 6)
+
+
+def written(value) -> str:
+    """Numbers as a person writes them (1, not 1.; 0.5; [1, 2]), in the fewest digits that read back as the same
+    float64: `np.array(eval(written(x)))` is x again."""
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim:
+        return "[" + ", ".join(written(row) for row in arr) + "]"
+    x = float(arr)
+    return repr(x) if not np.isfinite(x) else np.format_float_positional(x, trim="-")
+
+
+def _as_read(value: np.ndarray) -> str:
+    """An entry of the sheet in a sentence: as written (`written`), or described if it is too long to print."""
+    return written(value) if value.size <= SHOW_MAX_ELEMENTS else format_value(value)
 
 
 def example_dict(example: WorkedExample) -> dict:
@@ -284,28 +300,76 @@ def _sheet(got) -> dict | None:
     return None
 
 
-def _carried(example: WorkedExample, entry: str, own: dict) -> list[np.ndarray]:
-    """What this entry is when computed right from the student's own earlier answers (those that are usable)."""
+def _carried_from(example: WorkedExample, entry: str, own: dict) -> list[tuple[tuple[str, ...], np.ndarray]]:
+    """What this entry is when computed right from the student's own earlier answers (those that are usable): each
+    with the entries it was computed from."""
     u = {e: _usable(example, e, own.get(e)) for e in ("dot_products", "scaled_scores", "exponentials", "exp_sum",
                                                        "weights")}
     root = np.sqrt(example.d_k)
     found = []
     if entry == "scaled_scores" and u["dot_products"] is not None:
-        found.append(u["dot_products"] / root)
+        found.append((("dot_products",), u["dot_products"] / root))
     if entry == "exponentials" and u["scaled_scores"] is not None:
-        found.append(np.exp(u["scaled_scores"]))
+        found.append((("scaled_scores",), np.exp(u["scaled_scores"])))
     if entry == "exp_sum" and u["exponentials"] is not None:
-        found.append(np.asarray(u["exponentials"].sum()))
+        found.append((("exponentials",), np.asarray(u["exponentials"].sum())))
     if entry == "weights":
         if u["exponentials"] is not None and u["exp_sum"] is not None and u["exp_sum"] != 0:
-            found.append(u["exponentials"] / u["exp_sum"])
+            found.append((("exponentials", "exp_sum"), u["exponentials"] / u["exp_sum"]))
         if u["exponentials"] is not None and u["exponentials"].sum() != 0:
-            found.append(u["exponentials"] / u["exponentials"].sum())
+            found.append((("exponentials",), u["exponentials"] / u["exponentials"].sum()))
         if u["scaled_scores"] is not None:
-            found.append(softmax(u["scaled_scores"]))
+            found.append((("scaled_scores",), softmax(u["scaled_scores"])))
     if entry == "output" and u["weights"] is not None:
-        found.append(u["weights"] @ example.values)  # (n,) x (n, d_v) -> (d_v,)
+        found.append((("weights",), u["weights"] @ example.values))  # (n,) x (n, d_v) -> (d_v,)
     return found
+
+
+def _carried(example: WorkedExample, entry: str, own: dict) -> list[np.ndarray]:
+    """What this entry is when computed right from the student's own earlier answers (those that are usable)."""
+    return [value for _, value in _carried_from(example, entry, own)]
+
+
+_NAMES = {"dot_products": "dot products", "scaled_scores": "scaled scores", "exponentials": "exponentials",
+          "exp_sum": "sum of the exponentials", "weights": "weights"}
+"""Each numeric entry as a sentence names it."""
+
+
+def _carried_roots(example: WorkedExample, entry: str, own: dict, key: dict) -> tuple[tuple[str, ...], list[str]]:
+    """(the entries of the sheet this entry is computed from, the wrong earlier entries it was carried forward from
+    through the sheet's own numbers); ((), []) if it is the example's own number, or no wrong entry explains it."""
+    value = _usable(example, entry, own.get(entry)) if entry in _FROM else None
+    if value is None or _close(value, key[entry], entry):
+        return (), []
+    for sources, carried in _carried_from(example, entry, own):
+        if not _close(value, carried, entry):
+            continue
+        roots: list[str] = []
+        for source in sources:
+            if judge_step(example, source, own, key):
+                roots.append(source)  # wrong itself
+            else:
+                roots += _carried_roots(example, source, own, key)[1]  # right only from a wrong one before it
+        if roots:
+            return sources, list(dict.fromkeys(roots))
+    return (), []
+
+
+def carried_note(example: WorkedExample, entry: str, own: dict, key: dict | None = None) -> str:
+    """What a right step says when it is right only from a wrong earlier answer of the student's ("" otherwise).
+
+    It says, each checked here: the step is not the example's own number
+    (not within its tolerance), it is what the named entries of the sheet
+    give (within it), and the steps it names are wrong, the step having been
+    computed from them through the sheet's own numbers.
+    """
+    key = answer_key(example) if key is None else key
+    sources, roots = _carried_roots(example, entry, own, key)
+    if not roots:
+        return ""
+    wrong = " and ".join("{} ({})".format(*LABELS[e].split(": ", 1)) for e in roots)
+    return (f"right from your own {' and '.join(_NAMES[e] for e in sources)}: carried forward from the wrong {wrong}, "
+            "this step keeps its mark")
 
 
 _FROM = {"scaled_scores": "your own dot products", "exponentials": "your own scaled scores",
@@ -350,12 +414,12 @@ def judge_step(example: WorkedExample, entry: str, own: dict, key: dict | None =
     if entry == "masked":
         chosen = _positions(value)
         if chosen is None:
-            return f"{where} should be the positions of tokens (whole numbers, counted from 1), got {value.tolist()}"
+            return f"{where} should be the positions of tokens (whole numbers, counted from 1), got {_as_read(value)}"
         return None if chosen == _positions(key[entry]) else "these are not the tokens whose weights become 0"
     if entry == "meaning":
         chosen = _positions(value)
         if chosen is None or value.size != 1:
-            return f"{where} should be the number of one statement, 1 to {len(STATEMENTS)}, got {value.tolist()}"
+            return f"{where} should be the number of one statement, 1 to {len(STATEMENTS)}, got {_as_read(value)}"
         return None if chosen == _positions(key[entry]) else f"statement {next(iter(chosen))} is not the right one"
     usable = _usable(example, entry, value)
     if usable is None:
@@ -627,6 +691,16 @@ def _compare(example: WorkedExample, mistakes: tuple[StepMistake, ...]):
     return compare
 
 
+def _pass_note(example: WorkedExample):
+    key = answer_key(example)
+
+    def note(case: StepCase, expected, got) -> str:
+        own = _sheet(got)
+        return "" if own is None else carried_note(example, case.step, own, key)
+
+    return note
+
+
 def own_inputs(example: WorkedExample, own: dict) -> dict:
     """The student's earlier entries as arrays of their steps' shapes (None where unusable), for a mistake's rule."""
     return {e: _usable(example, e, own.get(e)) if e in DECIMALS else own.get(e) for e in ENTRIES}
@@ -656,19 +730,32 @@ def _expected_text(example: WorkedExample):
     return text
 
 
-_READ_SHEET = f"a tuple of {len(ENTRIES)}:"
-"""How the engine's `format_value` begins the sheet it read (one entry a line, named by ENTRIES)."""
+def _sheet_text(case: StepCase, got) -> str:
+    """The sheet as the check read it, each entry's numbers as a person writes them (`written`)."""
+    own = _sheet(got)
+    if own is None:
+        return format_value(got)
+    lines = ["your answers, as the check read them:"]
+    for entry in ENTRIES:
+        value = own[entry]
+        if value is None:
+            text = "(not answered)"
+        elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            one = entry in ("exp_sum", "meaning") and value.size == 1  # one number (the engine reads it as [x])
+            text = _as_read(value.reshape(()) if one else value)
+        else:  # words: described
+            text = format_value(value)
+        lines.append(f"  {entry} = {text}")
+    return "\n".join(lines)
 
 
 def _sheet_wording(cases: tuple[Case, ...], found: list[results.CaseResult]) -> list[results.CaseResult]:
-    """The sheet told as answers, not as a function's return value: a missing `answers`, and what was read."""
+    """A missing `answers` told as an answer sheet, not as a function."""
     out = []
     for r in found:
         if r.status == results.MISSING:
             r = dataclasses.replace(r, got="(no `answers`)", message="the notebook defines no `answers`",
                                     hint="Keep the answers cell: a dict named `answers`, with one entry per step.")
-        elif r.got.startswith(_READ_SHEET):
-            r = dataclasses.replace(r, got="your answers, as the check read them:" + r.got[len(_READ_SHEET):])
         out.append(r)
     return out
 
@@ -688,9 +775,12 @@ def worked_example_check(example: WorkedExample) -> Check:
         mistakes=mistakes,
         output_names=ENTRIES,
         compare=_compare(example, mistakes),
+        pass_note=_pass_note(example),
         expected_text=_expected_text(example),
+        got_text=_sheet_text,
         refine=_sheet_wording,
         dtype_graded=False,  # numbers written by hand: no dtype to keep
+        every_failure_shown=True,  # each step is a question of its own: each wrong one is shown with its hint
     )
 
 
