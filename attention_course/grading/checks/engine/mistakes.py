@@ -179,11 +179,12 @@ def modified_arguments(case: Case, args_after: tuple, params: tuple[str, ...]) -
 
 
 def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
-               seen: bool = False) -> str | None:
+               seen: bool = False, rows: bool = True) -> str | None:
     """None if `got` matches `expected`, else one sentence saying how it differs.
 
     With `seen`, the sentence also names the kind of difference observed (a factor, another order, the first
-    wrong row, a few digits only): for a failure whose hint does not already describe it.
+    wrong row, a few digits only): for a failure whose hint does not already describe it. `rows` False (an input
+    whose rows are saturated, `Case.saturated`): no row or slice is named right.
     """
     if isinstance(expected, tuple):
         names = names or tuple(f"item {i}" for i in range(len(expected)))
@@ -192,7 +193,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
         if len(got) != len(expected):
             return f"expected a tuple of {len(expected)} ({', '.join(names)}), got a tuple of {len(got)}"
         for name, e, g in zip(names, expected, got):
-            msg = difference(e, g, tolerance, seen=seen)
+            msg = difference(e, g, tolerance, seen=seen, rows=rows)
             if msg:
                 return f"{name}: {msg}"
         return None
@@ -220,7 +221,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
     i = tuple(int(j) for j in bad[0]) if val.ndim else ()
     n_nan = int(np.isnan(val).sum() - np.isnan(exp).sum())
     others = f" ({len(bad)} of {val.size} entries differ)" if val.size > 1 else ""
-    kind = describe(expected, got, tolerance) if seen else ""  # a factor, an order, the first wrong row
+    kind = describe(expected, got, tolerance, rows=rows) if seen else ""  # a factor, an order, the first wrong row
     if n_nan > 0:
         return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{kind}"
     digits = next(d for d in (4, 6, 8, 10, 12, 17) if f"{exp[i]:.{d}g}" != f"{val[i]:.{d}g}" or d == 17)
@@ -295,7 +296,7 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
         return message, WRONG_SHAPE
     found = observe(expected, got, case.tolerance, names, rows=not case.saturated)
     if found is None:  # no hint describes the difference: the message says what kind of difference it is
-        message = difference(expected, got, case.tolerance, names, seen=True)
+        message = difference(expected, got, case.tolerance, names, seen=True, rows=not case.saturated)
     return message, found
 
 
