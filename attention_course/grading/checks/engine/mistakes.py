@@ -311,12 +311,14 @@ def _tuple_order(expected: tuple, got: tuple, tolerance) -> list[int] | None:
     return order if order != sorted(order) else None
 
 
-def _rows(indices: list[int], what: str) -> str:
-    """"Row 3 is right" or "Rows 0, 2 and 5 are right" (the first eight, then "...")."""
+def _rows(indices: list[int], what: str, noun: str = "row", axis: bool = True) -> str:
+    """"Row 3 is right" or "Rows 0, 2 and 5 are right" (the first eight, then "..."); `noun` "slice" names the
+    slices along axis 0 of an array of 3 or more axes (heads, sequences), which are not its rows."""
+    where = " along axis 0" if noun == "slice" and axis else ""
     if len(indices) == 1:
-        return f"Row {indices[0]} is {what}"
+        return f"{noun.capitalize()} {indices[0]}{where} is {what}"
     shown = [str(i) for i in indices[:8]] + (["..."] if len(indices) > 8 else [])
-    return f"Rows {', '.join(shown[:-1])} and {shown[-1]} are {what}"
+    return f"{noun.capitalize()}s {', '.join(shown[:-1])} and {shown[-1]}{where} are {what}"
 
 
 def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
@@ -382,16 +384,19 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
                        + " Check which axis is which at each step.")
     if rows and val.ndim >= 2 and val.shape[0] > 1:
         right = [close(val[i], exp[i]) for i in range(val.shape[0])]
+        noun = "row" if val.ndim == 2 else "slice"  # axis 0 of (h, n, d) holds heads or sequences, not rows
         if right[0] and not all(right):
             k = right.index(False)
-            right_rows = "Row 0 is right" if k == 1 else f"Rows 0 to {k - 1} are right"
+            right_rows = _rows(list(range(k)), "right", noun) if k <= 2 else (
+                f"{noun.capitalize()}s 0 to {k - 1}{' along axis 0' if noun == 'slice' else ''} are right")
             if any(right[k:]):  # right again further on: not a pattern that starts at row k
                 return Mistake("observed_some_rows_right",
-                               f"{_rows([i for i, r in enumerate(right) if r], 'right')} and "
-                               f"{_rows([i for i, r in enumerate(right) if not r], 'wrong').lower()}. Compare the inputs "
-                               "of a right row with those of a wrong one: what do the wrong ones have in common?")
-            return Mistake("observed_right_until", f"{right_rows}; row {k} is the first wrong one. "
-                           "Look at what changes from one row (query, tile or head) to the next in your code.")
+                               f"{_rows([i for i, r in enumerate(right) if r], 'right', noun)} and "
+                               f"{_rows([i for i, r in enumerate(right) if not r], 'wrong', noun, axis=False).lower()}. Compare the "
+                               f"inputs of a right {noun} with those of a wrong one: what do the wrong ones have in "
+                               "common?")
+            return Mistake("observed_right_until", f"{right_rows}; {noun} {k} is the first wrong one. "
+                           f"Look at what changes from one {noun} (query, tile or head) to the next in your code.")
     return None
 
 
