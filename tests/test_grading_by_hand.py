@@ -311,7 +311,8 @@ def test_the_corpus_names_the_step_of_each_mistake():
         step = getattr(wrong, "STEP", None) or wrong.MESSAGE[0]
         assert failing(result) == [step], (path.name, str(result))
         covered.add(result.mistake)
-    assert covered == {m.id for m in WORKED_EXAMPLE.mistakes}  # every recognised mistake has its wrong sheet
+    # every recognised mistake has its wrong sheet (a sheet caught but not named, None, checks what is not said)
+    assert covered - {None} == {m.id for m in WORKED_EXAMPLE.mistakes}
 
 
 def test_right_answers_pass_as_ints_floats_lists_or_arrays():

@@ -84,3 +84,30 @@ def test_judge_of_a_returned_value_matches_the_in_process_check():
     naive = np.full(x.shape, np.nan)  # what exp(x) / exp(x).sum() gives: inf / inf
     r = judge(SOFTMAX, 3, Observation(calls.RETURNED, value=naive, args_after=(x.copy(),)))
     assert r.mistake == "no_max_subtraction" and r.status == results.FAILED
+
+
+def test_an_input_is_saturated_when_a_slice_of_its_softmax_rows_is_nearly_one_hot():
+    from attention_course.grading.checks.engine.observe import saturated_slice
+
+    assert saturated_slice(np.array([[50.0, 0.0, -3.0], [0.1, 0.2, 0.3]]))  # row 0: weight 1 on one key
+    assert not saturated_slice(np.array([[1.0, 0.0, -3.0], [0.1, 0.2, 0.3]]))
+    assert not saturated_slice(np.array([[-np.inf, -np.inf], [0.1, 0.2]]))  # nothing to attend to: weights 0
+    assert saturated_slice(np.array([[0.0, -np.inf], [0.1, 0.2]]))  # a query that sees one key
+    heads = np.zeros((2, 3, 4))
+    heads[0, :, 0] = 100.0  # head 0: every row one-hot
+    heads[1, 0, 0] = 100.0  # head 1: one row only
+    assert saturated_slice(heads)
+    heads[0, 2, 0] = 0.0
+    assert not saturated_slice(heads)  # no head made only of one-hot rows
+    assert not saturated_slice(np.array([100.0, 0.0]))  # one row: no slices to name right
+
+
+def test_a_check_with_scores_marks_its_saturated_inputs_itself():
+    from attention_course.grading.checks.exercises.attention import ATTENTION
+    from attention_course.grading.checks.exercises.decoding import DECODE_STEP
+
+    marked = {c.label for c in ATTENTION.cases if c.saturated}
+    assert "large scores" in marked and "four queries, four keys" not in marked
+    assert "a single key" in marked  # one key: its weight is 1 whatever the scores
+    assert {c.label for c in DECODE_STEP.cases if c.saturated} >= {
+        "large scores, 2 query heads sharing 1, 3 cached tokens", "an empty cache: the first token"}

@@ -1,7 +1,7 @@
 """apply_rope whose angles are computed in float32: it assumes positions stay small."""
 CHECK = "apply_rope"
 MESSAGE = 'about what float32 holds'
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 

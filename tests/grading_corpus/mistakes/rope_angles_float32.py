@@ -1,7 +1,7 @@
 """apply_rope with the angle table computed in float32."""
 CHECK = "apply_rope"
 MISTAKE = 'observed_float32_digits'
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 def apply_rope(x, positions, base=10000.0):

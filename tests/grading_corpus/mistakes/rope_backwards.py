@@ -1,7 +1,7 @@
 """apply_rope whose rotate_half has its signs the wrong way round: every pair turns backwards."""
 CHECK = "apply_rope"
 MISTAKE = "rotates_backwards"
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 

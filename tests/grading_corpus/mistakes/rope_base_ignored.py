@@ -1,7 +1,7 @@
 """apply_rope with 10000 written into it: the `base` argument is never used."""
 CHECK = "apply_rope"
 MISTAKE = "base_ignored"
-MARKS = "12/17"
+MARKS = "12/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope with cos and sin in each other's place."""
 CHECK = "apply_rope"
 MISTAKE = "cos_and_sin_swapped"
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope dividing the even indices 0, 2, 4, ... by d/2: the exponent becomes -4i/d."""
 CHECK = "apply_rope"
 MISTAKE = "wrong_frequency_exponent"
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope whose frequencies are base^(-i/d) instead of base^(-2i/d)."""
 CHECK = "apply_rope"
 MISTAKE = "wrong_frequency_exponent"
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope with exponent arange(0, d, 2) / (d - 2)."""
 CHECK = "apply_rope"
 MISTAKE = 'observed_right_until'
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 def apply_rope(x, positions, base=10000.0):

@@ -1,7 +1,7 @@
 """apply_rope with the right numbers, but float32 input comes back as float64."""
 CHECK = "apply_rope"
 MISTAKE = 'dtype_changed'
-MARKS = "15/17"
+MARKS = "16/18"
 
 import numpy as np
 

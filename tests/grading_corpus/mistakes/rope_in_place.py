@@ -1,7 +1,7 @@
 """apply_rope that writes the rotated pairs back into the caller's array."""
 CHECK = "apply_rope"
 MISTAKE = "modifies_input"
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 

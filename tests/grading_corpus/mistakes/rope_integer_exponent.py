@@ -1,7 +1,7 @@
 """apply_rope whose exponents are computed with floor division: every pair turns at 1 radian per position."""
 CHECK = "apply_rope"
 MISTAKE = "integer_exponent"
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 

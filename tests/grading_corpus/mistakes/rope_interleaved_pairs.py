@@ -1,7 +1,7 @@
 """apply_rope pairing neighbouring coordinates (0, 1), (2, 3), ...: the GPT-J convention, not the halves."""
 CHECK = "apply_rope"
 MISTAKE = "interleaved_pairs"
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope that turns every token by the frequencies themselves: the angles are never multiplied by the position."""
 CHECK = "apply_rope"
 MISTAKE = "angles_not_times_position"
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """apply_rope that counts positions from 1: every token is turned one position too far."""
 CHECK = "apply_rope"
 MISTAKE = "positions_off_by_one"
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 

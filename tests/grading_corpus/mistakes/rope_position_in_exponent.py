@@ -1,7 +1,7 @@
 """apply_rope that puts the position into the exponent: base^(-2i p / d)."""
 CHECK = "apply_rope"
 MISTAKE = "position_times_exponent"
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 

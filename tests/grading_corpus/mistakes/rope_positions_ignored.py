@@ -1,7 +1,7 @@
 """apply_rope that numbers the tokens 0, 1, 2, ... itself and never reads `positions`."""
 CHECK = "apply_rope"
 MISTAKE = "positions_ignored"
-MARKS = "1/17"
+MARKS = "1/18"
 
 import numpy as np
 

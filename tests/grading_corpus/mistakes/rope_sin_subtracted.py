@@ -1,7 +1,7 @@
 """apply_rope with rotate_half (x2, -x1) but the sin subtracted: correct? no -- uses minus sin with (x2,-x1) => same as correct."""
 CHECK = "apply_rope"
 MISTAKE = 'rotates_backwards'
-MARKS = "0/17"
+MARKS = "0/18"
 
 import numpy as np
 def apply_rope(x, positions, base=10000.0):

@@ -1,7 +1,7 @@
 """apply_rope that splits the halves along axis 1 (right only for 2-D x)."""
 CHECK = "apply_rope"
 MISTAKE = None
-MARKS = "8/17"
+MARKS = "9/18"
 HINT = 'The line that failed, `x1, x2 = np.split(x, 2, axis=1)`, nam'
 
 import numpy as np

@@ -1,7 +1,7 @@
 """apply_rope written for the (n, h, d) layout: the angle table is lined up with the axis before the tokens."""
 CHECK = "apply_rope"
 MISTAKE = "positions_on_wrong_axis"
-MARKS = "2/17"
+MARKS = "2/18"
 
 import numpy as np
 

@@ -118,6 +118,13 @@ def _tiles(case: Case) -> tuple[bool, bool]:
     return K.shape[0] > b, Q.shape[0] % b == 0 and K.shape[0] % b == 0
 
 
+def _rises(case: Case) -> bool:
+    """Some query's running max rises after the first key tile of a tiled attention's input."""
+    Q, K, _, b = case.args[:4]
+    scores = np.asarray(Q, dtype=np.float64) @ np.asarray(K, dtype=np.float64).T  # (n_q, n_k), unscaled: same order
+    return bool(np.any(scores[:, b:].max(axis=1, initial=-np.inf) > scores[:, :b].max(axis=1)))
+
+
 def _arg(seen: Seen, name: str):
     params = seen.check.params
     return seen.case.args[params.index(name)] if name in params and params.index(name) < len(seen.case.args) else None
@@ -214,6 +221,10 @@ LEADS: dict[str, Evidence] = {
     "overflow": lambda s: _overflow(s) if "row" not in s.facts else float(_row_scores(s).max()) > 709,
     "global_max": _slices_far_apart,
     "max_at_zero": lambda s: float(_row_scores(s).max()) < -745,
+    "finite_start": lambda s: s.code.known and not s.code.infinity,
+    "finite_fill": lambda s: s.code.known and not s.code.infinity,
+    "uniform_row": lambda s: _nothing_to_attend(s) and not (s.code.known and not s.code.infinity),
+    "max_held_above": lambda s: not (s.code.known and not s.code.infinity),
     "tile_max": _tile_far_below,
     "no_rescale": _max_rises,
     "tiles_skipped": lambda s: True,
@@ -348,9 +359,11 @@ EVIDENCE: dict[str, Evidence] = {
     "n_samples_ignored": _pair("samples"),
     # tiled attention, from which inputs passed: right with one tile (or dividing tiles), wrong here
     "several_tiles_wrong": lambda s: _tiles(s.case)[0] and any(
-        r.passed and not _tiles(c)[0] for c, r, _ in s.run),
+        r.passed and not _tiles(c)[0] for c, r, _ in s.run) and not any(
+        r.passed and _tiles(c)[0] and _rises(c) for c, r, _ in s.run),
     "short_tile_wrong": lambda s: not _tiles(s.case)[1] and any(
-        r.passed and _tiles(c) == (True, True) for c, r, _ in s.run),
+        r.passed and _tiles(c) == (True, True) for c, r, _ in s.run) and not any(
+        r.passed and _tiles(c) == (True, False) for c, r, _ in s.run),
 }
 """Mistake id -> does what a hint without a prediction states hold on this input?"""
 

@@ -41,7 +41,8 @@ class Case:
     near 10**6 radians): None for the usual tolerance."""
     saturated: bool = False
     """Its softmax rows are nearly one-hot (very large scores): a row can come out right there whatever the code
-    does, so no observation names right rows on it."""
+    does, so no observation names right rows on it. A check with a `scores` function marks its inputs from their
+    scores (`Check.cases`); set it by hand only for a check without one."""
 
     @property
     def float32(self) -> bool:

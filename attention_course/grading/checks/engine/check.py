@@ -22,6 +22,7 @@ import numpy as np
 from . import calls, results
 from .calls import Observation
 from .cases import FLOAT32_TOLERANCE, Case, Rngs, format_value
+from .observe import saturated_slice
 from .shrink import Sizes
 from .code import UNKNOWN, Code
 from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plain, compose, diagnose, dtype_kept, \
@@ -88,6 +89,11 @@ class Check:
     hidden_rngs: Rngs = Rngs()
     """Where the hidden inputs are drawn from (an assignment's secret); the visible ones always come from `Rngs()`,
     as the notebook shows them."""
+    scores: Callable[[Case], tuple[np.ndarray, int] | None] | None = None
+    """(scores, axis): the scores whose softmax along `axis` the function takes on a case (-inf where hidden), laid
+    out so that their first axis is the result's; an input with a slice made only of nearly one-hot lines is then
+    marked `saturated` (`observe.saturated_slice`), a general rule for every input of the check, cut-down ones too.
+    None: only the inputs flagged by hand are."""
     helpers: Mapping[str, Callable[..., object]] = field(default_factory=dict)
     """Name -> the course's version of each exercise function the student's may call (their own `softmax`, say):
     a failing function is re-run with these in place of the student's, to find a helper at fault. Given by the
@@ -105,7 +111,19 @@ class Check:
                 raise ValueError(f"hidden_rngs: the hidden inputs of check {self.name} change in number or kind "
                                  f"with {self.hidden_rngs}, so they cannot be redrawn")
             hidden = redrawn
-        return visible + hidden
+        return tuple(self._saturation(c) for c in visible + hidden)
+
+    def _saturation(self, case: Case) -> Case:
+        """`case`, marked saturated if the check's scores show a slice of nearly one-hot softmax lines on it."""
+        if case.saturated or self.scores is None:
+            return case
+        try:
+            found = self.scores(case)
+        except Exception:  # noqa: BLE001 -- an input the scores cannot be read from (a wrong shape, on purpose)
+            return case
+        if found is None or not saturated_slice(*found):
+            return case
+        return dataclasses.replace(case, saturated=True)
 
     def __post_init__(self):
         # Inputs, expected results and predictions are computed once per process, when first needed, and shared

@@ -179,11 +179,12 @@ def modified_arguments(case: Case, args_after: tuple, params: tuple[str, ...]) -
 
 
 def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
-               seen: bool = False) -> str | None:
+               seen: bool = False, rows: bool = True) -> str | None:
     """None if `got` matches `expected`, else one sentence saying how it differs.
 
     With `seen`, the sentence also names the kind of difference observed (a factor, another order, the first
-    wrong row, a few digits only): for a failure whose hint does not already describe it.
+    wrong row, a few digits only): for a failure whose hint does not already describe it. `rows` False (an input
+    whose rows are saturated, `Case.saturated`): no row or slice is named right.
     """
     if isinstance(expected, tuple):
         names = names or tuple(f"item {i}" for i in range(len(expected)))
@@ -192,7 +193,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
         if len(got) != len(expected):
             return f"expected a tuple of {len(expected)} ({', '.join(names)}), got a tuple of {len(got)}"
         for name, e, g in zip(names, expected, got):
-            msg = difference(e, g, tolerance, seen=seen)
+            msg = difference(e, g, tolerance, seen=seen, rows=rows)
             if msg:
                 return f"{name}: {msg}"
         return None
@@ -220,7 +221,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
     i = tuple(int(j) for j in bad[0]) if val.ndim else ()
     n_nan = int(np.isnan(val).sum() - np.isnan(exp).sum())
     others = f" ({len(bad)} of {val.size} entries differ)" if val.size > 1 else ""
-    kind = describe(expected, got, tolerance) if seen else ""  # a factor, an order, the first wrong row
+    kind = describe(expected, got, tolerance, rows=rows) if seen else ""  # a factor, an order, the first wrong row
     if n_nan > 0:
         return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{kind}"
     digits = next(d for d in (4, 6, 8, 10, 12, 17) if f"{exp[i]:.{d}g}" != f"{val[i]:.{d}g}" or d == 17)
@@ -295,7 +296,7 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
         return message, WRONG_SHAPE
     found = observe(expected, got, case.tolerance, names, rows=not case.saturated)
     if found is None:  # no hint describes the difference: the message says what kind of difference it is
-        message = difference(expected, got, case.tolerance, names, seen=True)
+        message = difference(expected, got, case.tolerance, names, seen=True, rows=not case.saturated)
     return message, found
 
 
@@ -310,12 +311,14 @@ def _tuple_order(expected: tuple, got: tuple, tolerance) -> list[int] | None:
     return order if order != sorted(order) else None
 
 
-def _rows(indices: list[int], what: str) -> str:
-    """"Row 3 is right" or "Rows 0, 2 and 5 are right" (the first eight, then "...")."""
+def _rows(indices: list[int], what: str, noun: str = "row", axis: bool = True) -> str:
+    """"Row 3 is right" or "Rows 0, 2 and 5 are right" (the first eight, then "..."); `noun` "slice" names the
+    slices along axis 0 of an array of 3 or more axes (heads, sequences), which are not its rows."""
+    where = " along axis 0" if noun == "slice" and axis else ""
     if len(indices) == 1:
-        return f"Row {indices[0]} is {what}"
+        return f"{noun.capitalize()} {indices[0]}{where} is {what}"
     shown = [str(i) for i in indices[:8]] + (["..."] if len(indices) > 8 else [])
-    return f"Rows {', '.join(shown[:-1])} and {shown[-1]} are {what}"
+    return f"{noun.capitalize()}s {', '.join(shown[:-1])} and {shown[-1]}{where} are {what}"
 
 
 def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
@@ -381,16 +384,19 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
                        + " Check which axis is which at each step.")
     if rows and val.ndim >= 2 and val.shape[0] > 1:
         right = [close(val[i], exp[i]) for i in range(val.shape[0])]
+        noun = "row" if val.ndim == 2 else "slice"  # axis 0 of (h, n, d) holds heads or sequences, not rows
         if right[0] and not all(right):
             k = right.index(False)
-            right_rows = "Row 0 is right" if k == 1 else f"Rows 0 to {k - 1} are right"
+            right_rows = _rows(list(range(k)), "right", noun) if k <= 2 else (
+                f"{noun.capitalize()}s 0 to {k - 1}{' along axis 0' if noun == 'slice' else ''} are right")
             if any(right[k:]):  # right again further on: not a pattern that starts at row k
                 return Mistake("observed_some_rows_right",
-                               f"{_rows([i for i, r in enumerate(right) if r], 'right')} and "
-                               f"{_rows([i for i, r in enumerate(right) if not r], 'wrong').lower()}. Compare the inputs "
-                               "of a right row with those of a wrong one: what do the wrong ones have in common?")
-            return Mistake("observed_right_until", f"{right_rows}; row {k} is the first wrong one. "
-                           "Look at what changes from one row (query, tile or head) to the next in your code.")
+                               f"{_rows([i for i, r in enumerate(right) if r], 'right', noun)} and "
+                               f"{_rows([i for i, r in enumerate(right) if not r], 'wrong', noun, axis=False).lower()}. Compare the "
+                               f"inputs of a right {noun} with those of a wrong one: what do the wrong ones have in "
+                               "common?")
+            return Mistake("observed_right_until", f"{right_rows}; {noun} {k} is the first wrong one. "
+                           f"Look at what changes from one {noun} (query, tile or head) to the next in your code.")
     return None
 
 

@@ -129,6 +129,11 @@ def masked_scores(case: Case) -> np.ndarray | None:
     return scores
 
 
+def softmax_scores(case: Case) -> tuple[np.ndarray, int]:
+    """(the masked scaled scores, -1): what `Check.scores` reads to tell a saturated input."""
+    return masked_scores(case), -1
+
+
 def specific(case: Case, expected, got, code: Code) -> Mistake | None:
     """Describe weights that are not finite or do not sum as the expected ones do; or right weights whose output
     is not weights times V."""
@@ -148,7 +153,7 @@ def specific(case: Case, expected, got, code: Code) -> Mistake | None:
         return None if same_values(output, mixed, case.tolerance) else OUTPUT_NOT_FROM_WEIGHTS
     if isinstance(weights, np.ndarray) and weights.dtype.kind == "f" and not np.isfinite(weights).all():
         scores = masked_scores(case)
-        return not_finite_softmax(scores, weights) if weights.shape == scores.shape else None
+        return not_finite_softmax(scores, weights, item=OUTPUT_NAMES[1]) if weights.shape == scores.shape else None
     found = diagnose_weights(weights, -1, expected[1], masked=masked)
     if found is not None and found.id == "softmax_wrong_axis":
         return Mistake(found.id, "Each column of the weights sums to 1 instead of each row. If the softmax ran "
@@ -188,7 +193,7 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("the bank bot: one query, four keys", (BANK_BOT.query[None, :].copy(), BANK_BOT.keys.copy(), BANK_BOT.values.copy())),
         Case("four queries, four keys", qkv(4, 4, 4, 2)),
         Case("three queries, five keys, d_k = 8", qkv(3, 5, 8, 2)),
-        Case("large scores", qkv(3, 3, 4, 2, scale=30.0), saturated=True),
+        Case("large scores", qkv(3, 3, 4, 2, scale=30.0)),
         # float32 in, float32 out.
         Case("float32, two queries, three keys", qkv(2, 3, 2, 2, dtype=np.float32)),
         Case("a single key", qkv(3, 1, 4, 2)),
@@ -197,7 +202,7 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("float32, five queries, six keys", qkv(5, 6, 4, 3, dtype=np.float32), hidden=True),
         Case("a single key, two queries", qkv(2, 1, 3, 3), hidden=True),
         Case("two queries, three keys, d_v = 5", qkv(2, 3, 6, 5), hidden=True),
-        Case("large scores, four queries, five keys", qkv(4, 5, 4, 2, scale=30.0), hidden=True, saturated=True),
+        Case("large scores, four queries, five keys", qkv(4, 5, 4, 2, scale=30.0), hidden=True),
         Case("six queries, seven keys, d_k = 8", qkv(6, 7, 8, 3), hidden=True),
     ] + _assumption_cases_attention(rngs)
 
@@ -238,6 +243,7 @@ ATTENTION = Check(
     output_names=OUTPUT_NAMES,
     specific=specific,
     error_hint=error_hint,
+    scores=softmax_scores,
 )
 
 

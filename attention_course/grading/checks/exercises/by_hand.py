@@ -526,7 +526,9 @@ def _score_mistakes(m: _Mistakes) -> None:
     m.add("multiplied_by_sqrt_d_k", "scaled_scores",
           f"You multiplied the dot products by sqrt(d_k) = {root}; the scores are divided by it.",
           lambda a: a["dot_products"] * root)
-    m.add("too_few_decimals", "scaled_scores", _DECIMALS_HINT, lambda a: np.round(a["scaled_scores"], 1))
+    # Each "rounded" prediction is made from the step's own inputs: made from the answer itself, it would call
+    # any answer near a number of one decimal fewer (0.91 near 0.9) rounded.
+    m.add("too_few_decimals", "scaled_scores", _DECIMALS_HINT, lambda a: np.round(a["dot_products"] / np.sqrt(d_k), 1))
 
 
 def _softmax_mistakes(m: _Mistakes) -> None:
@@ -560,7 +562,7 @@ def _softmax_mistakes(m: _Mistakes) -> None:
     m.add("weights_in_percent", "weights",
           "Your weights are percentages. Give each as a fraction of 1, to 3 decimals: the weights sum to 1.",
           lambda a: 100 * a["weights"])
-    m.add("too_few_decimals", "weights", _DECIMALS_HINT, lambda a: np.round(a["weights"], 2))
+    m.add("too_few_decimals", "weights", _DECIMALS_HINT, lambda a: np.round(a["exponentials"] / a["exp_sum"], 2))
 
 
 def _output_mistakes(m: _Mistakes) -> None:
@@ -581,7 +583,7 @@ def _output_mistakes(m: _Mistakes) -> None:
           "Your output is the value of the token with the largest weight alone. Attention mixes every value, each "
           "times its weight.",
           lambda a: V[int(np.argmax(a["weights"]))])
-    m.add("too_few_decimals", "output", _DECIMALS_HINT, lambda a: np.round(a["output"], 1))
+    m.add("too_few_decimals", "output", _DECIMALS_HINT, lambda a: np.round(a["weights"] @ V, 1))
 
 
 def _question_mistakes(m: _Mistakes) -> None:

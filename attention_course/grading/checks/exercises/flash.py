@@ -41,9 +41,19 @@ DROPS_LAST_TILE_HINT = (
     "it must be visited too (for queries and for keys): this loop stopped before it."
 )
 RUNNING_MAX_AT_ZERO_HINT = (
-    "Every score of some query is very negative here, and that query came back as nan: with the running max "
-    "started at 0 instead of -inf, exp(score - 0) underflows to 0 for every key, and 0/0 is nan. Start the "
-    "running max at -inf, so that the first tile's own max is subtracted."
+    "Every score of some query is very negative here, and that query came back as nan: these are the numbers a "
+    "loop gives whose running max starts at 0 instead of -inf (exp(score - 0) underflows to 0 for every key, and "
+    "0/0 is nan)."
+)
+RUNNING_MAX_AT_ZERO_LEADS = (
+    # What the code may do is said only as it can be: a loop that writes no infinity cannot start its max at -inf;
+    # one that does may still start it, or hold it, above the scores.
+    Lead("finite_start", "Your code writes no -inf: if its running max starts at a finite number (0, or any number "
+         "above such scores), start it at -inf, so that the first tile's own max is subtracted.",
+         lambda case, code: code.known and not code.infinity),
+    Lead("max_held_above", "If the running max can start, or be kept, above a query's scores (a start at 0, a "
+         "maximum taken with 0), that is the difference: it must start at -inf and follow the scores alone.",
+         lambda case, code: not (code.known and not code.infinity)),
 )
 NO_RUNNING_MAX_HINT = (
     "exp overflowed on large scores: these are the numbers a loop gives that adds up exp(score) with no running "
@@ -107,7 +117,7 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("10 tokens, blocks of 4 (the last tile is shorter)", qkv(10, 10, 4, 3, 4)),
         Case("one tile holds everything: 6 tokens, blocks of 8", qkv(6, 6, 4, 2, 8)),
         Case("6 queries, 11 keys, blocks of 4", qkv(6, 11, 4, 2, 4)),
-        Case("large scores, 7 tokens, blocks of 3", qkv(7, 7, 4, 2, 3, scale=30.0), saturated=True),
+        Case("large scores, 7 tokens, blocks of 3", qkv(7, 7, 4, 2, 3, scale=30.0)),
         generated("very negative scores: every score of a query below -1000, 6 tokens, blocks of 4", (
             "rng = np.random.default_rng(81)\n"
             "Q = -30 * np.abs(rng.standard_normal((6, 4))) - 10  # every entry negative\n"
@@ -138,7 +148,7 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("blocks of 1, 4 tokens", qkv(4, 4, 3, 3, 1), hidden=True),
         Case("float32, 9 tokens, blocks of 4", qkv(9, 9, 4, 3, 4, dtype=np.float32), hidden=True),
         Case("one query, 9 keys, blocks of 2", qkv(1, 9, 4, 2, 2), hidden=True),
-        Case("large scores, 9 tokens, blocks of 4", qkv(9, 9, 4, 2, 4, scale=30.0), hidden=True, saturated=True),
+        Case("large scores, 9 tokens, blocks of 4", qkv(9, 9, 4, 2, 4, scale=30.0), hidden=True),
         Case("9 tokens, blocks of 3", qkv(9, 9, 5, 3, 3), hidden=True),
     ] + _assumption_cases_flash(rngs)
 
@@ -241,18 +251,34 @@ SHORT_TILE_WRONG = Mistake(
 
 
 def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResult]:
-    """Say which inputs pass and which do not when no prediction named the mistake."""
+    """Say which inputs pass and which do not when no prediction named the mistake, when that separates them: a
+    kind of input named as where the function goes wrong has none of its inputs passing (a short last tile), or
+    none where the tiles matter (several key tiles, the running max rising on a later one)."""
     single_ok = any(r.passed for c, r in zip(cases, results) if not _tiles(c)[0])
     dividing_multi_ok = any(r.passed for c, r in zip(cases, results) if _tiles(c) == (True, True))
+    short_ok = any(r.passed for c, r in zip(cases, results) if _tiles(c) == (True, False))
+    rising_ok = any(r.passed for c, r in zip(cases, results) if _tiles(c)[0] and _max_rises(c))
     refined = []
     for case, result in zip(cases, results):
         several, divides = _tiles(case)
         if result.status == FAILED and result.mistake is None and several and single_ok:
-            guess = SHORT_TILE_WRONG if (dividing_multi_ok and not divides) else SEVERAL_TILES_WRONG
+            if dividing_multi_ok and not divides and not short_ok:
+                guess = SHORT_TILE_WRONG
+            elif not rising_ok:
+                guess = SEVERAL_TILES_WRONG
+            else:  # some inputs of this kind pass: the tiles are not what separates right from wrong
+                refined.append(result)
+                continue
             hint, leads = compose(guess, case)  # leads that depend on the input alone
             result = dataclasses.replace(result, hint=hint, mistake=guess.id, leads=leads)
         refined.append(result)
     return refined
+
+
+def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
+    """(Q K^T / sqrt(d_k), -1): what `Check.scores` reads to tell a saturated input."""
+    Q, K = (np.asarray(a, dtype=np.float64) for a in case.args[:2])
+    return Q @ K.T / np.sqrt(Q.shape[1]), -1  # (n_q, d_k) x (d_k, n_k) -> (n_q, n_k)
 
 
 FLASH_ATTENTION = Check(
@@ -261,10 +287,12 @@ FLASH_ATTENTION = Check(
     function="flash_attention",
     params=("Q", "K", "V", "block_size"),
     reference=_reference,
+    scores=_softmax_scores,
     sizes=Sizes({"Q": ("n_q", "d_k"), "K": ("n_k", "d_k"), "V": ("n_k", "d_v")}, {"block_size": "block"}),
     make_cases=_cases,
     mistakes=(
-        Mistake("running_max_starts_at_zero", RUNNING_MAX_AT_ZERO_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, m0=0.0)),
+        Mistake("running_max_starts_at_zero", RUNNING_MAX_AT_ZERO_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, m0=0.0),
+                leads=RUNNING_MAX_AT_ZERO_LEADS),
         Mistake("no_rescale", NO_RESCALE_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, rescale_sum=False, rescale_values=False)),
         Mistake("values_not_rescaled",
                 "The running sum is rescaled when the running max rises, but the weighted sum of values is not: "

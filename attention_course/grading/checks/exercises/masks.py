@@ -16,7 +16,7 @@ from ....core.masks import causal_mask, padding_mask
 from ....core.softmax import softmax
 from .attention import (
     DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, SCALED_BY_N_Q_HINT, WRONG_AXIS_HINT, error_hint, pair,
-    scores_of, specific,
+    scores_of, softmax_scores, specific,
 )
 from .attention import reference as attention_reference
 from ..engine.calls import error_line
@@ -25,7 +25,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Mistake
+from ..engine.mistakes import Lead, Mistake
 from ..engine.results import CheckResult
 from .softmax import INF_MINUS_INF, NO_MAX_SUBTRACTION, ZERO_SUM, naive_softmax, shifted_softmax
 
@@ -112,8 +112,16 @@ MASK_IGNORED_HINT = "The result is plain attention, as if the mask were not ther
 LARGE_NEGATIVE_HINT = (
     "Right wherever a query can see at least one key, wrong for the query that can see none: its weights "
     "came back uniform, as a finite fill such as -1e9 gives (every score equal, so every weight 1/n_k). "
-    "Fill hidden scores with -inf, never a large negative number: a query with nothing to attend to must "
-    "get weights 0 and output 0."
+    "A query with nothing to attend to must get weights 0 and output 0."
+)
+LARGE_NEGATIVE_LEADS = (
+    # Code that writes no infinity cannot have filled with -inf; code that does may still give such a row
+    # uniform weights another way (a fill elsewhere, a fallback of 1/n_k), which is all that can be said of it.
+    Lead("finite_fill", "Your code writes no -inf: fill hidden scores with -inf, never a large negative number.",
+         lambda case, code: code.known and not code.infinity),
+    Lead("uniform_row", "If some hidden scores get a finite fill, or a row with nothing to see is given weights "
+         "1/n_k, that is the difference: leave such a row's weights at 0.",
+         lambda case, code: not (code.known and not code.infinity)),
 )
 EMPTY_ROW_NAN = Mistake(
     "nan_for_empty_row",
@@ -166,8 +174,10 @@ MASKED_MISTAKES = (
     Mistake("scaled_by_n_q", SCALED_BY_N_Q_HINT,
             lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, scale=1 / np.sqrt(Q.shape[-2]))),
     Mistake("softmax_wrong_axis", WRONG_AXIS_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, axis=-2)),
-    Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e9)),
-    Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e4)),
+    Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e9),
+            leads=LARGE_NEGATIVE_LEADS),
+    Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e4),
+            leads=LARGE_NEGATIVE_LEADS),
     dataclasses.replace(EMPTY_ROW_NAN, predict=lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf,
                                                                              softmax_fn=shifted_softmax)),
     Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint,
@@ -209,7 +219,7 @@ def _masked_cases(rngs: Rngs) -> list[Case]:
         Case("causal, four tokens", (*random_qkv(rng, 4, 4, 4, 2), causal_mask(4))),
         Case("a mask with holes, three queries, five keys", (*random_qkv(rng, 3, 5, 4, 2), _random_mask(rng, 3, 5))),
         Case("one mask row shared by every query", (*random_qkv(rng, 3, 5, 4, 3), np.array([[True, True, False, True, False]]))),
-        Case("causal, large scores", (*random_qkv(rng, 4, 4, 4, 2, scale=30.0), causal_mask(4)), saturated=True),
+        Case("causal, large scores", (*random_qkv(rng, 4, 4, 4, 2, scale=30.0), causal_mask(4))),
         Case("a query of zeros: every score it may see is exactly 0",
              (np.array([[0.0, 0.0], [1.0, -1.0]]), np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]]),
               np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[True, True, False], [True, False, True]]))),
@@ -269,6 +279,7 @@ MASKED_ATTENTION = Check(
     output_names=OUTPUT_NAMES,
     specific=specific,
     error_hint=error_hint,
+    scores=softmax_scores,
 )
 
 
@@ -468,7 +479,7 @@ def _padded_cases(rngs: Rngs) -> list[Case]:
             "Q, K = (rng.standard_normal((3, 5, 4)) for _ in range(2))\n"
             "V = rng.standard_normal((3, 5, 2))\n"
             "lengths = np.array([5, 3, 1])"), ("Q", "K", "V", "lengths"), rngs),
-        Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0), saturated=True),
+        Case("large scores, lengths 3 and 2", batch(2, 3, 4, 2, [3, 2], scale=30.0)),
         # float32 in, float32 out.
         Case("float32, lengths 3 and 1", batch(2, 3, 2, 2, [3, 1], dtype=np.float32)),
         Case("the first sequence shorter than the other: lengths 1 and 3", batch(2, 3, 2, 2, [1, 3])),
@@ -486,7 +497,7 @@ def _padded_cases(rngs: Rngs) -> list[Case]:
         Case("one full sequence of five", batch(1, 5, 3, 2, [5]), hidden=True),
         Case("the first sequence shorter than the others: lengths 2, 5, 3", batch(3, 5, 4, 2, [2, 5, 3]), hidden=True),
         Case("no sequence of full length: lengths 2 and 3 padded to 5", batch(2, 5, 4, 2, [2, 3]), hidden=True),
-        Case("large scores, lengths 4, 1, 3", batch(3, 4, 3, 2, [4, 1, 3], scale=30.0), hidden=True, saturated=True),
+        Case("large scores, lengths 4, 1, 3", batch(3, 4, 3, 2, [4, 1, 3], scale=30.0), hidden=True),
         _padding_far_above(rng),
     ]
 
@@ -513,6 +524,7 @@ PADDED_ATTENTION = Check(
     output_names=OUTPUT_NAMES,
     graded=_real_rows_only,
     specific=specific,
+    scores=softmax_scores,
     error_hint=_padded_error_hint,
 )
 

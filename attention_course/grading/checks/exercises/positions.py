@@ -186,6 +186,9 @@ def _assumption_cases_rope(rngs: Rngs) -> list[Case]:
     return [
         Case("float64 precision: positions near 1 000 000", (rng.standard_normal((3, 4)),
              np.arange(1_000_000, 1_000_003, dtype=np.int64), 10000.0), precision=(1e-6, 1e-8)),
+        # a base that is not a whole number: read as one (int(base)), it gives other frequencies.
+        Case("a base that is not a whole number: 2.5, two tokens at positions 3 and 9, d = 4",
+             (np.array([[1.0, 0.5, -0.3, 2.0], [0.2, -1.0, 0.7, 0.4]]), np.array([3, 9], dtype=np.int64), 2.5)),
         Case("float64 precision: positions near 2 000 000", (rng.standard_normal((2, 6)),
              np.arange(2_000_000, 2_000_002, dtype=np.int64), 10000.0), precision=(1e-6, 1e-8), hidden=True),
     ]

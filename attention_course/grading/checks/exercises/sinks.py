@@ -371,6 +371,19 @@ def _error_hint(case: Case, error: str, code: Code) -> str:
     return ""
 
 
+def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
+    """(the masked scaled scores with each head's sink as a last column, -1): what `Check.scores` reads to tell a
+    saturated input."""
+    q, k, _, sinks, window = case.args[:5]
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    h_q, n_q, n_k = q.shape[0], q.shape[-2], k.shape[-2]
+    keys = np.repeat(k, h_q // k.shape[0], axis=0)  # (h_q, n_k, d)
+    scores = q @ keys.transpose(0, 2, 1) / np.sqrt(q.shape[-1])  # (h_q, n_q, d) x (h_q, d, n_k) -> (h_q, n_q, n_k)
+    scores = np.where(layer_mask(n_q, n_k, window), scores, -np.inf)
+    column = np.broadcast_to(np.asarray(sinks, dtype=np.float64)[:, None, None], (h_q, n_q, 1))
+    return np.concatenate([scores, column], axis=-1), -1  # (h_q, n_q, n_k + 1)
+
+
 SINK_ATTENTION = Check(
     name="sink_attention",
     function="sink_attention",
@@ -383,6 +396,7 @@ SINK_ATTENTION = Check(
                  "sinks": ("h_q",)}),
     error_hint=_error_hint,
     helpers={"softmax": softmax},
+    scores=_softmax_scores,
 )
 
 

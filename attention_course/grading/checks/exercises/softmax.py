@@ -201,10 +201,11 @@ def _specific(case: Case, expected, got, code: Code) -> Mistake | None:
     return diagnose_weights(got, axis, expected)
 
 
-def not_finite_softmax(scores: np.ndarray, got: np.ndarray, axis: int = -1) -> Mistake:
+def not_finite_softmax(scores: np.ndarray, got: np.ndarray, axis: int = -1, item: str | None = None) -> Mistake:
     """What nan or inf in a softmax's result (or in weights made from `scores`) may mean: what was observed, then
     only the possibilities these scores allow (overflow needs a score above exp's limit, a slice far below the
-    largest score needs such a slice, -inf needs -inf)."""
+    largest score needs such a slice, -inf needs -inf). `item`: the name of the item of a returned tuple that
+    `got` is (the weights of (output, weights)), so that its index is read in the right array."""
     x = np.asarray(scores)
     finite = x[np.isfinite(x)] if x.dtype.kind == "f" else x
     top, bottom = (float(finite.max()), float(finite.min())) if finite.size else (0.0, 0.0)
@@ -226,10 +227,12 @@ def not_finite_softmax(scores: np.ndarray, got: np.ndarray, axis: int = -1) -> M
              lambda case, code, e=empty: e and code.uses("sum", "nansum", "einsum")),
     )
     text = where[0] if len(where) == 1 else where
+    what = "The result has" if item is None else f"`{item}` has"
     return Mistake(
         "not_finite",
-        f"The result has nan or inf (the first at index {text}); the finite scores of this input run from "
-        f"{bottom:.4g} to {top:.4g}.", leads=leads, facts=(("index", where), ("scores", (bottom, top))))
+        f"{what} nan or inf (the first at index {text}); the finite scores of this input run from "
+        f"{bottom:.4g} to {top:.4g}.", leads=leads,
+        facts=(("index", where), ("scores", (bottom, top))) + ((("item", item),) if item is not None else ()))
 
 
 def _error_hint(case: Case, error: str, code: Code) -> str:
@@ -240,11 +243,17 @@ def _error_hint(case: Case, error: str, code: Code) -> str:
     return ""
 
 
+def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
+    """(x, axis): what `Check.scores` reads to tell a saturated input."""
+    return np.asarray(case.args[0]), case.kwargs.get("axis", -1)
+
+
 SOFTMAX = Check(
     name="softmax",
     function="softmax",
     params=("x",),
     reference=softmax,
+    scores=_softmax_scores,
     sizes=Sizes({"x": "*"}),
     make_cases=_cases,
     mistakes=(

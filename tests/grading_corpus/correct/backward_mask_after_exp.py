@@ -1,0 +1,26 @@
+"""backward_query_tile masking the weights after exp, the exponent clamped at 0."""
+CHECK = "backward_query_tile"
+
+import math
+
+import numpy as np
+
+
+def backward_query_tile(Q, K, V, O, dO, lse, mask, block_size):
+    scale = 1 / np.sqrt(Q.shape[1])
+    dtype = np.result_type(Q, K, V, dO)
+    D = np.sum(O * dO, axis=1)
+    shift = np.where(lse == -np.inf, 0.0, lse)
+    dQ = np.zeros(Q.shape, dtype=dtype)
+    dK = np.zeros(K.shape, dtype=dtype)
+    dV = np.zeros(V.shape, dtype=dtype)
+    for j0 in range(0, K.shape[0], block_size):
+        keys = slice(j0, j0 + block_size)
+        S = Q @ K[keys].T * scale
+        P = np.where(mask[:, keys], np.exp(np.minimum(S - shift[:, None], 0)), 0.0)
+        dV[keys] = P.T @ dO
+        dP = dO @ V[keys].T
+        dS = P * (dP - D[:, None])
+        dQ += scale * (dS @ K[keys])
+        dK[keys] = scale * (dS.T @ Q)
+    return dQ, dK, dV
