@@ -7,6 +7,7 @@ quotes about real models.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,12 +32,33 @@ class RopeModel:
     """Where the numbers are published."""
 
 
-ROPE_MODELS: tuple[RopeModel, ...] = (
-    RopeModel("Llama 2 7B", 10000.0, 128, 4096, "https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json"),
-    RopeModel("Llama 3 8B", 500000.0, 128, 8192, "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json"),
-    RopeModel("Qwen2 7B", 1000000.0, 128, 131072, "https://huggingface.co/Qwen/Qwen2-7B/blob/main/config.json"),
+_ROPE_MODEL_NAMES = (
+    ("Llama 2 7B", "meta-llama/Llama-2-7b-hf"),
+    ("Llama 3 8B", "meta-llama/Meta-Llama-3-8B"),
+    ("Qwen2 7B", "Qwen/Qwen2-7B"),
 )
-"""Three models with the same head size and three bases: rope_theta, head size and context from config.json."""
+"""The models `ROPE_MODELS` cites: a label and the Hugging Face Hub name of its config.json."""
+
+
+@functools.cache
+def _rope_models() -> tuple[RopeModel, ...]:
+    # Read from `decoder.published` when first asked for: the decoder package is far heavier than this chapter's
+    # measurements, which a student's check of RoPE imports.
+    from ..decoder.published import GENERATION_CONFIGS
+
+    entries = {entry.name: entry for entry in GENERATION_CONFIGS}
+    models = []
+    for label, name in _ROPE_MODEL_NAMES:
+        config = entries[name].config
+        models.append(RopeModel(label, config.rope_theta, config.head_dim, config.max_positions, entries[name].source))
+    return tuple(models)
+
+
+def __getattr__(name: str):
+    if name == "ROPE_MODELS":
+        # Three models with the same head size and three bases: rope_theta, head size and context from config.json.
+        return _rope_models()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rope_wavelengths(d: int, base: float = 10000.0) -> np.ndarray:

@@ -27,6 +27,7 @@ output, so that every query head scores and mixes the latent itself.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from ..core._checks import positive_int
 from ..decoder.cache import itemsize
+from ..decoder.published import GENERATION_CONFIGS, PUBLISHED_CONFIGS, PublishedConfig, model_shape
 from .cost import _blas_limit
 from .decoding import filled_cache
 
@@ -250,30 +252,50 @@ def step_cost(shape: DecoderShape, n_new: int, n_past: int = 0, *, batch: int = 
     return StepCost(weights=weights, attention=attention_cost(shape.layout, n_new, n_past, batch=batch, dtype=dtype))
 
 
-LLAMA_3_8B_BODY = dict(n_layers=32, n_heads=32, head_dim=128)
-"""Llama 3 8B's layers and query heads (its config.json), the body the four layouts of `LAYOUTS` share."""
+def _published(name: str) -> PublishedConfig:
+    """The published configuration of `name` (a Hugging Face Hub name) in `decoder.published`'s tables."""
+    return next(e for e in PUBLISHED_CONFIGS + GENERATION_CONFIGS if e.name == name)
+
+
+def _layout(label: str, name: str) -> AttentionLayout:
+    """The attention layout of the published model `name`, from its config.json (`decoder.published`)."""
+    entry = _published(name)
+    if entry.fields.get("kv_lora_rank"):  # MLA: one latent of kv_lora_rank and a rotary key for every head
+        c = entry.config
+        return AttentionLayout(label, c.n_layers, c.n_heads, 1, c.latent.qk_nope_head_dim,
+                               kv_lora_rank=c.latent.kv_lora_rank, qk_rope_head_dim=c.latent.qk_rope_head_dim)
+    m = model_shape(entry)
+    return AttentionLayout(label, m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim)
+
+
+_LLAMA_3_8B = _published("meta-llama/Meta-Llama-3-8B").config
+LLAMA_3_8B_BODY = dict(n_layers=_LLAMA_3_8B.n_layers, n_heads=_LLAMA_3_8B.n_heads, head_dim=_LLAMA_3_8B.head_dim)
+"""Llama 3 8B's layers, query heads and head size (its config.json), the body the four layouts of `LAYOUTS` share."""
+
+_DEEPSEEK_V3 = _layout("DeepSeek-V3", "deepseek-ai/DeepSeek-V3")
 
 LAYOUTS: tuple[AttentionLayout, ...] = (
-    AttentionLayout("MHA", **LLAMA_3_8B_BODY, n_kv_heads=32),
-    AttentionLayout("GQA", **LLAMA_3_8B_BODY, n_kv_heads=8),
+    AttentionLayout("MHA", **LLAMA_3_8B_BODY, n_kv_heads=_LLAMA_3_8B.n_heads),
+    AttentionLayout("GQA", **LLAMA_3_8B_BODY, n_kv_heads=_LLAMA_3_8B.n_kv_heads),
     AttentionLayout("MQA", **LLAMA_3_8B_BODY, n_kv_heads=1),
-    AttentionLayout("MLA", **LLAMA_3_8B_BODY, n_kv_heads=1, kv_lora_rank=512, qk_rope_head_dim=64),
+    AttentionLayout("MLA", **LLAMA_3_8B_BODY, n_kv_heads=1, kv_lora_rank=_DEEPSEEK_V3.kv_lora_rank,
+                    qk_rope_head_dim=_DEEPSEEK_V3.qk_rope_head_dim),
 )
 """One decoder, four ways to keep keys and values: Llama 3 8B's 32 layers of 32 query heads of 128 with a
-key/value head per query head (MHA), its own 8 shared ones (GQA), one for all (MQA), or DeepSeek-V2's
+key/value head per query head (MHA), its own 8 shared ones (GQA), one for all (MQA), or DeepSeek's
 latent of 512 numbers and rotary key of 64 (MLA)."""
 
-LLAMA_3_8B = DecoderShape(LAYOUTS[1], d_model=4096, d_ff=14336, vocab_size=128256)
+LLAMA_3_8B = DecoderShape(LAYOUTS[1], d_model=_LLAMA_3_8B.d_model, d_ff=_LLAMA_3_8B.d_ff,
+                          vocab_size=_LLAMA_3_8B.vocab_size)
 """Llama 3 8B's sizes (meta-llama/Meta-Llama-3-8B's config.json)."""
 
 PUBLISHED_LAYOUTS: tuple[AttentionLayout, ...] = (
-    AttentionLayout("MHA (Llama 2 7B)", n_layers=32, n_heads=32, n_kv_heads=32, head_dim=128),
-    AttentionLayout("GQA (Llama 3 8B)", n_layers=32, n_heads=32, n_kv_heads=8, head_dim=128),
-    AttentionLayout("MQA (Falcon 7B)", n_layers=32, n_heads=71, n_kv_heads=1, head_dim=64),
-    AttentionLayout("MLA (DeepSeek-V3)", n_layers=61, n_heads=128, n_kv_heads=1, head_dim=128, kv_lora_rank=512,
-                    qk_rope_head_dim=64),
+    _layout("MHA (Llama 2 7B)", "meta-llama/Llama-2-7b-hf"),
+    _layout("GQA (Llama 3 8B)", "meta-llama/Meta-Llama-3-8B"),
+    _layout("MQA (Falcon 7B)", "tiiuae/falcon-7b"),
+    dataclasses.replace(_DEEPSEEK_V3, name="MLA (DeepSeek-V3)"),
 )
-"""The attention of published decoders, from their config.json files: num_hidden_layers,
+"""The attention of published decoders, from their config.json files (`decoder.published`): num_hidden_layers,
 num_attention_heads, num_key_value_heads, head_dim; for DeepSeek-V3, kv_lora_rank, qk_rope_head_dim and
 qk_nope_head_dim (= v_head_dim = 128)."""
 
