@@ -1,13 +1,19 @@
 """Tests for attention_course/grading/kit/sandbox/runner.py: one notebook, run again without what killed it."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import calls
-from attention_course.grading.kit.sandbox.runner import Call, InvalidNotebook, Limits, read_notebook, run_notebook
+from attention_course.grading.kit.sandbox.runner import (
+    Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook,
+)
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def call(function="double", group="g", call_id=0, args=None):
@@ -126,6 +132,18 @@ def test_read_notebook_never_follows_a_link_nor_quotes_what_it_read(tmp_path):
     with pytest.raises(InvalidNotebook, match="it is not JSON") as caught:
         read_notebook(copy)
     assert "SECRET" not in str(caught.value)
+
+
+def test_read_notebook_reads_a_byte_order_mark_and_utf16_as_json_does(tmp_path):
+    text = (ROOT / "solutions" / "05_causal_mask.ipynb").read_text(encoding="utf-8")
+    want = code_cells(read_notebook(ROOT / "solutions" / "05_causal_mask.ipynb"))
+    for name, data in [("notepad", b"\xef\xbb\xbf" + text.encode()), ("powershell", text.encode("utf-16")),
+                       ("utf16le", text.encode("utf-16-le"))]:
+        (tmp_path / f"{name}.ipynb").write_bytes(data)
+        assert code_cells(read_notebook(tmp_path / f"{name}.ipynb")) == want, name
+    (tmp_path / "latin1.ipynb").write_bytes(text.encode().replace(b"attend", b"attend\xe9"))  # an editor's Latin-1
+    with pytest.raises(InvalidNotebook, match="could not be read: 'utf-8' codec can't decode"):
+        read_notebook(tmp_path / "latin1.ipynb")
 
 
 def test_read_notebook_refuses_a_huge_file_without_reading_it(tmp_path):
