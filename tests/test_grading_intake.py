@@ -157,6 +157,8 @@ def test_duplicates_unmatched_missing_and_ignored_files_are_reported_by_grade(tm
     hal = rows["Hal Dup"]
     assert hal["status"] == "ok; duplicates" or hal["status"].endswith("; duplicates"), hal["status"]
     assert "duplicate submissions" in hal["feedback"] and "3 notebooks for 01_dot_scores" in hal["feedback"]
+    # two of them share a file name: each is named by its folder too, so that the one that counts is clear
+    assert "H11_Dup/01_dot_scores.ipynb (" in hal["feedback"] and "h11_dup/01_dot_scores.ipynb (" in hal["feedback"]
     assert "ignored notes.docx: not a notebook" in hal["feedback"] and hal["01_dot_scores"] == str(BY_ID["01_dot_scores"].max_score)
     assert rows["Absent Person"]["status"] == "no submission" and rows["Absent Person"]["total"] == "0"
     assert rows["Stranger"]["status"].startswith("not on the roster") and rows["Stranger"]["student_id"] == ""
