@@ -57,7 +57,11 @@ COURSE_CODE = "course code"
 NUMPY = "numpy"
 INTROSPECT = "introspected"
 """The notebook's code reached into its process's frames or objects, where the grader's own are."""
-KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY, INTROSPECT)
+CODE_READ = "course code read"
+"""The notebook's code read the code object of a course function (to run a copy of it, which the profiler would not
+see as the course's)."""
+KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY, INTROSPECT,
+         CODE_READ)
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -215,7 +219,7 @@ class Watch:
         if attribute == "__code__":  # a copy of the course's code would not be seen by the calls' profiler
             own = _course_function(args[0], self._package)
             if own is not None and own.__code__ not in self._allowed:
-                self._report(COURSE_CODE, f"{_qualified(own)} (its code object, `.__code__`, read)")
+                self._report(CODE_READ, f"{_qualified(own)}.__code__")
             return
         self._report(INTROSPECT, f"`{event}()`" if attribute is None else f"a frame (`.{attribute}`)")
 

@@ -42,7 +42,7 @@ __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "co
 FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
          audit.READ: Status.READ_COURSE_FILES, audit.OUTSIDE: Status.READ_OUTSIDE, audit.TAMPER: Status.TAMPERED,
          audit.COURSE_CODE: Status.USED_COURSE_CODE, audit.PROCESS_LIMIT: Status.TOO_MANY_PROCESSES,
-         audit.INTROSPECT: Status.TAMPERED}
+         audit.INTROSPECT: Status.TAMPERED, audit.CODE_READ: Status.USED_COURSE_CODE}
 
 
 @dataclass
@@ -307,6 +307,7 @@ _SENTENCES = {
     audit.COURSE_CODE: ("called the course's own code beyond what the exercise provides", ""),
     audit.INTROSPECT: ("reached into its process's own frames or objects, where the grader's are",
                        ": the marks are computed outside it, but from what this process reported, so check them by hand"),
+    audit.CODE_READ: ("read the code of the course's own functions beyond what the exercise provides", ""),
     audit.NUMPY: ("replaced numpy's functions in its own process",
                   "; the grader compares results with its own numpy, so only this notebook's results could change"),
 }
