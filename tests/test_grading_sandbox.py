@@ -307,7 +307,8 @@ def test_the_ways_into_the_process_own_objects_are_named_as_the_notebook_takes_t
 def test_reading_the_code_of_a_course_function_is_using_the_course_code():
     copy = ("import types\nimport attention_course as ac\n"
             "causal = types.FunctionType(ac.causal_mask.__code__.replace(co_filename='mine'), ac.causal_mask.__globals__)\n"
-            "own = ac.softmax.__code__  # what the exercise provides")
+            "own = ac.softmax.__code__  # what the exercise provides\n"
+            "import inspect\nshown = inspect.signature(ac.padding_mask)  # inspect reads it to show its arguments")
     run = run_notebook([copy], [], FAST, provided=("softmax",))
     assert run.flags == ["used the course's code"], run.incidents
     assert run.incidents == ["code cell 1 (`import types`) read the code of the course's own functions beyond what the "

@@ -214,7 +214,9 @@ class Watch:
         attribute = args[1] if event == "object.__getattr__" else None
         if attribute is not None and attribute not in _FRAME_ATTRIBUTES and attribute != "__code__":
             return
-        if not self._called_by_notebook():
+        # its frames through `inspect` (stack, currentframe) too; a code object only itself (`inspect.signature`
+        # reads one to show a signature)
+        if not self._called_by_notebook(through_inspect=attribute != "__code__"):
             return
         if attribute == "__code__":  # a copy of the course's code would not be seen by the calls' profiler
             own = _course_function(args[0], self._package)
@@ -223,14 +225,14 @@ class Watch:
             return
         self._report(INTROSPECT, f"`{event}()`" if attribute is None else f"a frame (`.{attribute}`)")
 
-    def _called_by_notebook(self) -> bool:
-        """Whether the code that raised the event is the notebook's own (itself, or through `inspect`), not a library's
-        nor the grader's."""
+    def _called_by_notebook(self, through_inspect: bool) -> bool:
+        """Whether the code that raised the event is the notebook's own (itself, or through `inspect` if
+        `through_inspect`), not a library's nor the grader's."""
         frame = sys._getframe(1)
         while frame is not None and frame.f_code is not _HOOK:  # the innermost hook: what raised the event is below it
             frame = frame.f_back
         frame = frame.f_back if frame is not None else None
-        while frame is not None and frame.f_code.co_filename == _INSPECT:
+        while through_inspect and frame is not None and frame.f_code.co_filename == _INSPECT:
             frame = frame.f_back
         return frame is not None and not frame.f_code.co_filename.startswith(self._libraries)
 
