@@ -18,9 +18,11 @@ The layouts understood:
 
 Zips are unpacked safely into a folder of the caller's: no entry outside it
 (absolute paths, `..`, links, entries held twice or that the file system refuses are
-refused and reported), and limits on the number of entries, each file's size
-and the total, counted on the bytes actually written, so a zip bomb stops at
-the limit. Names a zip stores without its UTF-8 flag are read as UTF-8 when
+refused and reported), and limits on the number of entries and the total,
+counted on the bytes actually written, so a zip bomb stops at the limit; a
+file over the limit for one file is not unpacked, and an empty file of its
+size stands in for it (its notebook is then reported as too large, and the
+rest of the class is graded). Names a zip stores without its UTF-8 flag are read as UTF-8 when
 they are valid UTF-8. The files of an LMS zip are then moved into a folder per
 submission under the student's own file names (`lovelaceada_50/03_softmax.ipynb`),
 so that the grader, the gradebook and the feedback see the names the student gave.
