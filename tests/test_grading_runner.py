@@ -152,3 +152,24 @@ def test_read_notebook_refuses_a_huge_file_without_reading_it(tmp_path):
         f.truncate(200_000_000)  # 200 MB of outputs, as far as the size says (a sparse file: nothing is written)
     with pytest.raises(InvalidNotebook, match=r"is 200.0 MB, more than the 67.1 MB a notebook may be; clear its outputs"):
         read_notebook(huge)
+
+
+def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
+    # The worker's watch saw the cell fork; the children forked on while the grader called the functions, so the
+    # sandbox's listing dates some of them to calls and to no step at all: they are the cell's, said once.
+    from attention_course.grading.kit.sandbox import audit
+    from attention_course.grading.kit.sandbox.channel import Alert
+    from attention_course.grading.kit.sandbox.runner import _places, _process_incidents, _Seen
+    from attention_course.grading.kit.sandbox.tree import Leftover
+
+    seen = _Seen()
+    seen.alerts = [Alert(audit.PROCESS, "`os.fork()`", ("cell", 1))]
+    seen.counts = {("cell", 1): {audit.PROCESS: 7}}
+    seen.leftovers = [Leftover("", False, step) for step in [("cell", 1)] * 40 + [("call", 3)] * 20 + [None] * 3]
+    seen.peak = len(seen.leftovers) + 1  # as `_Seen.add` counts them: the sandbox held that many at once
+    limits = Limits(processes=64)
+    incidents = _process_incidents(seen, _places(["import numpy", "import os\nos.fork()"], []), limits)
+    assert incidents == ["code cell 2 (`import os`) started processes (`os.fork()`), and tried to run more processes "
+                         "than the 64 it may run at once; 63 of them were still running when the notebook finished and "
+                         "were killed with its sandbox"]
+    assert incidents[0].kind == "too many processes" and seen.flags == {"too many processes", "detached process"}

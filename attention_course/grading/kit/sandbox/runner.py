@@ -360,7 +360,10 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
     limited = {a.step for a in seen.alerts if a.kind == audit.PROCESS_LIMIT}
     left: dict = {}
     for process in seen.leftovers:
-        left.setdefault(process.step, []).append(process)
+        # the worker's watch sees every process it starts itself: one that appeared during a step in which it started
+        # none descends from one started before (a fork bomb's children fork on while the grader calls)
+        step = process.step if process.step in started or not started else _starter(process.step, list(started))
+        left.setdefault(step, []).append(process)
     if not limited and (max(count.values(), default=0) >= limits.processes or seen.peak >= limits.processes - 1):
         # no step's count reached the limit as it ran (its processes started processes themselves, say): the
         # sandbox's listing saw them; the step that started them, if one alone did
@@ -388,6 +391,15 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
         kind = Status.TOO_MANY_PROCESSES if step in limited else Status.DETACHED_PROCESS if found else None
         incidents.append(Incident(text, kind))
     return incidents
+
+
+def _starter(step, starters: list):
+    """The last of the steps that started processes (`starters`) before `step`; the first of them if none was."""
+    def order(s):
+        return (2, 0) if s is None else (0 if s[0] == "cell" else 1, s[1])
+
+    before = [s for s in starters if order(s) < order(step)]
+    return max(before, key=order) if before else starters[0]
 
 
 def _unique(items: list[Incident]) -> list[Incident]:
