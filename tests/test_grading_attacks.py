@@ -4,7 +4,8 @@ Each notebook of tests/grading_corpus/attacks/ tries to break one promise of
 the sandbox (signal the grader, leave processes behind, start 150 of them,
 reach a server the test starts, read and write files outside its folder,
 change the installed package, read solutions/, patch the grading internals,
-flood the output from a child, exhaust memory with several processes). The
+flood the output from a child, exhaust memory with several processes, fork
+until the process limit). The
 test grades them together with honest notebooks before and after them and
 checks that every row is there with its expected status and marks, that the
 honest marks are intact, that nothing outside changed, that no process is
@@ -168,6 +169,11 @@ def test_each_incident_names_the_cell_and_what_it_was(batch):
     assert "attention_course.grading.checks.engine.calls.observe_call" in incidents("patch_grading")
     assert "150" in incidents("many_processes") or "more processes than" in incidents("many_processes")
     assert "of memory (its processes together)" in incidents("memory_children")
+    # a fork bomb: what it started, the limit it hit and what it left running, said once
+    bomb = batch.grades["fork_bomb_05_causal_mask.ipynb"].notebooks[0].incidents
+    assert len(bomb) == 1 and bomb[0].startswith("code cell 4 (`import os`) started processes (`os.fork()`)"), bomb
+    assert f"tried to run more processes than the {FAST.processes} it may run at once" in bomb[0]
+    assert "were still running when the notebook finished and were killed with its sandbox" in bomb[0]
     secret = batch.canary.read_text().strip()
     for grade in batch.grades.values():
         nb = grade.notebooks[0]

@@ -74,7 +74,8 @@ def test_instructors_read_the_real_zip_limits_and_lms_columns():
 
     z = ZipLimits()
     entries = f"{z.entries:,}".replace(",", " ")
-    assert f"{entries} entries, {z.file_bytes >> 20} MiB for one\nfile or {z.total_bytes >> 30} GiB" in INSTRUCTORS
+    assert f"{entries} entries or {z.total_bytes >> 30} GiB in\nall" in INSTRUCTORS
+    assert f"A file over {z.file_bytes >> 20} MiB is not unpacked" in INSTRUCTORS
     assert ",".join(ROSTER_COLUMNS) in INSTRUCTORS
     assert ", ".join(f"`{c}`" for c in CANVAS_ID_COLUMNS) in INSTRUCTORS
     assert ", ".join(f"`{c}`" for c in MOODLE_COLUMNS) in INSTRUCTORS

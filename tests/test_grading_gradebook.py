@@ -69,6 +69,24 @@ def test_csv_has_a_row_per_submission_and_a_column_per_exercise_of_the_assignmen
     assert by_name["bob"]["total"] == str(softmax_max)
 
 
+def test_a_name_that_starts_like_a_formula_is_text_in_every_csv(tmp_path):
+    # a name a student chose (Moodle's download folders carry the full name) must not run when the CSV is opened
+    from attention_course.grading.kit.write.lms import canvas_csv, moodle_csv
+
+    named = [(SubmissionGrade(Submission(name, f"sub/{i}.ipynb", [Path(f"sub/{i}.ipynb")],
+                                         lms={"canvas_id": str(10 + i), "moodle_id": str(20 + i)}), [softmax_grade(8)]))
+             for i, name in enumerate(['=HYPERLINK("http://x.example","click")', "@SUM(1+1)", "+1-555", "-2-3", "-5"])]
+    csv_path, _ = write_gradebook(named, tmp_path / "gradebook.csv")
+    report = json.loads(csv_path.with_suffix(".json").read_text())
+    want = ["'=HYPERLINK(\"http://x.example\",\"click\")", "'@SUM(1+1)", "'+1-555", "'-2-3", "-5"]
+    assert [r["name"] for r in csv.DictReader(csv_path.open())] == want
+    assert [r["name"] for r in report["submissions"]] == [g.submission.name for g in named]  # the report keeps them
+    canvas = list(csv.reader(canvas_csv(report)[0].splitlines()))[1:]
+    moodle = list(csv.DictReader(moodle_csv(report)[0].splitlines()))
+    assert [r[0] for r in canvas] == want and [r["Full name"] for r in moodle] == want
+    assert {r["Last modified (submission)"] for r in moodle} == {"-"}  # Moodle's "no date" stays itself
+
+
 def test_points_come_from_the_assignment(tmp_path):
     assignment = from_dict({"exercises": ["03_softmax"], "points": 20})
     csv_path, _ = write_gradebook(grades(), tmp_path / "gradebook.csv", assignment=assignment)

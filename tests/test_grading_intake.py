@@ -40,8 +40,15 @@ def test_a_zip_bomb_stops_at_the_limit_on_the_bytes_written(tmp_path):
     archive = tmp_path / "bomb.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("big.ipynb", b"0" * (3 << 20))  # compresses to a few kB
-    with pytest.raises(IntakeError, match="zip bomb"):
-        unpack(archive, tmp_path / "out", ZipLimits(file_bytes=1 << 20))
+        z.writestr("small.ipynb", b"{}")
+    # one file too large (one student's notebook with its outputs): the others are unpacked, and an empty file of its
+    # size stands in for it, so that the grader says how large it was
+    files, notes = unpack(archive, tmp_path / "out", ZipLimits(file_bytes=1 << 20))
+    assert [f.name for f in files] == ["big.ipynb", "small.ipynb"] and (tmp_path / "out" / "small.ipynb").read_bytes() == b"{}"
+    stand_in = tmp_path / "out" / "big.ipynb"
+    assert stand_in.stat().st_size == 3 << 20 and b"0" not in stand_in.read_bytes()
+    assert notes == ["bomb.zip: big.ipynb unpacks to more than 1 MiB, the limit for one file: it was not unpacked (an empty "
+                     "file of its size stands in for it, and is reported as too large)"]
     with pytest.raises(IntakeError, match="zip bomb"):
         unpack(archive, tmp_path / "out2", ZipLimits(total_bytes=2 << 20))
     (tmp_path / "not.zip").write_text("no")
@@ -150,6 +157,8 @@ def test_duplicates_unmatched_missing_and_ignored_files_are_reported_by_grade(tm
     hal = rows["Hal Dup"]
     assert hal["status"] == "ok; duplicates" or hal["status"].endswith("; duplicates"), hal["status"]
     assert "duplicate submissions" in hal["feedback"] and "3 notebooks for 01_dot_scores" in hal["feedback"]
+    # two of them share a file name: each is named by its folder too, so that the one that counts is clear
+    assert "H11_Dup/01_dot_scores.ipynb (" in hal["feedback"] and "h11_dup/01_dot_scores.ipynb (" in hal["feedback"]
     assert "ignored notes.docx: not a notebook" in hal["feedback"] and hal["01_dot_scores"] == str(BY_ID["01_dot_scores"].max_score)
     assert rows["Absent Person"]["status"] == "no submission" and rows["Absent Person"]["total"] == "0"
     assert rows["Stranger"]["status"].startswith("not on the roster") and rows["Stranger"]["student_id"] == ""

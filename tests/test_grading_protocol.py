@@ -69,3 +69,20 @@ def test_observations_round_trip_and_forgeries_fail():
         unpack_value({"t": "array", "k": "missing"}, arrays)
     with pytest.raises(ProtocolError):
         unpack_value({"t": "code", "v": "import os"}, arrays)
+
+
+def test_the_channel_takes_nothing_after_done_but_a_late_finding():
+    from attention_course.grading.kit.sandbox.channel import Reports
+    from attention_course.grading.kit.sandbox.protocol import encode
+
+    reports = Reports(0, set(), [], 1.0, 1.0)
+    reports.add(encode({"event": "ready"}) + encode({"event": "done"}) + encode({"event": "alert", "kind": "network",
+                                                                                  "detail": "look up pypi.org"}))
+    reports.parse()
+    assert reports.finished and reports.unread == 0 and len(reports.alerts) == 1  # a thread of the notebook, watched
+    reports.add(b"ACG1\x00")  # half a frame: the worker writes each of its frames whole
+    reports.parse()
+    assert reports.unread == 5
+    reports.add(b"\x00\x00\x10" + b'{"event":"done"}' + bytes(8))
+    with pytest.raises(ProtocolError, match="after the worker's last one"):
+        reports.parse()

@@ -1,13 +1,19 @@
 """Tests for attention_course/grading/kit/sandbox/runner.py: one notebook, run again without what killed it."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import calls
-from attention_course.grading.kit.sandbox.runner import Call, InvalidNotebook, Limits, read_notebook, run_notebook
+from attention_course.grading.kit.sandbox.runner import (
+    Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook,
+)
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def call(function="double", group="g", call_id=0, args=None):
@@ -128,9 +134,42 @@ def test_read_notebook_never_follows_a_link_nor_quotes_what_it_read(tmp_path):
     assert "SECRET" not in str(caught.value)
 
 
+def test_read_notebook_reads_a_byte_order_mark_and_utf16_as_json_does(tmp_path):
+    text = (ROOT / "solutions" / "05_causal_mask.ipynb").read_text(encoding="utf-8")
+    want = code_cells(read_notebook(ROOT / "solutions" / "05_causal_mask.ipynb"))
+    for name, data in [("notepad", b"\xef\xbb\xbf" + text.encode()), ("powershell", text.encode("utf-16")),
+                       ("utf16le", text.encode("utf-16-le"))]:
+        (tmp_path / f"{name}.ipynb").write_bytes(data)
+        assert code_cells(read_notebook(tmp_path / f"{name}.ipynb")) == want, name
+    (tmp_path / "latin1.ipynb").write_bytes(text.encode().replace(b"attend", b"attend\xe9"))  # an editor's Latin-1
+    with pytest.raises(InvalidNotebook, match="could not be read: 'utf-8' codec can't decode"):
+        read_notebook(tmp_path / "latin1.ipynb")
+
+
 def test_read_notebook_refuses_a_huge_file_without_reading_it(tmp_path):
     huge = tmp_path / "huge.ipynb"
     with huge.open("wb") as f:
         f.truncate(200_000_000)  # 200 MB of outputs, as far as the size says (a sparse file: nothing is written)
     with pytest.raises(InvalidNotebook, match=r"is 200.0 MB, more than the 67.1 MB a notebook may be; clear its outputs"):
         read_notebook(huge)
+
+
+def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
+    # The worker's watch saw the cell fork; the children forked on while the grader called the functions, so the
+    # sandbox's listing dates some of them to calls and to no step at all: they are the cell's, said once.
+    from attention_course.grading.kit.sandbox import audit
+    from attention_course.grading.kit.sandbox.channel import Alert
+    from attention_course.grading.kit.sandbox.runner import _places, _process_incidents, _Seen
+    from attention_course.grading.kit.sandbox.tree import Leftover
+
+    seen = _Seen()
+    seen.alerts = [Alert(audit.PROCESS, "`os.fork()`", ("cell", 1))]
+    seen.counts = {("cell", 1): {audit.PROCESS: 7}}
+    seen.leftovers = [Leftover("", False, step) for step in [("cell", 1)] * 40 + [("call", 3)] * 20 + [None] * 3]
+    seen.peak = len(seen.leftovers) + 1  # as `_Seen.add` counts them: the sandbox held that many at once
+    limits = Limits(processes=64)
+    incidents = _process_incidents(seen, _places(["import numpy", "import os\nos.fork()"], []), limits)
+    assert incidents == ["code cell 2 (`import os`) started processes (`os.fork()`), and tried to run more processes "
+                         "than the 64 it may run at once; 63 of them were still running when the notebook finished and "
+                         "were killed with its sandbox"]
+    assert incidents[0].kind == "too many processes" and seen.flags == {"too many processes", "detached process"}

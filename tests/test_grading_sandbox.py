@@ -318,3 +318,54 @@ def test_a_worker_started_ahead_runs_the_notebook_and_one_never_used_is_ended(us
     assert unused.proc.returncode is not None
     gone, alive = psutil.wait_procs(inside, timeout=5)
     assert alive == [], "a process of the unused sandbox outlived it"
+
+
+INTROSPECTION = {
+    "`gc.get_objects()`": "import gc\nfound = len(gc.get_objects())",
+    "`sys._getframe()`": "import sys\nabove = sys._getframe(1)",
+    "`sys._current_frames()`": "import sys\nframes = sys._current_frames()",
+    "`sys.settrace()`": "import sys\nsys.settrace(lambda *args: None)\nsys.settrace(None)",
+    "a frame (`.tb_frame`)": "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    frame = err.__traceback__.tb_frame",
+    "stack": "import inspect\nstack = inspect.stack(0)",
+}
+
+
+def test_the_ways_into_the_process_own_objects_are_named_as_the_notebook_takes_them():
+    # The grader's watch and its channel live in the notebook's process: whatever reaches them is noted before the
+    # notebook holds it. A library doing the same on its own (logging, namedtuple) is not the notebook.
+    quiet = "import collections, logging\nlogging.getLogger('x').warning('hi')\nPoint = collections.namedtuple('P', 'x')"
+    run = run_notebook([quiet, *INTROSPECTION.values(), DOUBLE], [call()], FAST)
+    text = "\n".join(run.incidents)
+    assert run.flags == ["tampered with the grader"], run.incidents
+    assert "code cell 1" not in text and all(i.kind == "tampered with the grader" for i in run.incidents)
+    for n, what in enumerate(INTROSPECTION, start=2):
+        line = next(i for i in run.incidents if i.startswith(f"code cell {n} "))
+        assert "reached into its process's own frames or objects" in line and (what in line or what == "stack"), line
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+
+
+def test_reading_the_code_of_a_course_function_is_using_the_course_code():
+    copy = ("import types\nimport attention_course as ac\n"
+            "causal = types.FunctionType(ac.causal_mask.__code__.replace(co_filename='mine'), ac.causal_mask.__globals__)\n"
+            "own = ac.softmax.__code__  # what the exercise provides\n"
+            "import inspect\nshown = inspect.signature(ac.padding_mask)  # inspect reads it to show its arguments")
+    run = run_notebook([copy], [], FAST, provided=("softmax",))
+    assert run.flags == ["used the course's code"], run.incidents
+    assert run.incidents == ["code cell 1 (`import types`) read the code of the course's own functions beyond what the "
+                             "exercise provides (attention_course.core.masks.causal_mask.__code__)"], run.incidents
+    assert "softmax" not in "\n".join(run.incidents)
+
+
+def test_a_closed_result_channel_is_tampering_and_its_cell_is_skipped():
+    process = worker(["import os\nos.closerange(3, 4096)", DOUBLE], [call()])
+    assert not process.finished and process.kill == "channel" and process.step == ("cell", 0)
+    assert "closed or replaced its descriptor" in process.reason
+    run = run_notebook(["import os\nos.closerange(3, 4096)", DOUBLE], [call()], FAST)
+    assert run.flags == ["tampered with the grader"] and run.cells[0].status == "killed"
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+
+
+def test_listing_its_own_scratch_folder_is_not_reading_outside():
+    look = "import os\nprint(os.listdir(os.path.dirname(os.getcwd())), os.listdir(os.environ['HOME']))"
+    run = run_notebook([look, DOUBLE], [call()], FAST)
+    assert run.incidents == [] and run.flags == [], run.incidents

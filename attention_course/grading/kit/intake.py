@@ -18,9 +18,11 @@ The layouts understood:
 
 Zips are unpacked safely into a folder of the caller's: no entry outside it
 (absolute paths, `..`, links, entries held twice or that the file system refuses are
-refused and reported), and limits on the number of entries, each file's size
-and the total, counted on the bytes actually written, so a zip bomb stops at
-the limit. Names a zip stores without its UTF-8 flag are read as UTF-8 when
+refused and reported), and limits on the number of entries and the total,
+counted on the bytes actually written, so a zip bomb stops at the limit; a
+file over the limit for one file is not unpacked, and an empty file of its
+size stands in for it (its notebook is then reported as too large, and the
+rest of the class is graded). Names a zip stores without its UTF-8 flag are read as UTF-8 when
 they are valid UTF-8. The files of an LMS zip are then moved into a folder per
 submission under the student's own file names (`lovelaceada_50/03_softmax.ipynb`),
 so that the grader, the gradebook and the feedback see the names the student gave.
@@ -263,15 +265,28 @@ def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple
                 while chunk := src.read(1 << 20):
                     size += len(chunk)
                     total += len(chunk)
-                    if size > limits.file_bytes:
-                        raise IntakeError(f"{zip_path}: {info.filename} unpacks to more than {limits.file_bytes >> 20} MiB, "
-                                          "the limit for one file; is it a zip bomb?")
                     if total > limits.total_bytes:
                         raise IntakeError(f"{zip_path} unpacks to more than {limits.total_bytes >> 20} MiB, the limit "
                                           "for one download; is it a zip bomb?")
+                    if size > limits.file_bytes:  # one student's file: the others' are still unpacked
+                        _stand_in(out, max(size, info.file_size))
+                        notes.append(f"{zip_path.name}: {info.filename} unpacks to more than {limits.file_bytes >> 20} "
+                                     "MiB, the limit for one file: it was not unpacked (an empty file of its size stands "
+                                     "in for it, and is reported as too large)")
+                        break
                     out.write(chunk)
             written.append(target)
     return written, notes
+
+
+def _stand_in(out, size: int) -> None:
+    """Make `out` an empty (sparse) file of `size` bytes, or as near as the file system allows: what is said of a file
+    too large to unpack (its size) stays true, at no cost in disk space."""
+    out.truncate(0)
+    try:
+        out.truncate(min(size, 1 << 40))
+    except OSError:
+        out.truncate(1 << 31)
 
 
 def _entry_name(info: zipfile.ZipInfo) -> str:

@@ -30,6 +30,7 @@ import csv
 import dataclasses
 import datetime as dt
 import math
+import os
 import time
 from pathlib import Path
 
@@ -102,6 +103,16 @@ def late_factor(rule: LateRule, days: int) -> float:
 # ---------------------------------------------------------------------------------------------- grading -> row
 
 
+def _distinct_names(paths: list[str]) -> dict[str, str]:
+    """Path -> its file name, or, where two share one (`05_causal_mask.ipynb` in two folders of one submission), its
+    path below the folder they share."""
+    names = {p: Path(p).name for p in paths}
+    if len(set(names.values())) == len(names):
+        return names
+    common = os.path.commonpath([str(Path(p).parent) for p in paths])
+    return {p: Path(os.path.relpath(p, common)).as_posix() for p in paths}
+
+
 def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
     """What grading found of one student (the report's row before `settle`): points from the checks, days late,
     statuses, the feedback on each check, the notebooks."""
@@ -111,8 +122,9 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
     for ex in assignment.ids:
         copies = [nb for nb in grade.notebooks if nb.exercise == ex]
         if len(copies) > 1:
-            listed = ", ".join(f"{Path(nb.path).name} ({round_marks(notebook_points(assignment, nb))})" for nb in copies)
-            issues.append(Incident(f"{len(copies)} notebooks for {ex}: {listed}; {Path(best[ex].path).name} counts "
+            name = _distinct_names([nb.path for nb in copies])
+            listed = ", ".join(f"{name[nb.path]} ({round_marks(notebook_points(assignment, nb))})" for nb in copies)
+            issues.append(Incident(f"{len(copies)} notebooks for {ex}: {listed}; {name[best[ex].path]} counts "
                                    "(the best attempt counts)", Status.DUPLICATES))
     nothing = bool(sub.student) and not sub.path
     missing = [] if nothing or not assignment.set_by_instructor else [ex for ex in assignment.ids if ex not in best]

@@ -15,6 +15,11 @@ worker sets up one `Watch` before the first cell runs:
 - while the grader's calls run, a profiler notes every function of the course
   package entered from the notebook's own code, beyond those the exercise
   provides;
+- the ways into the process's own frames and objects (`gc.get_objects`,
+  `sys._getframe`, a traceback's frame, a tracer), by which a notebook could
+  reach the worker's state and this watch itself, are noted as the notebook's
+  code takes them: the finding is sent before the notebook holds what it
+  asked for;
 - an exception Python cannot raise (in a function run at a fork, a finaliser)
   is printed as one line, its type and message: the default would print the
   grader's own source lines into the notebook's output, and its reading of
@@ -27,6 +32,7 @@ which decides, outside, what it means.
 from __future__ import annotations
 
 import gc
+import inspect
 import operator
 import os
 import shlex
@@ -49,7 +55,13 @@ OUTSIDE = "read outside"
 TAMPER = "tampered"
 COURSE_CODE = "course code"
 NUMPY = "numpy"
-KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY)
+INTROSPECT = "introspected"
+"""The notebook's code reached into its process's frames or objects, where the grader's own are."""
+CODE_READ = "course code read"
+"""The notebook's code read the code object of a course function (to run a copy of it, which the profiler would not
+see as the course's)."""
+KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY, INTROSPECT,
+         CODE_READ)
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -57,6 +69,8 @@ _STREAMS = ("/dev/fd/", "/proc/self/fd/")
 _NUMPY_MODULES = ("numpy", "numpy.linalg", "numpy.testing", "numpy.random")
 _IPYTHON_BUILTINS = {"display", "get_ipython", "exit", "quit", "help", "copyright", "credits", "license"}
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # the sandbox's own modules
+_FRAME_ATTRIBUTES = ("tb_frame", "gi_frame", "cr_frame", "ag_frame")
+"""Attributes that hand out a frame (of a traceback, a generator, a coroutine), whose `f_back` leads to the worker's."""
 
 
 class Watch:
@@ -81,10 +95,10 @@ class Watch:
         self._state: dict[str, tuple] = {}
         self._read_from: tuple[list, list] = ([], [])  # the namespaces and functions `_state` was read from
         self._identities: list = []  # what `_identities_now` gave when `_state` was taken
-        self._profiling = None
+        self._profiling: list = [None]  # the calls' profiler while a call runs, read by every thread's
         self._own_setprofile = False
         self._setprofile_seen = False
-        self._thread_profile = self._in_threads  # one bound method, so that threading's hook can be recognised
+        self._thread_profile = _thread_profile(self._profiling)  # one function, so that threading's hook is recognised
 
     # --- the audit hook -------------------------------------------------------------------------------
 
@@ -96,12 +110,6 @@ class Watch:
         threading.setprofile(self._thread_profile)
         sys.unraisablehook = _unraisable
 
-
-    def _in_threads(self, frame, event, arg):
-        """The profile of the notebook's own threads: the calls' profiler while a call runs, else nothing."""
-        profiling = self._profiling
-        if profiling is not None:
-            profiling(frame, event, arg)
 
     def _hook(self, event: str, args: tuple) -> None:
         handler = _HANDLERS.get(event)
@@ -188,7 +196,7 @@ class Watch:
             self._check_read(_absolute(path), "list" if event != "os.chdir" else "chdir to")
 
     def _setprofile(self, event: str, args: tuple) -> None:
-        if self._profiling is None or self._own_setprofile:
+        if self._profiling[0] is None or self._own_setprofile:
             return
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename == __file__:
@@ -199,13 +207,42 @@ class Watch:
         # limit's alarm, a RecursionError landing in it), which is no one's doing.
         self._setprofile_seen = True
 
+    def _introspect(self, event: str, args: tuple) -> None:
+        """The notebook's own code asking for frames or objects of its process (or for a course function's code)."""
+        if event == "sys._getframe" and args[0].f_code.co_filename == __file__:
+            return  # the watch's own look at the stack (which raises this event too)
+        attribute = args[1] if event == "object.__getattr__" else None
+        if attribute is not None and attribute not in _FRAME_ATTRIBUTES and attribute != "__code__":
+            return
+        # its frames through `inspect` (stack, currentframe) too; a code object only itself (`inspect.signature`
+        # reads one to show a signature)
+        if not self._called_by_notebook(through_inspect=attribute != "__code__"):
+            return
+        if attribute == "__code__":  # a copy of the course's code would not be seen by the calls' profiler
+            own = _course_function(args[0], self._package)
+            if own is not None and own.__code__ not in self._allowed:
+                self._report(CODE_READ, f"{_qualified(own)}.__code__")
+            return
+        self._report(INTROSPECT, f"`{event}()`" if attribute is None else f"a frame (`.{attribute}`)")
+
+    def _called_by_notebook(self, through_inspect: bool) -> bool:
+        """Whether the code that raised the event is the notebook's own (itself, or through `inspect` if
+        `through_inspect`), not a library's nor the grader's."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not _HOOK:  # the innermost hook: what raised the event is below it
+            frame = frame.f_back
+        frame = frame.f_back if frame is not None else None
+        while through_inspect and frame is not None and frame.f_code.co_filename == _INSPECT:
+            frame = frame.f_back
+        return frame is not None and not frame.f_code.co_filename.startswith(self._libraries)
+
     def _check_write(self, full: str, verb: str) -> None:
-        if full.startswith(self._writable) or full in _DEVICES or full.startswith(_STREAMS):
+        if (full + os.sep).startswith(self._writable) or full in _DEVICES or full.startswith(_STREAMS):
             return
         self._report(WRITE, f"{verb} {full}")
 
     def _check_read(self, full: str, verb: str) -> None:
-        if full.startswith(self._writable):
+        if (full + os.sep).startswith(self._writable):  # its own folders, the top one (`/sandbox`) included
             return
         course = (full + os.sep).startswith(self._course) and not full.startswith(self._libraries)
         if course or "solutions" in full.split(os.sep) or full.startswith(self._package):
@@ -365,12 +402,12 @@ class Watch:
             self._report(TAMPER, "threading.setprofile (the grader's profiler watches the notebook's threads)")
             threading.setprofile(self._thread_profile)
         self._set_profile(profile)
-        self._profiling = profile
+        self._profiling[0] = profile
         try:
             yield outcome
         finally:
             still = sys.getprofile() is profile
-            self._profiling = None
+            self._profiling[0] = None
             self._set_profile(None)
             if outcome["status"] == "returned" and (not still or self._setprofile_seen):
                 self._report(TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)" if still
@@ -381,7 +418,7 @@ class Watch:
     def _set_profile(self, fn) -> None:
         self._own_setprofile = True
         try:
-            sys.setprofile(fn)  # the main thread; the notebook's other threads have `_in_threads`
+            sys.setprofile(fn)  # the main thread; the notebook's other threads have `_thread_profile`
         finally:
             self._own_setprofile = False
 
@@ -401,10 +438,26 @@ _HANDLERS = {
                      "shutil.move"), Watch._paths),
     **dict.fromkeys(("os.listdir", "os.scandir", "glob.glob", "os.chdir"), Watch._listing),
     "sys.setprofile": Watch._setprofile,
+    **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames",
+                     "sys.settrace", "object.__getattr__"), Watch._introspect),
 }
+_INSPECT = inspect.__file__
+_HOOK = Watch._hook.__code__
 
 
-def _allowed_code(package, provided: list[str]) -> set:
+def _thread_profile(profiling: list):
+    """The profile of the notebook's own threads: the calls' profiler (`profiling[0]`) while a call runs, else nothing.
+    A function of its own, not a method: `threading.getprofile()` hands it to anyone, and it leads to no watch."""
+
+    def in_threads(frame, event, arg):
+        profile = profiling[0]
+        if profile is not None:
+            profile(frame, event, arg)
+
+    return in_threads
+
+
+def _allowed_code(package, provided: list[str]) -> frozenset:
     """Code objects the notebook may enter: what the exercise provides, and the worker's own alarm."""
     from ...checks.engine import calls
 
@@ -418,7 +471,7 @@ def _allowed_code(package, provided: list[str]) -> set:
                 allowed.add(code)
     limit = getattr(calls.time_limit, "__wrapped__", calls.time_limit)
     allowed.update(c for c in limit.__code__.co_consts if isinstance(c, types.CodeType))  # the alarm's handler
-    return allowed
+    return frozenset(allowed)  # the calls' profiler holds it, where the notebook could find it: it cannot grow
 
 
 def _descends(pid: int, ancestor: int, depth: int = 8) -> bool:

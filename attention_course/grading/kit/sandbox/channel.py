@@ -126,8 +126,16 @@ class Reports:
         """Whether the worker sent more than any answer needs (what came after MAX_UNREAD was dropped)."""
         return self._flooded
 
+    @property
+    def unread(self) -> int:
+        """Bytes received that make no whole frame (after `done`, someone else wrote them: the worker writes each frame
+        whole)."""
+        return len(self._buffer) - self._pos
+
     def _handle(self, header: dict, arrays: dict) -> None:
         event = header.get("event")
+        if self.finished and event != "alert":  # a thread of the notebook may still be watched, nothing else is sent
+            raise ProtocolError(f"a frame ({str(event)[:20]!r}) came after the worker's last one")
         handler = {"ready": self._ready, "cell": self._cell, "cell_done": self._cell_done, "call": self._call,
                    "result": self._result, "alert": self._alert, "done": self._done}.get(event)
         if handler is None:

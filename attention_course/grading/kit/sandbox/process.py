@@ -36,6 +36,7 @@ from .bubblewrap import Bubblewrap
 from .channel import Call, Reports
 from .protocol import ProtocolError, encode, pack_value
 from .tree import Leftover, LoneProcess, SandboxProcesses
+from .worker import CHANNEL_LOST
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -311,9 +312,16 @@ class WorkerProcess:
             pass
         try:
             self.reports.parse()
+            if self.finished and self.reports.unread:  # the worker writes each frame whole: someone else wrote these
+                raise ProtocolError(f"{self.reports.unread} bytes that make no frame came after the worker's last one")
         except ProtocolError as err:
             self.kill = self.kill or Stop.CHANNEL
             self.reason = self.reason or f"interfered with the grader's result channel ({err})"
+        lost = _exit_status(proc.returncode, self.sandbox is not None) == CHANNEL_LOST
+        if not self.finished and not self.reason and lost:
+            self.kill = Stop.CHANNEL
+            self.reason = ("interfered with the grader's result channel (it closed or replaced its descriptor, so the "
+                           "worker could not report)")
         if not self.finished and not self.reason:
             if self.sandbox is not None and not self.reports.ready and proc.returncode not in (None, 0):
                 self.kill = Stop.SANDBOX
@@ -477,12 +485,18 @@ def _close(fd: int) -> None:
         pass
 
 
+def _exit_status(returncode: int | None, sandboxed: bool) -> int | None:
+    """The worker's own exit status (negative: the signal that killed it), as Popen gives it without a sandbox."""
+    if sandboxed and returncode is not None and returncode > 128:  # bwrap: a command killed by signal N exits 128 + N
+        return 128 - returncode
+    return returncode
+
+
 def _death(returncode: int | None, sandboxed: bool = False) -> str:
     """How a process that ended by itself ended, for people."""
+    returncode = _exit_status(returncode, sandboxed)
     if returncode is None:
         return "stopped"
-    if sandboxed and returncode > 128:  # bwrap reports a command killed by signal N as exit status 128 + N
-        returncode = 128 - returncode
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name

@@ -34,14 +34,15 @@ from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
 from .channel import Alert, Call, CellReport
 from .process import Limits, Output, Started, WorkerProcess, size_text
-from .tree import Leftover
+from .tree import FILES_LISTED, Leftover
 
 __all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
 
 # The status each kind of finding gives (see audit.py); processes are counted apart, numpy's replacement gives none.
 FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
          audit.READ: Status.READ_COURSE_FILES, audit.OUTSIDE: Status.READ_OUTSIDE, audit.TAMPER: Status.TAMPERED,
-         audit.COURSE_CODE: Status.USED_COURSE_CODE, audit.PROCESS_LIMIT: Status.TOO_MANY_PROCESSES}
+         audit.COURSE_CODE: Status.USED_COURSE_CODE, audit.PROCESS_LIMIT: Status.TOO_MANY_PROCESSES,
+         audit.INTROSPECT: Status.TAMPERED, audit.CODE_READ: Status.USED_COURSE_CODE}
 
 
 @dataclass
@@ -92,7 +93,10 @@ def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES) -> dict
         if size > max_bytes:  # most of it is outputs, which the grader does not read
             raise InvalidNotebook(f"is {size_text(size)}, more than the {size_text(max_bytes)} a notebook may be; "
                                   "clear its outputs (Kernel > Restart & Clear Output) and submit it again")
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        # JSON's own rule for bytes: UTF-8 (a byte-order mark allowed, as Notepad writes it), or UTF-16 or UTF-32 (as
+        # a Windows shell's redirection writes it)
+        text = raw.decode(json.detect_encoding(raw))
     except (OSError, UnicodeDecodeError) as err:
         raise InvalidNotebook(f"could not be read: {err}") from None
     try:
@@ -242,7 +246,8 @@ class _Seen:
         for step, found in attempt.counts.items():
             self.counts[step] = self.counts.get(step, Counter()) | found
         self.leftovers += attempt.leftovers
-        self.peak = max(self.peak, attempt.peak_processes)
+        # the sandbox's listing, a few times a second, or what was left running at the end beside the worker
+        self.peak = max(self.peak, attempt.peak_processes, len(attempt.leftovers) + 1 if attempt.leftovers else 0)
         if attempt.kill == Stop.CHANNEL:
             self.flags.add(Status.TAMPERED)
         elif attempt.kill == Stop.SANDBOX:
@@ -278,20 +283,13 @@ def _what_it_did(cells: list[str], requested: list[Call], cells_done: dict[int, 
                                       CELL_STATUSES[report.status]))
     if seen.files:
         shown = ", ".join(sorted(seen.files)[:5]) + (", ..." if len(seen.files) > 5 else "")
-        incidents.append(Incident(f"the notebook wrote {len(seen.files)} file(s) into its working folder ({shown}); "
+        many = f"at least {len(seen.files)}" if len(seen.files) >= FILES_LISTED else str(len(seen.files))
+        incidents.append(Incident(f"the notebook wrote {many} file(s) into its working folder ({shown}); "
                                   "they were deleted", Status.WROTE_FILES))
     where = _places(cells, requested)
-    incidents += _alert_incidents(seen.alerts, seen.counts, where, sandboxed, seen.flags)
-    incidents += _leftover_incidents(seen.leftovers, where, seen.flags)
-    started, busiest = max(((c.get(audit.PROCESS, 0), step) for step, c in seen.counts.items()),
-                           default=(0, None), key=lambda pair: pair[0])
-    if Status.TOO_MANY_PROCESSES not in seen.flags and (started >= limits.processes
-                                                          or seen.peak >= limits.processes - 1):
-        # no step's count reached the limit as it ran (its processes started processes themselves, say): the
-        # sandbox's listing saw them
-        seen.flags.add(Status.TOO_MANY_PROCESSES)
-        incidents.append(Incident(f"{where(busiest if started >= limits.processes else None)} tried to run more "
-                                  f"processes than the {limits.processes} it may run at once", Status.TOO_MANY_PROCESSES))
+    incidents += _alert_incidents([a for a in seen.alerts if a.kind not in _PROCESS_KINDS], seen.counts, where,
+                                  sandboxed, seen.flags)
+    incidents += _process_incidents(seen, where, limits)
     return incidents
 
 
@@ -307,10 +305,11 @@ _SENTENCES = {
     audit.TAMPER: ("patched the course's code in its own process",
                    ": the marks are computed outside it, but from what this process reported, so check them by hand"),
     audit.COURSE_CODE: ("called the course's own code beyond what the exercise provides", ""),
+    audit.INTROSPECT: ("reached into its process's own frames or objects, where the grader's are",
+                       ": the marks are computed outside it, but from what this process reported, so check them by hand"),
+    audit.CODE_READ: ("read the code of the course's own functions beyond what the exercise provides", ""),
     audit.NUMPY: ("replaced numpy's functions in its own process",
                   "; the grader compares results with its own numpy, so only this notebook's results could change"),
-    audit.PROCESS: ("started processes", ""),
-    audit.PROCESS_LIMIT: ("tried to run more processes than the sandbox allows at once", ""),
 }
 
 
@@ -340,26 +339,67 @@ def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, 
         what, outcome = _SENTENCES.get(kind, (f"did something unusual ({kind})", ""))
         total = max(counts.get(step, {}).get(kind, 0), len(details))
         shown = ", ".join(details[:3]) + (f"; {total} in all" if total > min(3, len(details)) else "")
-        said = outcome if sandboxed or kind in (audit.TAMPER, audit.NUMPY) else ""
+        said = outcome if sandboxed or kind in (audit.TAMPER, audit.INTROSPECT, audit.NUMPY) else ""
         incidents.append(Incident(f"{where(step)} {what} ({shown}){said}", FLAGS.get(kind)))
         if kind in FLAGS:
             flags.add(FLAGS[kind])
     return incidents
 
 
-def _leftover_incidents(leftovers: list[Leftover], where, flags: set[Status]) -> list[Incident]:
-    grouped: dict = {}
-    for process in leftovers:
-        grouped.setdefault(process.step, []).append(process)
+_PROCESS_KINDS = (audit.PROCESS, audit.PROCESS_LIMIT)
+
+
+def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
+    """One sentence per step that started processes: which, how many, whether it reached the sandbox's limit, and
+    which of them it left running (a fork bomb does all three: one sentence says so)."""
+    started: dict = {}  # step -> the commands its watch sent
+    for alert in seen.alerts:
+        if alert.kind == audit.PROCESS:
+            started.setdefault(alert.step, []).append(alert.detail)
+    count = {step: found.get(audit.PROCESS, 0) for step, found in seen.counts.items()}
+    limited = {a.step for a in seen.alerts if a.kind == audit.PROCESS_LIMIT}
+    left: dict = {}
+    for process in seen.leftovers:
+        # the worker's watch sees every process it starts itself: one that appeared during a step in which it started
+        # none descends from one started before (a fork bomb's children fork on while the grader calls)
+        step = process.step if process.step in started or not started else _starter(process.step, list(started))
+        left.setdefault(step, []).append(process)
+    if not limited and (max(count.values(), default=0) >= limits.processes or seen.peak >= limits.processes - 1):
+        # no step's count reached the limit as it ran (its processes started processes themselves, say): the
+        # sandbox's listing saw them; the step that started them, if one alone did
+        busy = [s for s, n in count.items() if n >= limits.processes] or list(dict.fromkeys([*started, *left]))
+        limited.add(busy[0] if len(busy) == 1 else None)
     incidents = []
-    for step, found in grouped.items():
-        commands = ", ".join(f"`{c}`" if c else "copies of the notebook's own process (`os.fork()`)"
-                             for c in dict.fromkeys(p.command for p in found[:3]))
-        detached = " (detached from it)" if any(p.detached for p in found) else ""
-        incidents.append(Incident(f"{where(step)} left {len(found)} process(es) running when the notebook finished "
-                                  f"({commands}){detached}; they were killed with its sandbox", Status.DETACHED_PROCESS))
-        flags.add(Status.DETACHED_PROCESS)
+    for step in dict.fromkeys([*started, *left, *limited]):
+        found = left.get(step, [])
+        commands = started.get(step) or list(dict.fromkeys(
+            f"`{p.command}`" if p.command else "copies of the notebook's own process (`os.fork()`)" for p in found))
+        total = max(count.get(step, 0), len(commands))
+        if step in limited and total < limits.processes:
+            total = len(commands)  # its processes started the others, uncounted: no number rather than a wrong one
+        text = where(step) + (f" started processes ({', '.join(commands[:3])}"
+                              f"{f'; {total} in all' if total > min(3, len(commands)) else ''})" if commands else "")
+        if step in limited:
+            text += (", and tried to run " if commands else " tried to run ") + (f"more processes than the "
+                                                                               f"{limits.processes} it may run at once")
+            seen.flags.add(Status.TOO_MANY_PROCESSES)
+        if found:
+            detached = " (detached from it)" if any(p.detached for p in found) else ""
+            text += (f"; {len(found)} of them{detached} were still running when the notebook finished and were killed "
+                     "with its sandbox")
+            seen.flags.add(Status.DETACHED_PROCESS)
+        kind = Status.TOO_MANY_PROCESSES if step in limited else Status.DETACHED_PROCESS if found else None
+        incidents.append(Incident(text, kind))
     return incidents
+
+
+def _starter(step, starters: list):
+    """The last of the steps that started processes (`starters`) before `step`; the first of them if none was."""
+    def order(s):
+        return (2, 0) if s is None else (0 if s[0] == "cell" else 1, s[1])
+
+    before = [s for s in starters if order(s) < order(step)]
+    return max(before, key=order) if before else starters[0]
 
 
 def _unique(items: list[Incident]) -> list[Incident]:

@@ -249,7 +249,11 @@ def _exited(pidfd: int) -> bool:
         return True
 
 
-def _list_files(folder: str, limit: int = 1000) -> list[str]:
+FILES_LISTED = 1000
+"""The most files of a working folder listed (a notebook that wrote more is said to have written at least as many)."""
+
+
+def _list_files(folder: str, limit: int = FILES_LISTED) -> list[str]:
     """Paths (relative to `folder`) of up to `limit` files found in it (never following a link)."""
     found = []
     for root, dirs, files in os.walk(folder):

@@ -19,6 +19,8 @@ import time
 
 WAIT_SECONDS = 30.0
 """How long a finished worker waits for the grader to end it."""
+CHANNEL_LOST = 86
+"""The worker's exit status when it cannot write to its result channel (the notebook closed the descriptor)."""
 
 
 def _limit_resources(memory_bytes: int, file_bytes: int) -> None:
@@ -119,7 +121,7 @@ def main() -> None:
     from .audit import Watch
     from .protocol import decode, encode, pack_observation, unpack_value
 
-    write, lock, pid = os.write, threading.Lock(), os.getpid()  # bound before any student code runs
+    write, lock, pid, leave = os.write, threading.Lock(), os.getpid(), os._exit  # bound before any student code runs
     observe_call = calls.observe_call
     os.register_at_fork(after_in_child=lambda: _close_quietly(fd))  # a forked child cannot write into the channel
 
@@ -128,8 +130,11 @@ def main() -> None:
             return
         data = memoryview(encode(header, arrays))
         with lock:
-            while data:
-                data = data[write(fd, data):]
+            try:
+                while data:
+                    data = data[write(fd, data):]
+            except OSError:  # the notebook closed the channel: nothing more can be reported, the grader says why
+                leave(CHANNEL_LOST)
 
     shell = _shell()
 

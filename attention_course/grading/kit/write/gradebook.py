@@ -29,6 +29,7 @@ from ..assignment import Assignment
 from ..batch import SubmissionGrade
 from .. import score
 from ..status import Status
+from .lms import spreadsheet_text
 
 FIXED_COLUMNS = ("student_id", "name", "email", "path", "status", "late")
 TAIL_COLUMNS = ("penalty", "total", "max_total", "feedback")
@@ -147,7 +148,7 @@ def csv_text(report: dict) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
-    writer.writerows(report["submissions"])
+    writer.writerows({k: spreadsheet_text(row.get(k)) for k in columns} for row in report["submissions"])
     return buf.getvalue()
 
 

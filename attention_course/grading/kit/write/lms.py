@@ -87,6 +87,22 @@ def _why_not(row: dict) -> str:
     return ""
 
 
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+"""How a spreadsheet's formula may start (`=HYPERLINK(...)`, `@SUM(...)`, ...)."""
+
+
+def spreadsheet_text(value):
+    """A CSV cell that a spreadsheet shows and never runs: text that starts like a formula (a name a student chose,
+    taken from a download) gets a leading apostrophe; numbers, and text that starts otherwise, are kept as they are."""
+    if not isinstance(value, str) or len(value) < 2 or not value.startswith(_FORMULA):  # "-" is Moodle's "no date"
+        return value
+    try:
+        float(value)
+        return value
+    except ValueError:
+        return "'" + value
+
+
 def canvas_csv(report: dict) -> tuple[str, Left]:
     """The Canvas gradebook import file, and the rows left out."""
     title = report["assignment"]["title"]
@@ -103,8 +119,8 @@ def canvas_csv(report: dict) -> tuple[str, Left]:
         if why:
             left.append((row["name"], why))
             continue
-        writer.writerow([_sortable(row["name"]), ids["canvas_id"], ids["sis_user_id"], ids["sis_login_id"],
-                         row["student"].get("section", ""), row["total"]])
+        writer.writerow(map(spreadsheet_text, [_sortable(row["name"]), ids["canvas_id"], ids["sis_user_id"],
+                                               ids["sis_login_id"], row["student"].get("section", ""), row["total"]]))
     return buf.getvalue(), left
 
 
@@ -121,8 +137,9 @@ def moodle_csv(report: dict) -> tuple[str, Left]:
             left.append((row["name"], why))
             continue
         modified = row["student"].get("moodle_modified") or report["generated"]
-        writer.writerow([f"Participant {participant}", row["name"], row["email"], row["status"], row["total"],
-                         row["max_total"], "Yes", row["submitted"] or "-", modified, row["feedback"]])
+        writer.writerow(map(spreadsheet_text, [f"Participant {participant}", row["name"], row["email"], row["status"],
+                                               row["total"], row["max_total"], "Yes", row["submitted"] or "-", modified,
+                                               row["feedback"]]))
     return buf.getvalue(), left
 
 
