@@ -118,7 +118,7 @@ def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, ass
     for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
         check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
-    follows = _follows(exercise, checks, requested, where)
+    follows = _follows(exercise, checks, requested, where) if limits.follow_seconds > 0 else ()
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided,
                        started=started, follows=follows)
     grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch)

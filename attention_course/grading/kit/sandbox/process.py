@@ -74,7 +74,8 @@ class Limits:
     startup_seconds: float = 60.0
     """Time for the worker to start (import numpy and IPython)."""
     follow_seconds: float = 5.0
-    """Time for the worker's closer look at one failed check (`run.search`: a helper swapped, smaller inputs)."""
+    """Time for the worker's closer look at one failed check (`run.search`: a helper swapped, smaller inputs); 0
+    for none (the batch's feedback then lacks the helper at fault and the smallest failing input)."""
 
 
 class Output:

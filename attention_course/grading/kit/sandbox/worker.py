@@ -233,8 +233,11 @@ class _FollowUps:
             cases = [Case(c["label"], *args[i][:2], hidden=c["hidden"], measure_memory=args[i][2],
                           precision=None if c["precision"] is None else tuple(c["precision"]), saturated=c["saturated"])
                      for i, c in made]
+            # No mistakes to predict (the costliest part of a verdict, several seconds for a backward pass): which
+            # inputs fail does not depend on them, and a smaller input is looked for whenever none is recognised,
+            # which is whenever the grader's verdict wants one.
             mine = dataclasses.replace(packaged, make_cases=lambda rngs, cases=cases: cases, hidden_rngs=Rngs(),
-                                       seconds=min(float(follow["seconds"]), self._seconds))
+                                       seconds=min(float(follow["seconds"]), self._seconds), mistakes=(), refine=None)
             self._follows.append((mine, [i for i, _ in made]))
 
     def made(self, observed: dict) -> list[int]:
