@@ -8,6 +8,7 @@ says, and a notebook that forges its follow-up gets no claim from it.
 """
 
 import dataclasses
+import json
 from pathlib import Path
 
 import nbformat
@@ -21,7 +22,8 @@ from attention_course.grading.checks.engine.run import FollowUp, run_check, sear
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 from attention_course.grading.kit.batch import grade_submissions
 from attention_course.grading.kit.intake import collect
-from attention_course.grading.kit.judge import judge_run
+from attention_course.grading.kit.judge import NotebookGrade, judge_run
+from attention_course.grading.kit.score import _check_feedback, notebook_from_json, notebook_json
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.channel import Call, Follow, Reports
 from attention_course.grading.kit.sandbox.protocol import (ProtocolError, case_fields, encode, pack_follow_up,
@@ -73,12 +75,21 @@ def _worker(check, fn, indices: list[int]) -> tuple[dict, FollowUp]:
     return observations, unpack_follow_up(packed, arrays)
 
 
-def _judge(check_name: str, source: str, found: FollowUp, observations: dict, flags=()) -> results.CheckResult:
+def _grade(check_name: str, source: str, found: FollowUp, observations: dict, flags=()) -> NotebookGrade:
     exercise, check = CHECKS[check_name]
     where = {i: (check.name, i) for i in observations}
     run = NotebookRun(observations, {}, [], "", 0, 0.0, 0, flags=list(flags), follow_ups={check.name: found})
-    grade = judge_run("nb.ipynb", exercise, (check,), where, run, _cells(source))
-    return grade.checks[0]
+    return judge_run("nb.ipynb", exercise, (check,), where, run, _cells(source))
+
+
+def _judge(check_name: str, source: str, found: FollowUp, observations: dict, flags=()) -> results.CheckResult:
+    return _grade(check_name, source, found, observations, flags).checks[0]
+
+
+def _feedback(grade: NotebookGrade) -> tuple[str, str]:
+    """What the student reads of the notebook's first check: its feedback file's text, and the LMS's cell."""
+    saved = json.loads(json.dumps(notebook_json(grade)))  # as the report keeps it
+    return str(check_result(saved["checks"][0])), " ".join(_check_feedback(notebook_from_json(saved)))
 
 
 def _same(a: results.CheckResult, b: results.CheckResult) -> list:
@@ -92,10 +103,12 @@ def test_a_helper_at_fault_found_by_the_worker_gives_the_notebook_checks_hint():
     _, check = CHECKS["attention"]
     fn = _namespace(OWN_SOFTMAX)["attention"]
     observations, found = _worker(check, fn, check.indices(True))
-    in_batch = _judge("attention", OWN_SOFTMAX, found, observations)
+    grade = _grade("attention", OWN_SOFTMAX, found, observations)
     in_notebook = run_check(check, fn, hidden=True)
     assert in_notebook.mistake == "helper_at_fault" and "your `softmax`" in in_notebook.hint
-    assert _same(in_batch, in_notebook) == []
+    assert _same(grade.checks[0], in_notebook) == []
+    page, cell = _feedback(grade)
+    assert "your `softmax`" in page.replace("\n", " ") and "your `softmax`" in cell
 
 
 def test_a_helper_claim_the_grader_cannot_verify_is_dropped():
@@ -121,10 +134,14 @@ def test_a_smallest_input_found_by_the_worker_is_the_notebook_checks():
     _, check = CHECKS["softmax"]
     fn = _namespace(source)["softmax"]
     observations, found = _worker(check, fn, check.indices(True))
-    in_batch = _judge("softmax", source, found, observations)
+    grade = _grade("softmax", source, found, observations)
     in_notebook = run_check(check, fn, hidden=True)
     assert in_notebook.smallest is not None and "cut down to the smallest input" in in_notebook.smallest.label
-    assert _same(in_batch, in_notebook) == []
+    assert _same(grade.checks[0], in_notebook) == []
+    page, cell = _feedback(grade)
+    shown = in_notebook.smallest.inputs.splitlines()[0]  # its values, as the notebook's check shows them
+    assert f"first failing input: {in_notebook.smallest.label}" in page and shown in page
+    assert in_notebook.smallest.label in cell and in_notebook.message in cell
 
 
 def test_a_smaller_input_that_is_no_cut_of_the_failing_one_or_does_not_fail_is_dropped():
@@ -151,12 +168,13 @@ def test_a_hidden_input_cut_down_stays_hidden_whatever_the_worker_says():
     hidden = [i for i in check.indices(True) if check.cases[i].hidden]
     observations, found = _worker(check, fn, hidden)  # only hidden inputs: the one shown is hidden
     forged = dataclasses.replace(found, smallest=Case("shown", found.smallest.args, hidden=False))
-    result = _judge("softmax", source, forged, observations)
+    grade = _grade("softmax", source, forged, observations)
+    result = grade.checks[0]
     assert result.smallest is not None and result.smallest.hidden and result.smallest_input.hidden
     assert "its values are not shown" in result.smallest.inputs and "np.array" not in result.smallest.inputs
-    data = dataclasses.asdict(dataclasses.replace(result, smallest_input=None))
-    shown = check_result(data)
-    assert shown.smallest.inputs == HIDDEN_TEXT and shown.smallest.got == "(not shown)"
+    page, cell = _feedback(grade)
+    assert HIDDEN_TEXT in page and result.smallest.expected not in page and result.smallest.got not in page
+    assert "cut down" not in cell and "only the grader tries" in cell
 
 
 # ---- the wire: a worker's frames ----------------------------------------------------------------------------

@@ -185,7 +185,10 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
         if check.status == results.NOT_ATTEMPTED:
             parts.append(f"{check.function}: not attempted")
             continue
-        text = f"{check.function} {check.score}/{check.max_score}: {student_message(check)}"
+        said = student_message(check)
+        if check.smallest is not None and not check.smallest.hidden:  # it shows no input: it names the one it means
+            said = f"on the input \"{check.smallest.label}\": {said}"
+        text = f"{check.function} {check.score}/{check.max_score}: {said}"
         text += f" Hint: {check.hint}" if check.hint else ""
         others = [c.label for c in check.cases if not c.passed and c.status != results.SKIPPED
                   and c is not check.first_failure]
