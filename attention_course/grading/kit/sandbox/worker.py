@@ -212,12 +212,13 @@ class _FollowUps:
     def __init__(self, request: dict, arrays: dict, unpack_value):
         import dataclasses
 
-        from ...checks.engine import check, code, run
+        from ...checks.engine import check, code, results, run
         from ...checks.engine.cases import Case, Rngs
         from ...checks.exercises import BY_ID
 
         # bound before any cell runs
         self._judge_all, self._code_of, self._search, self._time = check.judge_all, code.code_of, run.search, time
+        self._failed = results.FAILED
         self._seconds = float(request.get("follow_seconds", 5.0))
         args = {c["id"]: (tuple(unpack_value(a, arrays) for a in c["args"]),
                           {k: unpack_value(v, arrays) for k, v in c["kwargs"].items()}, c["measure_memory"])
@@ -258,13 +259,13 @@ class _FollowUps:
         """Follow-up `index`: its calls judged here, then, if they failed, what `run.search` finds, packed (its
         arrays put in `out`); None if nothing was found or anything went wrong."""
         check, ids = self._follows[index]
-        fn = namespace.get(check.function)
+        fn, deadline = namespace.get(check.function), self._time.perf_counter() + self._seconds  # the step's own
         try:
             observations = {j: observed[i] for j, i in enumerate(ids)}
             result = self._judge_all(check, observations, self._code_of(fn))
-            if result.status != "failed":
+            if result.status != self._failed:
                 return None
-            found = self._search(check, fn, result, observations, deadline=self._time.perf_counter() + self._seconds)
+            found = self._search(check, fn, result, observations, deadline=deadline)
             packed = pack(found, ids, out)
         except BaseException:  # noqa: BLE001 -- the notebook's code may raise anything, even KeyboardInterrupt
             out.clear()
