@@ -211,6 +211,7 @@ def failing(args, jobs: int) -> int:
                 per[follow] += [nb.seconds for g in grades for nb in g.notebooks]
                 shown[follow] = sum(c.smallest is not None or c.mistake == "helper_at_fault"
                                     for g in grades for nb in g.notebooks for c in nb.checks)
+        work = _follow_up_work(folder)
     after, before = statistics.median(totals[True]), statistics.median(totals[False])
     print(f"notebooks:       {args.copies} with one function done wrong ({followed} whose notebook check follows up "
           f"its failure), {jobs} at a time, {'sandboxed' if sandbox else 'without a sandbox'}, {args.failing} round(s)")
@@ -220,8 +221,49 @@ def failing(args, jobs: int) -> int:
     print(f"per notebook:    median {statistics.median(per[True]):.2f} s with, {statistics.median(per[False]):.2f} s "
           f"without (ratio {statistics.median(per[True]) / statistics.median(per[False]):.2f}); slowest "
           f"{max(per[True]):.2f} s with, {max(per[False]):.2f} s without")
+    print(f"the work itself: median {statistics.median(work) * 1000:.0f} ms per notebook, mean "
+          f"{statistics.mean(work) * 1000:.0f} ms, most {max(work) * 1000:.0f} ms (the worker's judging and search, "
+          "run here one notebook at a time)")
     print(f"load average:    {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
     return 0
+
+
+def _follow_up_work(folder: Path) -> list[float]:
+    """Seconds of what the worker adds per notebook (its verdict on each followed check, the search after a
+    failure), measured in this process: the notebook's cells run here, unsandboxed (they are the course's own)."""
+    import dataclasses
+
+    import nbformat
+
+    from attention_course.grading.checks.engine import calls
+    from attention_course.grading.checks.engine.cases import Rngs
+    from attention_course.grading.checks.engine.check import judge_all
+    from attention_course.grading.checks.engine.code import code_of
+    from attention_course.grading.checks.engine.run import checks_left_to_the_grader, search
+
+    seconds = []
+    for path in sorted(folder.glob("*.ipynb")):
+        exercise = BY_ID[path.name.split("-")[0]]
+        namespace: dict = {}
+        with checks_left_to_the_grader():
+            for cell in nbformat.read(path, as_version=4).cells:
+                if cell.cell_type == "code":
+                    exec(cell.source, namespace)
+        spent = 0.0
+        for check in exercise.checks:
+            if not (check.helpers or check.sizes is not None):
+                continue
+            fn, cases = namespace.get(check.function), list(check.cases)
+            observations = {i: calls.observe_call(fn, c.args, c.kwargs, seconds=check.seconds) for i, c in enumerate(cases)}
+            start = time.perf_counter()  # as the worker does it (`worker._FollowUps`)
+            mine = dataclasses.replace(check, make_cases=lambda rngs, cases=cases: cases, hidden_rngs=Rngs(),
+                                       mistakes=(), refine=None)
+            result = judge_all(mine, observations, code_of(fn))
+            if not result.passed:
+                search(mine, fn, result, observations, deadline=time.perf_counter() + Limits().follow_seconds)
+            spent += time.perf_counter() - start
+        seconds.append(spent)
+    return seconds
 
 
 def _one_bug_notebooks(folder: Path, count: int) -> tuple[Path, int]:

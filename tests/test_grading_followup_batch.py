@@ -262,6 +262,7 @@ def test_the_batch_gives_a_notebooks_own_helper_at_fault_and_believes_no_forged_
     graded = _graded(tmp_path)
     in_batch = next(c for c in graded["own_softmax"].checks if c.check == "attention")
     assert in_batch.mistake == "helper_at_fault" and _same(in_batch, in_notebook) == []
+    assert graded["own_softmax"].statuses == (Status.OK,)  # the follow-up itself flags nothing
     forged = next(c for c in graded["forged"].checks if c.check == "attention")
     assert Status.TAMPERED in graded["forged"].statuses
     assert forged.mistake != "helper_at_fault" and "softmax`" not in forged.hint
@@ -294,5 +295,6 @@ def test_the_batch_and_the_notebook_check_agree_on_a_sample_of_the_corpus(tmp_pa
     for name, (check_name, in_notebook) in expected.items():
         in_batch = next(c for c in graded[name].checks if c.check == check_name)
         assert _same(in_batch, in_notebook) == [], name
+        assert Status.TAMPERED not in graded[name].statuses, name
         smaller += in_batch.smallest is not None
     assert smaller >= 10  # the follow-up is there, not only agreed absent
