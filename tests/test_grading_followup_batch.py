@@ -56,7 +56,7 @@ def attention(Q, K, V):
 def _namespace(source: str, filename: str = "<student>") -> dict:
     """What running `source` defines (from a file, so that a traceback shows the line that raised, as a notebook's
     does)."""
-    namespace = {"np": np, "math": __import__("math")}
+    namespace = {"np": np, "math": __import__("math"), "__name__": "__main__"}  # as in a notebook
     exec(compile(source, filename, "exec"), namespace)
     return namespace
 
@@ -298,3 +298,37 @@ def test_the_batch_and_the_notebook_check_agree_on_a_sample_of_the_corpus(tmp_pa
         assert Status.TAMPERED not in graded[name].statuses, name
         smaller += in_batch.smallest is not None
     assert smaller >= 10  # the follow-up is there, not only agreed absent
+
+
+STUBBORN = '''
+def softmax(x, axis=-1):
+    e = np.exp(x)  # no maximum subtracted: overflows on large scores
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def attention(Q, K, V):
+    if softmax.__module__.startswith("attention_course"):  # run with the course's softmax: never returns
+        while True:
+            try:
+                math.factorial(10_000)
+            except BaseException:  # the worker's alarm too
+                pass
+    weights = softmax(Q @ K.T / math.sqrt(Q.shape[-1]), axis=-1)
+    return weights @ V, weights
+'''
+"""An attention that hangs, deaf to the worker's alarm, when its follow-up swaps the course's softmax in."""
+
+
+def test_a_follow_up_that_overruns_its_time_is_stopped_and_costs_no_marks(tmp_path):
+    _notebook(tmp_path, "04_attention", "attention", STUBBORN, "stubborn")
+    limits = dataclasses.replace(FAST, follow_seconds=1.0)
+    grades = grade_submissions(collect([tmp_path]), limits, progress=False, sandbox=SANDBOX)
+    nb = grades[0].notebooks[0]
+    _, check = CHECKS["attention"]
+    in_notebook = judge_all(check, {i: calls.observe_call(_namespace(STUBBORN)["attention"], check.cases[i].args)
+                                    for i in check.indices(True)})
+    in_batch = nb.checks[0]
+    assert nb.statuses == (Status.OK,) and nb.incidents == []  # the grader's own closer look: nothing to say of it
+    assert (in_batch.score, in_batch.max_score, in_batch.mistake) == (in_notebook.score, in_notebook.max_score,
+                                                                      in_notebook.mistake)
+    assert in_batch.mistake != "helper_at_fault" and nb.seconds < 30
