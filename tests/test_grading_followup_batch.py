@@ -19,15 +19,14 @@ from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import judge_all
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
-from attention_course.grading.checks.exercises import BY_ID, EXERCISES
+from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.grading.kit.batch import grade_submissions
 from attention_course.grading.kit.intake import collect
 from attention_course.grading.kit.judge import NotebookGrade, judge_run
 from attention_course.grading.kit.score import _check_feedback, notebook_from_json, notebook_json
 from attention_course.grading.kit.sandbox import bubblewrap
-from attention_course.grading.kit.sandbox.channel import Call, Follow, Reports
-from attention_course.grading.kit.sandbox.protocol import (ProtocolError, case_fields, encode, pack_follow_up,
-                                                           unpack_follow_up)
+from attention_course.grading.kit.sandbox.channel import Call, Reports
+from attention_course.grading.kit.sandbox.protocol import ProtocolError, encode, pack_follow_up, unpack_follow_up
 from attention_course.grading.kit.sandbox.runner import Limits, NotebookRun
 from attention_course.grading.kit.status import Status
 from attention_course.grading.kit.write.feedback import HIDDEN_TEXT, check_result
