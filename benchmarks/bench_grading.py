@@ -6,6 +6,7 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_grading.py --exercise 05_causal_mask --copies 10
     .venv/bin/python benchmarks/bench_grading.py --overhead 3           # the sandbox's cost per notebook
     .venv/bin/python benchmarks/bench_grading.py --sleeper              # 40 copies, with and without a detached sleeper
+    .venv/bin/python benchmarks/bench_grading.py --failing 2            # 40 one-bug notebooks, with and without follow-ups
     .venv/bin/python benchmarks/bench_grading.py --help
 
 Each copy is its own submission, run in its own bubblewrap sandbox (or,
@@ -21,7 +22,13 @@ differences, and the CPU time the grader's own process spends per notebook
 (starting the worker, watching it, judging what it returned). `--sleeper` grades the copies three ways, in turn: in the
 sandbox, in the sandbox with one more notebook that leaves a detached
 `sleep` behind, and without the sandbox; the sleeper must not make the batch
-slower by more than the notebook budget. The load average is printed too:
+slower by more than the notebook budget. `--failing ROUNDS` grades a class
+of failing notebooks (`--copies` of them: each a solution with one function
+done wrong, from the mistakes corpus: every one whose notebook check
+follows up its failure, with a helper at fault or a smaller input, then
+others evenly spread) with the worker's follow-up of failed checks and
+without it (`Limits(follow_seconds=0)`), ROUNDS times each in turn (A B B
+A ...), and prints the median time of each and their ratio. The load average is printed too:
 other work on the machine slows grading down, so these are measurements, not
 tests.
 """
@@ -64,10 +71,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="instead: every solution ROUNDS times with and without the sandbox, one at a time")
     parser.add_argument("--sleeper", action="store_true",
                         help="instead: the copies in the sandbox, with one detached sleeper more, and without the sandbox")
+    parser.add_argument("--failing", type=int, default=0, metavar="ROUNDS",
+                        help="instead: --copies one-bug notebooks, with and without the follow-up of failed checks")
     args = parser.parse_args(argv)
     jobs = args.jobs or default_jobs()
     if args.overhead:
         return overhead(args.overhead)
+    if args.failing:
+        return failing(args, jobs)
     if args.sleeper:
         return sleeper(args, jobs)
 
@@ -180,6 +191,108 @@ def sleeper(args, jobs: int) -> int:
     print(f"the sleeper cost {extra:+.1f} s ({verdict} the notebook budget, {budget:g} s); the sandbox "
           f"{results['sandbox'] / results['no sandbox']:.2f} times the time without it")
     return 0 if extra <= budget else 1
+
+
+def failing(args, jobs: int) -> int:
+    """A class of one-bug notebooks graded with and without the worker's follow-up of failed checks, in turn."""
+    with tempfile.TemporaryDirectory(prefix="bench-failing-") as tmp:
+        folder, followed = _one_bug_notebooks(Path(tmp) / "submissions", args.copies)
+        sandbox = not args.no_sandbox
+        totals: dict[bool, list[float]] = {True: [], False: []}
+        per: dict[bool, list[float]] = {True: [], False: []}
+        shown: dict[bool, int] = {}
+        load_before = os.getloadavg()[0]
+        for r in range(args.failing):
+            for follow in ((True, False) if r % 2 == 0 else (False, True)):
+                limits = Limits() if follow else Limits(follow_seconds=0)
+                start = time.perf_counter()
+                grades = grade_submissions(collect([folder]), limits, jobs=jobs, progress=False, sandbox=sandbox)
+                totals[follow].append(time.perf_counter() - start)
+                per[follow] += [nb.seconds for g in grades for nb in g.notebooks]
+                shown[follow] = sum(c.smallest is not None or c.mistake == "helper_at_fault"
+                                    for g in grades for nb in g.notebooks for c in nb.checks)
+        work = _follow_up_work(folder)
+    after, before = statistics.median(totals[True]), statistics.median(totals[False])
+    print(f"notebooks:       {args.copies} with one function done wrong ({followed} whose notebook check follows up "
+          f"its failure), {jobs} at a time, {'sandboxed' if sandbox else 'without a sandbox'}, {args.failing} round(s)")
+    print(f"follow-ups:      {shown[True]} checks show a helper at fault or a smaller input with them, "
+          f"{shown[False]} without")
+    print(f"class, total:    median {after:.1f} s with follow-ups, {before:.1f} s without (ratio {after / before:.2f})")
+    print(f"per notebook:    median {statistics.median(per[True]):.2f} s with, {statistics.median(per[False]):.2f} s "
+          f"without (ratio {statistics.median(per[True]) / statistics.median(per[False]):.2f}); slowest "
+          f"{max(per[True]):.2f} s with, {max(per[False]):.2f} s without")
+    print(f"the work itself: median {statistics.median(work) * 1000:.0f} ms per notebook, mean "
+          f"{statistics.mean(work) * 1000:.0f} ms, most {max(work) * 1000:.0f} ms (the worker's judging and search, "
+          "run here one notebook at a time)")
+    print(f"load average:    {load_before:.1f} before, {os.getloadavg()[0]:.1f} after")
+    return 0
+
+
+def _follow_up_work(folder: Path) -> list[float]:
+    """Seconds of what the worker adds per notebook (its verdict on each followed check, the search after a
+    failure), measured in this process: the notebook's cells run here, unsandboxed (they are the course's own)."""
+    import dataclasses
+
+    import nbformat
+
+    from attention_course.grading.checks.engine import calls
+    from attention_course.grading.checks.engine.cases import Rngs
+    from attention_course.grading.checks.engine.check import judge_all
+    from attention_course.grading.checks.engine.code import code_of
+    from attention_course.grading.checks.engine.run import checks_left_to_the_grader, search
+
+    seconds = []
+    for path in sorted(folder.glob("*.ipynb")):
+        exercise = BY_ID[path.name.split("-")[0]]
+        namespace: dict = {}
+        with checks_left_to_the_grader():
+            for cell in nbformat.read(path, as_version=4).cells:
+                if cell.cell_type == "code":
+                    exec(cell.source, namespace)
+        spent = 0.0
+        for check in exercise.checks:
+            if not (check.helpers or check.sizes is not None):
+                continue
+            fn, cases = namespace.get(check.function), list(check.cases)
+            observations = {i: calls.observe_call(fn, c.args, c.kwargs, seconds=check.seconds) for i, c in enumerate(cases)}
+            start = time.perf_counter()  # as the worker does it (`worker._FollowUps`)
+            mine = dataclasses.replace(check, make_cases=lambda rngs, cases=cases: cases, hidden_rngs=Rngs(),
+                                       mistakes=(), refine=None)
+            result = judge_all(mine, observations, code_of(fn))
+            if not result.passed:
+                search(mine, fn, result, observations, deadline=time.perf_counter() + Limits().follow_seconds)
+            spent += time.perf_counter() - start
+        seconds.append(spent)
+    return seconds
+
+
+def _one_bug_notebooks(folder: Path, count: int) -> tuple[Path, int]:
+    """`count` notebooks, each a solution with one function replaced by a mistake of the corpus: first those whose
+    notebook check follows up its failure, then others evenly spread; (folder, how many of the first kind)."""
+    from attention_course.grading.checks.engine.run import run_check
+
+    import nbformat
+
+    checks = {c.name: (e, c) for e in BY_ID.values() if e.drawn is None for c in e.checks}
+    followed, others = [], []
+    for path in sorted((ROOT / "tests" / "grading_corpus" / "mistakes").glob("*.py")):
+        namespace: dict = {}
+        exec(compile(path.read_text(), str(path), "exec"), namespace)
+        if namespace["CHECK"] not in checks:
+            continue
+        exercise, check = checks[namespace["CHECK"]]
+        result = run_check(check, namespace[check.function], hidden=True)
+        kind = followed if result.smallest is not None or result.mistake == "helper_at_fault" else others
+        kind.append((path, exercise, check))
+    step = max(1, len(others) // max(1, count - len(followed)))
+    chosen = (followed + others[::step])[:count]
+    folder.mkdir(parents=True)
+    for path, exercise, check in chosen:
+        nb = nbformat.read(ROOT / "solutions" / f"{exercise.id}.ipynb", as_version=4)
+        cell = next(c for c in nb.cells if c.cell_type == "code" and f"def {check.function}(" in c.source)
+        cell.source = path.read_text()
+        nbformat.write(nb, folder / f"{exercise.id}-{path.stem}.ipynb")
+    return folder, min(len(followed), count)
 
 
 def _copies(folder: Path, exercise: str, copies: int) -> Path:

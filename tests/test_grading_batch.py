@@ -4,7 +4,6 @@ Every solution scores full marks, every untouched exercise scores zero without
 crashing, and the hostile corpus is graded correctly in one batch.
 """
 
-import dataclasses
 import hashlib
 import json
 import shutil
@@ -178,10 +177,7 @@ def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(t
         name = grade.submission.name.split("-", 1)[1]
         check_name, in_notebook = expected[name]
         in_batch = next(c for c in grade.notebooks[0].checks if c.check == check_name)
-        if in_notebook.smallest is not None:  # the notebook's check shows a smaller failing input first, the batch the input
-            shown = in_notebook.first_failure
-            in_notebook = dataclasses.replace(in_notebook, message=shown.message, hint=shown.hint, mistake=shown.mistake)
-        fields = ("score", "max_score", "status", "mistake", "message", "hint")
+        fields = ("score", "max_score", "status", "mistake", "message", "hint", "smallest")
         assert [getattr(in_batch, f) for f in fields] == [getattr(in_notebook, f) for f in fields], name
         assert [c.hint for c in in_batch.cases] == [c.hint for c in in_notebook.cases], name
         assert in_notebook.mistake == load_mistake(corpus / f"{name}.py"), name

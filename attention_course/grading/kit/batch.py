@@ -24,7 +24,8 @@ from .intake import Submission
 from .judge import NotebookGrade, judge_run, not_run
 from .sandbox import bubblewrap
 from .sandbox.process import Started
-from .sandbox.runner import Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
+from .sandbox.protocol import case_fields
+from .sandbox.runner import Call, Follow, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
 from .assignment import Assignment
 from .status import CLEAN, Incident, Status
 
@@ -117,8 +118,9 @@ def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, ass
     for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
         check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
+    follows = _follows(exercise, checks, requested, where) if limits.follow_seconds > 0 else ()
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided,
-                       started=started)
+                       started=started, follows=follows)
     grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch)
     grade.incidents[:0] = [Incident(note) for note in notes]  # remarks: no status of their own
     return grade
@@ -159,6 +161,22 @@ def _calls(checks, limits: Limits, hidden: bool,
                                   call_seconds, case.measure_memory))
             where[call_id] = (check.name, i)
     return requested, where
+
+
+def _follows(exercise, checks, requested: list[Call], where: dict[int, tuple[str, int]]) -> tuple[Follow, ...]:
+    """The checks whose failures the worker looks at closer, as a notebook's check does (`run.search`): those with
+    helpers to swap in or sizes to cut, of an exercise whose checks the registry holds (the worker takes them from
+    there; a check drawn for each student is an answer sheet, which has neither). Only their calls' arguments are
+    sent, as for the calls themselves: never an assignment's secret."""
+    if exercise.drawn is not None:
+        return ()
+    follows = []
+    for check in checks:
+        ids = tuple(call_id for call_id, (name, _) in where.items() if name == check.name)
+        if (check.helpers or check.sizes is not None) and ids:
+            follows.append(Follow(exercise.id, check.name, ids, tuple(case_fields(check.cases[where[i][1]]) for i in ids),
+                                  requested[ids[0]].seconds))
+    return tuple(follows)
 
 
 @dataclass(frozen=True)

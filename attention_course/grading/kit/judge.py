@@ -3,7 +3,10 @@
 `judge_run` takes what the sandbox observed (`sandbox.runner.NotebookRun`)
 and hands each check's observations to the same `judge_all` as the
 in-notebook checks, with the hidden inputs added and the words of the
-student's function read from the cells (so a hint offers the same leads).
+student's function read from the cells (so a hint offers the same leads),
+then a failed check's follow-up, found by the worker, to the same
+`run.follow_up`, which believes none of it that it cannot verify here: the
+same helper at fault or smallest failing input as a notebook's check.
 The notebook's status is every `Status` that applies, found from the run's
 data (its cells, its calls, what it tried), never from the sentences its
 incidents say.
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from ..checks.engine import calls, results
 from ..checks.engine.check import Check, judge_all
 from ..checks.engine.code import code_in_cells
+from ..checks.engine.run import FollowUp, cut_down, follow_up
 from ..checks.exercises import BY_ID, Exercise, package_names_used
 from .sandbox.runner import NotebookRun
 from .status import Incident, Status, notebook_text
@@ -95,13 +99,32 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
     for check in checks:
         observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
         try:
-            grade.checks.append(judge_all(check, observations, code_in_cells(cells, check.function)))  # as a notebook's
+            code = code_in_cells(cells, check.function)
+            result = judge_all(check, observations, code)  # as a notebook's check judges, then follows it up
+            grade.checks.append(follow_up(check, result, observations, _found(check, where, run, cells), code))
         except Exception as err:  # a bug of ours must not sink the batch
             grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),
                                                     results.ERROR, f"the grader failed: {err!r}", "", None, ()))
             grade.incidents.append(Incident(f"the grader failed on {check.name}: {err!r}", Status.GRADER_ERROR))
     grade.statuses = _statuses(grade, run, found)
     return grade
+
+
+def _found(check: Check, where: dict[int, tuple[str, int]], run: NotebookRun, cells: list[str]) -> FollowUp:
+    """What the worker's closer look at `check` found, its calls made the check's cases again and its smaller input
+    rebuilt from the grader's own case it was cut from (label, hidden or not); a helper at fault only if the
+    notebook defines it; nothing from a notebook that tampered with the grader, whose worker may say anything.
+    `follow_up` then checks every claim of it."""
+    found = run.follow_ups.get(check.name)
+    if found is None or Status.TAMPERED in run.flags:
+        return FollowUp()
+    index = {call_id: i for call_id, (name, i) in where.items() if name == check.name}
+    helper = found.helper if found.helper is not None and code_in_cells(cells, found.helper).known else None
+    swapped = {index[call_id]: obs for call_id, obs in found.swapped.items() if call_id in index}
+    if found.smallest is None or found.observation is None or found.cut_from not in index:
+        return FollowUp(helper, swapped)
+    cut_from = index[found.cut_from]
+    return FollowUp(helper, swapped, cut_down(check.cases[cut_from], found.smallest.args), found.observation, cut_from)
 
 
 def _statuses(grade: NotebookGrade, run: NotebookRun, found: set[Status]) -> tuple[Status, ...]:

@@ -185,7 +185,10 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
         if check.status == results.NOT_ATTEMPTED:
             parts.append(f"{check.function}: not attempted")
             continue
-        text = f"{check.function} {check.score}/{check.max_score}: {student_message(check)}"
+        said = student_message(check)
+        if check.smallest is not None and not check.smallest.hidden:  # it shows no input: it names the one it means
+            said = f"on the input \"{check.smallest.label}\": {said}"
+        text = f"{check.function} {check.score}/{check.max_score}: {said}"
         text += f" Hint: {check.hint}" if check.hint else ""
         others = [c.label for c in check.cases if not c.passed and c.status != results.SKIPPED
                   and c is not check.first_failure]
@@ -421,8 +424,14 @@ def notebook_json(nb: NotebookGrade) -> dict:
         "path": nb.path, "file": Path(nb.path).name, "exercise": nb.exercise, "status": nb.status,
         "statuses": list(nb.statuses), "score": nb.score, "max_score": nb.max_score, "seconds": round(nb.seconds, 3),
         "incidents": [Incident(i, getattr(i, "kind", None)).to_json() for i in nb.incidents],
-        "output": nb.output, "checks": [dataclasses.asdict(c) for c in nb.checks],
+        "output": nb.output, "checks": [_check_json(c) for c in nb.checks],
     }
+
+
+def _check_json(check: results.CheckResult) -> dict:
+    """A check's result, every field but the arguments of its smaller failing input (arrays: its `smallest` says
+    what a student is shown of them)."""
+    return dataclasses.asdict(dataclasses.replace(check, smallest_input=None))
 
 
 def check_from_json(data: dict) -> results.CheckResult:

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from . import calls, observe, results
 from .calls import Observation, observe_call
 from .cases import Case, Rngs, format_value
@@ -85,6 +87,8 @@ class FollowUp:
     """A smaller input on which the function fails the same way as on the first failing input."""
     observation: Observation | None = None
     """The function's call on `smallest`."""
+    cut_from: int | None = None
+    """Index of the case `smallest` was cut from (the first failing input the result shows)."""
 
 
 def failing(result: results.CheckResult, observations: dict[int, Observation]) -> list[int]:
@@ -98,8 +102,13 @@ def shown_index(result: results.CheckResult, observations: dict[int, Observation
     return next((i for i, r in zip(sorted(observations), result.cases) if r is shown), None)
 
 
-def search(check: Check, fn, result: results.CheckResult, observations: dict[int, Observation]) -> FollowUp:
-    """After a failed check: call `fn` again, with a helper swapped, or on smaller inputs (no verdict given here)."""
+def search(check: Check, fn, result: results.CheckResult, observations: dict[int, Observation],
+           deadline: float | None = None) -> FollowUp:
+    """After a failed check: call `fn` again, with a helper swapped, or on smaller inputs (no verdict given here).
+
+    `deadline` (time.perf_counter): when the search must end, its calls' time limits cut to fit (None: each call
+    has the check's own limit, the smaller input its `shrink.SECONDS`).
+    """
     if result.status != results.FAILED or not callable(fn):
         return FollowUp()
     bad = failing(result, observations)
@@ -108,7 +117,8 @@ def search(check: Check, fn, result: results.CheckResult, observations: dict[int
 
     def call(f, i):
         case = check.cases[i]
-        return calls.observe_call(f, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
+        seconds = check.seconds if deadline is None else max(0.05, min(check.seconds, deadline - time.perf_counter()))
+        return calls.observe_call(f, case.args, case.kwargs, seconds=seconds, measure_memory=case.measure_memory)
 
     swapped: dict[int, Observation] = {}
 
@@ -126,11 +136,36 @@ def search(check: Check, fn, result: results.CheckResult, observations: dict[int
     if obs.status not in (calls.RETURNED, calls.RAISED):
         return FollowUp()
     kind = failure_kind(check.expected(first), obs, check.cases[first])
-    found = smallest_failing(check, fn, check.cases[first], kind, time.perf_counter() + SECONDS)
+    end = time.perf_counter() + SECONDS
+    found = smallest_failing(check, fn, check.cases[first], kind, end if deadline is None else min(end, deadline))
     if found is None:
         return FollowUp()
     small, small_obs = found
-    return FollowUp(smallest=small, observation=small_obs)
+    return FollowUp(smallest=small, observation=small_obs, cut_from=first)
+
+
+def cut_down(case: Case, args: tuple) -> Case:
+    """`case` with smaller arguments `args`: the input `smallest_failing` tries (hidden if `case` is)."""
+    return Case(f"{case.label}, cut down", tuple(args), dict(case.kwargs), hidden=case.hidden)
+
+
+def is_cut_of(args: tuple, case: Case) -> bool:
+    """True if `args` could be `case`'s arguments cut down: as many, of the same types, arrays of the same dtype
+    and number of axes, none longer on any axis."""
+    if len(args) != len(case.args):
+        return False
+    for small, big in zip(args, case.args):
+        if isinstance(big, np.ndarray):
+            if not (isinstance(small, np.ndarray) and small.dtype == big.dtype and small.ndim == big.ndim
+                    and all(a <= b for a, b in zip(small.shape, big.shape))):
+                return False
+        elif type(small) is not type(big) and not (_number(small) and _number(big)):
+            return False
+    return True
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -> tuple[Case, Observation] | None:
@@ -144,7 +179,7 @@ def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -
         for args in candidates(spec, current):
             if calls_left <= 0 or time.perf_counter() >= deadline:
                 break
-            small = Case(f"{case.label}, cut down", tuple(args[p] for p in params), dict(case.kwargs), hidden=case.hidden)
+            small = cut_down(case, tuple(args[p] for p in params))
             one = _one(check, small)
             try:
                 expected = one.expected(0)  # the course's code refuses inputs that are not valid
@@ -172,23 +207,26 @@ def follow_up(check: Check, result: results.CheckResult, observations: dict[int,
     """`result` with what `found` shows, once checked here: a helper at fault, else a smaller failing input.
 
     Nothing `found` claims is taken on trust (the batch grader's worker may
-    have been tampered with): the swapped calls must pass on every input the
-    function failed, and the smaller input must fail, by this process's own
-    verdict, the same way as the first failing input.
+    have been tampered with): the helper must be one the check knows and the
+    function's code reads (when `code` is known), its swapped calls must pass
+    on every input the function failed, and the smaller input must be a cut of
+    the first failing input and fail, by this process's own verdict, the same
+    way.
     """
     if result.status != results.FAILED:
         return result
     bad = failing(result, observations)
     if not bad:
         return result
-    if found.helper is not None and found.helper in check.helpers:
+    if found.helper is not None and found.helper in check.helpers and (not code.known or found.helper in code.names):
         if set(found.swapped) >= set(bad) and all(judge(check, i, found.swapped[i]).passed for i in bad):
             hint = (f"`{check.function}` gives the expected result on every input it failed when it calls the "
                     f"course's `{found.helper}` instead of yours: the difference comes from your `{found.helper}` "
                     "(its own check shows how).")
             return dataclasses.replace(result, hint=hint, mistake="helper_at_fault")
     first = shown_index(result, observations)
-    if found.smallest is None or found.observation is None or result.mistake not in OBSERVED_ONLY or first is None:
+    if (found.smallest is None or found.observation is None or result.mistake not in OBSERVED_ONLY or first is None
+            or found.cut_from not in (None, first) or not is_cut_of(found.smallest.args, check.cases[first])):
         return result
     one = _one(check, found.smallest)
     try:

@@ -6,8 +6,10 @@ observation), then done; alerts from its watch may come at any time. The
 worker reports cells in order, then calls in order, each once, so a frame out
 of turn (a result for a call never asked for, a cell done that never started)
 was forged by the notebook: `Reports.parse` raises ProtocolError, and the
-supervisor kills the sandbox. Only plain numbers and short strings are ever
-decoded.
+supervisor kills the sandbox. After the calls, the worker may follow up the
+checks it was asked to (`Follow`), each in turn (started, what it found); a
+follow-up whose content is malformed is dropped, never believed. Only plain
+numbers and short strings are ever decoded.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...checks.engine.calls import Observation
+from ...checks.engine.run import FollowUp
 from ..status import Stop
-from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, unpack_observation
+from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, unpack_follow_up, unpack_observation
 
 MAX_UNREAD = MAX_BLOB + MAX_HEADER + (1 << 20)
 """Bytes of result channel held unparsed before the worker counts as flooding it."""
 
 Step = tuple[str, int]
-"""("cell", index) or ("call", id): what the worker is doing."""
+"""("cell", index), ("call", id) or ("follow", index): what the worker is doing."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,22 @@ class Call:
     """Time limit of the call."""
     measure_memory: bool = False
     """Measure the call's peak memory."""
+
+
+@dataclass(frozen=True)
+class Follow:
+    """A check whose failure the worker follows up after the calls (`run.search`): a guide, judged again outside."""
+
+    exercise: str
+    """Id of the exercise the check belongs to (the worker takes the check from the registry)."""
+    check: str
+    """Name of the check."""
+    calls: tuple[int, ...]
+    """Ids of its calls, in the order of its cases."""
+    cases: tuple[dict, ...]
+    """Each call's case, besides its arguments (`protocol.case_fields`): label, hidden, ..."""
+    seconds: float
+    """Time limit of one call of the check (its calls' own)."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +99,12 @@ class Reports:
     own time limits theirs: a step still running after it is overdue.
     """
 
-    def __init__(self, cells: int, skip: set[int], calls: list[Call], cell_seconds: float, grace_seconds: float):
+    def __init__(self, cells: int, skip: set[int], calls: list[Call], cell_seconds: float, grace_seconds: float,
+                 follows: int = 0, follow_seconds: float = 0.0):
         self.cells: dict[int, CellReport] = {}
         self.observations: dict[int, Observation] = {}
+        self.follow_ups: dict[int, FollowUp] = {}
+        """Index among the `Follow`s asked for -> what the worker's follow-up found, its cases as call ids."""
         self.alerts: list[Alert] = []
         self.counts: dict[Step | None, Counter] = {}
         """Step -> how many findings of each kind the watch made (beyond the alerts it sent)."""
@@ -97,6 +119,7 @@ class Reports:
         self._calls = {c.id: c for c in calls}
         self._calls_left = set(self._calls)
         self._seconds = (cell_seconds, grace_seconds)
+        self._follows, self._follow_seconds, self._followed = follows, follow_seconds, -1
         self._buffer = bytearray()
         self._pos = 0
         self._flooded = False
@@ -137,7 +160,8 @@ class Reports:
         if self.finished and event != "alert":  # a thread of the notebook may still be watched, nothing else is sent
             raise ProtocolError(f"a frame ({str(event)[:20]!r}) came after the worker's last one")
         handler = {"ready": self._ready, "cell": self._cell, "cell_done": self._cell_done, "call": self._call,
-                   "result": self._result, "alert": self._alert, "done": self._done}.get(event)
+                   "result": self._result, "follow": self._follow, "followed": self._followed_up, "alert": self._alert,
+                   "done": self._done}.get(event)
         if handler is None:
             raise ProtocolError(f"unknown event {event!r}")
         handler(header, arrays)
@@ -174,6 +198,23 @@ class Reports:
             raise ProtocolError(f"a result for call {call_id}, which was not running")
         self._calls_left.discard(call_id)
         self.observations[call_id] = unpack_observation(header.get("observation"), arrays)
+        self._end(header)
+
+    def _follow(self, header: dict, arrays: dict) -> None:
+        index = _int(header.get("index"))
+        if self.step is not None or self._cells_left or self._calls_left or not self._followed < index < self._follows:
+            raise ProtocolError(f"follow-up {index} started out of turn")
+        self._followed = index
+        self._start(("follow", index), self._follow_seconds + self._seconds[1], header)
+
+    def _followed_up(self, header: dict, arrays: dict) -> None:
+        index = _int(header.get("index"))
+        if self.step != ("follow", index):
+            raise ProtocolError(f"follow-up {index} reported while it was not running")
+        try:
+            self.follow_ups[index] = unpack_follow_up(header.get("found"), arrays)
+        except (ProtocolError, TypeError, ValueError):  # what a tampered worker made of it: nothing is said of it
+            pass
         self._end(header)
 
     def _alert(self, header: dict, arrays: dict) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..status import Stop
 from . import audit, bubblewrap
 from .bubblewrap import Bubblewrap
-from .channel import Call, Reports
+from .channel import Call, Follow, Reports
 from .protocol import ProtocolError, encode, pack_value
 from .tree import Leftover, LoneProcess, SandboxProcesses
 from .worker import CHANNEL_LOST
@@ -73,6 +73,9 @@ class Limits:
     """How long past a time limit the worker may take before it is killed."""
     startup_seconds: float = 60.0
     """Time for the worker to start (import numpy and IPython)."""
+    follow_seconds: float = 5.0
+    """Time for the worker's closer look at one failed check (`run.search`: a helper swapped, smaller inputs); 0
+    for none (the batch's feedback then lacks the helper at fault and the smallest failing input)."""
 
 
 class Output:
@@ -103,17 +106,20 @@ class WorkerProcess:
     submitted file, copied into the worker's folder; `provided` the names the
     exercise lets the notebook take from `attention_course`; `started` a worker
     `start_worker` started with the same sandbox and notebook (None: `run`
-    starts one).
+    starts one); `follows` the checks whose failures it follows up after the
+    calls.
     """
 
     def __init__(self, cells: list[str], skip, pending: list[Call], limits: Limits, deadline: float, output: Output,
                  *, sandbox: Bubblewrap | None = None, notebook: str | Path | None = None, provided: tuple = (),
-                 started: Started | None = None):
+                 started: Started | None = None, follows: tuple[Follow, ...] = ()):
         self.cells_src, self.skip, self.pending = cells, set(skip), pending
         self.limits, self.deadline, self.output = limits, deadline, output
         self.sandbox, self.notebook, self.provided = sandbox, notebook, tuple(provided)
+        self.follows = follows
         self._given = started
-        self.reports = Reports(len(cells), self.skip, pending, limits.cell_seconds, limits.grace_seconds)
+        self.reports = Reports(len(cells), self.skip, pending, limits.cell_seconds, limits.grace_seconds,
+                               len(follows), limits.follow_seconds)
         """What the worker reported: its cells, its calls' observations, what its watch saw."""
         self.kill: Stop | None = None
         """Why the grader stopped the process, if it did."""
@@ -132,6 +138,8 @@ class WorkerProcess:
     observations = property(lambda self: self.reports.observations, doc="Call id -> what the call did.")
     alerts = property(lambda self: self.reports.alerts, doc="What the worker's watch saw the notebook try.")
     counts = property(lambda self: self.reports.counts, doc="Step -> how many findings of each kind.")
+    follow_ups = property(lambda self: self.reports.follow_ups,
+                          doc="Index in `follows` -> what the worker's follow-up found, its cases as call ids.")
 
     def run(self) -> None:
         """Run the worker to its end (or the grader's kill), then clean up everything it left."""
@@ -166,7 +174,9 @@ class WorkerProcess:
         request = {"cells": self.cells_src, "skip": sorted(self.skip), "cell_seconds": self.limits.cell_seconds,
                    "calls": calls_json, "provided": list(self.provided), "writable": writable,
                    "course": _course_paths(self.notebook), "visible": bubblewrap.visible(),
-                   "processes": self.limits.processes}
+                   "processes": self.limits.processes, "follow_seconds": self.limits.follow_seconds,
+                   "follow": [{"exercise": f.exercise, "check": f.check, "calls": list(f.calls), "cases": list(f.cases),
+                               "seconds": f.seconds} for f in self.follows]}
         return encode(request, arrays)
 
     # --- watching -----------------------------------------------------------------------------------
@@ -222,7 +232,8 @@ class WorkerProcess:
             if self._channel_replaced():
                 return Stop.CHANNEL, ("interfered with the grader's result channel (it closed or replaced its "
                                       "descriptor, so the worker's reports never came)")
-            limit = self.limits.cell_seconds if self.step[0] == "cell" else self._call_seconds(self.step[1])
+            limit = {"cell": self.limits.cell_seconds, "follow": self.limits.follow_seconds}.get(
+                self.step[0]) or self._call_seconds(self.step[1])
             return Stop.TIME, f"ran past its {limit:g} s time limit and did not stop when told to"
         if now > self.deadline:
             return Stop.TIME, f"ran past the notebook's {self.limits.notebook_seconds:g} s time budget"

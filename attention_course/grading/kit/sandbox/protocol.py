@@ -17,6 +17,8 @@ import zipfile
 import numpy as np
 
 from ...checks.engine.calls import Observation, Opaque
+from ...checks.engine.cases import Case
+from ...checks.engine.run import FollowUp
 
 MAGIC = b"ACG1"
 MAX_HEADER = 4 << 20
@@ -169,3 +171,49 @@ def unpack_observation(data, arrays: dict[str, np.ndarray]) -> Observation:
         seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
         peak_bytes=peak,
     )
+
+
+def pack_follow_up(found: FollowUp, call_ids, arrays: dict[str, np.ndarray]) -> dict:
+    """A check's `run.FollowUp` as JSON plus arrays, its case indices given as the ids of the calls that made them
+    (`call_ids[i]`, a list or a dict, made case i)."""
+    return {
+        "helper": found.helper,
+        "swapped": [[call_ids[i], pack_observation(obs, arrays)] for i, obs in found.swapped.items()],
+        "smallest": None if found.smallest is None else [pack_value(a, arrays) for a in found.smallest.args],
+        "observation": None if found.observation is None else pack_observation(found.observation, arrays),
+        "cut_from": None if found.cut_from is None else call_ids[found.cut_from],
+    }
+
+
+def unpack_follow_up(data, arrays: dict[str, np.ndarray]) -> FollowUp:
+    """Inverse of `pack_follow_up`, its case indices left as call ids, the smaller input as its arguments alone (a
+    `Case` with no label, to be rebuilt from the grader's own case); ProtocolError for anything malformed."""
+    if not isinstance(data, dict):
+        raise ProtocolError("a follow-up is not an object")
+    helper, swapped, smallest = data.get("helper"), data.get("swapped", []), data.get("smallest")
+    if helper is not None and not (isinstance(helper, str) and len(helper) <= 100):
+        raise ProtocolError("a follow-up's helper is not a name")
+    if not isinstance(swapped, list) or len(swapped) > 10_000:
+        raise ProtocolError("a follow-up's swapped calls are malformed")
+    calls_: dict[int, Observation] = {}
+    for item in swapped:
+        if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int):
+            raise ProtocolError("a follow-up's swapped call is malformed")
+        calls_[item[0]] = unpack_observation(item[1], arrays)
+    if smallest is not None and not (isinstance(smallest, list) and len(smallest) <= 16):
+        raise ProtocolError("a follow-up's smaller input is malformed")
+    cut_from, observation = data.get("cut_from"), data.get("observation")
+    if cut_from is not None and type(cut_from) is not int:
+        raise ProtocolError("a follow-up's case is not a call id")
+    return FollowUp(
+        helper=helper, swapped=calls_,
+        smallest=None if smallest is None else Case("", tuple(unpack_value(a, arrays) for a in smallest)),
+        observation=None if observation is None else unpack_observation(observation, arrays),
+        cut_from=cut_from,
+    )
+
+
+def case_fields(case: Case) -> dict:
+    """What the worker needs of a case besides its arguments (which its call carries) to judge a call as a guide."""
+    return {"label": case.label[:200], "hidden": case.hidden, "saturated": case.saturated,
+            "precision": None if case.precision is None else [float(x) for x in case.precision]}

@@ -29,14 +29,15 @@ from collections import Counter
 
 from ...checks.engine import calls
 from ...checks.engine.calls import Observation
+from ...checks.engine.run import FollowUp
 from . import audit
 from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
-from .channel import Alert, Call, CellReport
+from .channel import Alert, Call, CellReport, Follow
 from .process import Limits, Output, Started, WorkerProcess, size_text
 from .tree import FILES_LISTED, Leftover
 
-__all__ = ["Call", "CellReport", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
+__all__ = ["Call", "CellReport", "Follow", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
 
 # The status each kind of finding gives (see audit.py); processes are counted apart, numpy's replacement gives none.
 FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
@@ -72,6 +73,9 @@ class NotebookRun:
     not here)."""
     sandboxed: bool = False
     """Whether it ran in a bubblewrap sandbox."""
+    follow_ups: dict[str, FollowUp] = field(default_factory=dict)
+    """Check name -> what its worker's closer look at the check's failure found (`run.search`), its cases as call
+    ids: what the notebook's own code may have forged, so only a guide until `run.follow_up` checks it."""
 
 
 class InvalidNotebook(ValueError):
@@ -168,13 +172,16 @@ def code_cells(nb: dict) -> list[str]:
 
 def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
                  sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
-                 provided: tuple[str, ...] = (), started: Started | None = None) -> NotebookRun:
+                 provided: tuple[str, ...] = (), started: Started | None = None,
+                 follows: tuple[Follow, ...] = ()) -> NotebookRun:
     """Run the cells in a worker, then make the requested calls; again without what killed a worker.
 
     `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
     `notebook`: the submitted file, copied into the worker's folder;
     `provided`: names the exercise lets the notebook take from attention_course;
-    `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`).
+    `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`);
+    `follows`: the checks whose failures the worker looks at closer after the calls (a worker that dies doing so
+    is not run again: only what it found before is lost).
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
@@ -186,17 +193,19 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     stopped: dict[int, Stop] = {}
     output = Output(limits.output_bytes)
     restarts = 0
+    found: dict[str, FollowUp] = {}
     while True:
         pending = [c for c in requested if c.id not in observations]
         attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
-                                provided=provided, started=started)
+                                provided=provided, started=started, follows=follows)
         started = None
         attempt.run()
         seen.add(attempt)
         cells_done.update(attempt.cells)
         if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
-        if attempt.finished:
+            found = {follows[i].check: f for i, f in attempt.follow_ups.items()}
+        if attempt.finished or (attempt.step is not None and attempt.step[0] == "follow"):
             break
         if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
                                             for a in attempt.alerts):
@@ -226,7 +235,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     incidents += _what_it_did(cells, requested, cells_done, output, seen, limits, sandbox is not None)
     return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
                        output.total, time.monotonic() - start, restarts, sorted(seen.files), sorted(seen.flags), stopped,
-                       sandbox is not None)
+                       sandbox is not None, found)
 
 
 class _Seen:

@@ -6,9 +6,14 @@ from stdin (the notebook's code cells and the calls to make), runs the cells
 in an IPython shell with a time limit each, calls the student's functions
 with `observe_call`, and reports every step on the result channel (a pipe
 whose descriptor is in $ATTENTION_COURSE_RESULT_FD), with what `audit.Watch`
-saw the notebook try. It never judges anything: only plain arrays go back,
-and the grader compares them. When it is done it waits to be killed, so that
-the grader can see what the notebook left running.
+saw the notebook try. Only plain arrays go back, and the grader judges
+them. Then, for each check the grader asked it to follow up whose calls
+failed (judged here only as a guide: the notebook may have changed anything
+in this process), it looks closer, as a notebook's own check does
+(`run.search`): the student's helper at fault, or a smaller input that fails
+the same way, which it sends for the grader to verify (`run.follow_up`).
+When it is done it waits to be killed, so that the grader can see what the
+notebook left running.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ WAIT_SECONDS = 30.0
 """How long a finished worker waits for the grader to end it."""
 CHANNEL_LOST = 86
 """The worker's exit status when it cannot write to its result channel (the notebook closed the descriptor)."""
+MAX_FOLLOW_UP_BYTES = 16 << 20
+"""Largest follow-up sent (its swapped calls' results and the smaller input): a larger one is not sent."""
 
 
 def _limit_resources(memory_bytes: int, file_bytes: int) -> None:
@@ -119,7 +126,7 @@ def main() -> None:
     from ...checks.engine import calls
     from ...checks.engine.run import checks_left_to_the_grader
     from .audit import Watch
-    from .protocol import decode, encode, pack_observation, unpack_value
+    from .protocol import decode, encode, pack_follow_up, pack_observation, unpack_value
 
     write, lock, pid, leave = os.write, threading.Lock(), os.getpid(), os._exit  # bound before any student code runs
     observe_call = calls.observe_call
@@ -145,6 +152,7 @@ def main() -> None:
     if frame is None:
         raise SystemExit("the grader sent an incomplete request")
     request, arrays, _ = frame
+    follow = _FollowUps(request, arrays, unpack_value)  # the checks taken from the registry before any cell runs
     findings = _Findings(send, processes=request.get("processes"))
     watch = Watch(findings, writable=request.get("writable", []), course=request.get("course", []),
                   visible=request.get("visible", []), provided=request.get("provided", []))
@@ -162,7 +170,7 @@ def main() -> None:
             send({"event": "cell_done", "index": index, "status": status, "error": error,
                   "alerts": findings.end_step()})
 
-    timed_out_groups = set()
+    timed_out_groups, observed = set(), {}
     for call in request["calls"]:
         send({"event": "call", "id": call["id"], "t": _now()})
         if call["group"] in timed_out_groups:
@@ -181,9 +189,11 @@ def main() -> None:
                 watch.changes()
             if obs.status == calls.TIMEOUT:
                 timed_out_groups.add(call["group"])
+        observed[call["id"]] = obs
         out: dict = {}
         send({"event": "result", "id": call["id"], "observation": pack_observation(obs, out),
               "alerts": findings.end_step()}, out)
+    follow.send_all(observed, shell.user_ns, send, watch, findings, pack_follow_up)
     send({"event": "done"})
     sys.stdout.flush()
     end = time.monotonic() + WAIT_SECONDS  # the grader looks at what is still running, then ends the worker
@@ -193,6 +203,77 @@ def main() -> None:
         except BaseException:  # noqa: BLE001 -- an alarm the notebook set; nothing is left to report
             pass
     os._exit(0)  # skip atexit handlers and threads the notebook may have left behind
+
+
+class _FollowUps:
+    """The worker's closer look at failed checks: each check of the request's "follow" list, with its calls'
+    arguments as its cases, judged here as a guide (see the module docstring)."""
+
+    def __init__(self, request: dict, arrays: dict, unpack_value):
+        import dataclasses
+
+        from ...checks.engine import check, code, results, run
+        from ...checks.engine.cases import Case, Rngs
+        from ...checks.exercises import BY_ID
+
+        # bound before any cell runs
+        self._judge_all, self._code_of, self._search, self._time = check.judge_all, code.code_of, run.search, time
+        self._failed = results.FAILED
+        self._seconds = float(request.get("follow_seconds", 5.0))
+        args = {c["id"]: (tuple(unpack_value(a, arrays) for a in c["args"]),
+                          {k: unpack_value(v, arrays) for k, v in c["kwargs"].items()}, c["measure_memory"])
+                for c in request["calls"]}
+        self._follows = []
+        for follow in request.get("follow", []):
+            exercise = BY_ID.get(follow["exercise"])
+            packaged = next((c for c in exercise.checks if c.name == follow["check"]), None) if exercise else None
+            made = [(i, c) for i, c in zip(follow["calls"], follow["cases"]) if i in args]
+            if packaged is None or not made:
+                self._follows.append(None)
+                continue
+            cases = [Case(c["label"], *args[i][:2], hidden=c["hidden"], measure_memory=args[i][2],
+                          precision=None if c["precision"] is None else tuple(c["precision"]), saturated=c["saturated"])
+                     for i, c in made]
+            # No mistakes to predict (the costliest part of a verdict, several seconds for a backward pass): which
+            # inputs fail does not depend on them, and a smaller input is looked for whenever none is recognised,
+            # which is whenever the grader's verdict wants one.
+            mine = dataclasses.replace(packaged, make_cases=lambda rngs, cases=cases: cases, hidden_rngs=Rngs(),
+                                       seconds=min(float(follow["seconds"]), self._seconds), mistakes=(), refine=None)
+            self._follows.append((mine, [i for i, _ in made]))
+
+    def made(self, observed: dict) -> list[int]:
+        """Indices of the follow-ups this worker can make: those whose every call it made."""
+        return [index for index, follow in enumerate(self._follows)
+                if follow is not None and all(i in observed for i in follow[1])]
+
+    def send_all(self, observed: dict, namespace: dict, send, watch, findings, pack) -> None:
+        """Make every follow-up this worker can, each a step of its own on the result channel."""
+        for index in self.made(observed):
+            send({"event": "follow", "index": index, "t": _now()})
+            out: dict = {}
+            found = self.look(index, observed, namespace, pack, out)
+            watch.changes()
+            send({"event": "followed", "index": index, "found": found, "alerts": findings.end_step()}, out)
+
+    def look(self, index: int, observed: dict, namespace: dict, pack, out: dict) -> dict | None:
+        """Follow-up `index`: its calls judged here, then, if they failed, what `run.search` finds, packed (its
+        arrays put in `out`); None if nothing was found or anything went wrong."""
+        check, ids = self._follows[index]
+        fn, deadline = namespace.get(check.function), self._time.perf_counter() + self._seconds  # the step's own
+        try:
+            observations = {j: observed[i] for j, i in enumerate(ids)}
+            result = self._judge_all(check, observations, self._code_of(fn))
+            if result.status != self._failed:
+                return None
+            found = self._search(check, fn, result, observations, deadline=deadline)
+            packed = pack(found, ids, out)
+        except BaseException:  # noqa: BLE001 -- the notebook's code may raise anything, even KeyboardInterrupt
+            out.clear()
+            return None
+        if sum(a.nbytes for a in out.values()) > MAX_FOLLOW_UP_BYTES:
+            out.clear()
+            return None
+        return packed
 
 
 def _close_quietly(fd: int) -> None:
