@@ -55,6 +55,7 @@ def test_instructors_read_the_real_defaults_columns_and_statuses():
     assert f"(`--cell-timeout`, {d.cell_seconds:g} s by default)" in INSTRUCTORS
     assert f"(`--check-timeout`, {d.call_seconds:g} s)" in INSTRUCTORS
     assert f"(`--memory-limit`, {d.memory_bytes >> 30}G)" in INSTRUCTORS
+    assert f"(`--follow-up-timeout`, {d.follow_seconds:g} s by default)" in " ".join(INSTRUCTORS.split())
     assert FLOOD_BYTES == 1_000_000 and "more than a megabyte" in INSTRUCTORS
     columns = ", ".join(f"`{c}`" for c in FIXED_COLUMNS) + ", one column per exercise (points), " + ", ".join(
         f"`{c}`" for c in TAIL_COLUMNS)

@@ -76,7 +76,8 @@ def test_grade_writes_a_gradebook_and_refuses_to_overwrite_it(tmp_path, capsys):
     assert len(list(csv.DictReader(out.open()))) == 1
 
 
-@pytest.mark.parametrize("bad", [["--memory-limit", "12"], ["--cell-timeout", "-1"], ["--jobs", "0"]])
+@pytest.mark.parametrize("bad", [["--memory-limit", "12"], ["--cell-timeout", "-1"], ["--jobs", "0"],
+                                 ["--follow-up-timeout", "-1"], ["--follow-up-timeout", "soon"]])
 def test_grade_rejects_bad_limits(bad, tmp_path, capsys):
     args = ["grade", str(ROOT / "solutions"), "--out", str(tmp_path / "g.csv"), *bad]
     if bad[0] == "--jobs":
@@ -84,6 +85,19 @@ def test_grade_rejects_bad_limits(bad, tmp_path, capsys):
     else:
         with pytest.raises(SystemExit):
             main(args)
+
+
+def test_the_follow_up_timeout_reaches_the_limits_and_0_turns_it_off():
+    from attention_course.cli import build_parser
+    from attention_course.grading.kit.cli import _limits
+    from attention_course.grading.kit.sandbox.runner import Limits
+
+    def limits(*extra):
+        return _limits(build_parser().parse_args(["grade", str(ROOT / "solutions"), *extra]))
+
+    assert limits().follow_seconds == Limits().follow_seconds > 0
+    assert limits("--follow-up-timeout", "0").follow_seconds == 0
+    assert limits("--follow-up-timeout", "2.5").follow_seconds == 2.5
 
 
 def _without_bwrap(monkeypatch):

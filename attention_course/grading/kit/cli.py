@@ -162,6 +162,11 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
                        help=f"time budget for a whole notebook (default: {d.notebook_seconds:g})")
     group.add_argument("--memory-limit", type=_bytes, default=d.memory_bytes, metavar="SIZE",
                        help="memory (address space) per notebook process, e.g. 2G or 1500M (default: 2G)")
+    group.add_argument("--follow-up-timeout", type=_seconds_or_none, default=d.follow_seconds, metavar="SECONDS",
+                       help="time per failed check to call the function again, with the course's helpers in place "
+                            "of the student's and on smaller inputs, as a notebook's check does, so that the feedback "
+                            f"can say which helper is at fault or show the smallest failing input (default: "
+                            f"{d.follow_seconds:g}; 0: no follow-up, a little faster)")
 
 
 def _seconds(text: str) -> float:
@@ -171,6 +176,17 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
+
+
+def _seconds_or_none(text: str) -> float:
+    """A number of seconds, or 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 for none), got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
     return value
 
 
@@ -189,7 +205,8 @@ def _limits(args):
     from .sandbox.runner import Limits
 
     return Limits(cell_seconds=args.cell_timeout, call_seconds=args.check_timeout,
-                  notebook_seconds=args.notebook_timeout, memory_bytes=args.memory_limit)
+                  notebook_seconds=args.notebook_timeout, memory_bytes=args.memory_limit,
+                  follow_seconds=args.follow_up_timeout)
 
 
 def _fail(command: str, err) -> int:
