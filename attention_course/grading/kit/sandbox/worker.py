@@ -236,9 +236,12 @@ class _FollowUps:
                      for i, c in made]
             # No mistakes to predict (the costliest part of a verdict, several seconds for a backward pass): which
             # inputs fail does not depend on them, and a smaller input is looked for whenever none is recognised,
-            # which is whenever the grader's verdict wants one.
+            # which is whenever the grader's verdict wants one. Nor are the grader's inputs' scores read again to
+            # find which are saturated (most of the rest of the cost): that came with them, from the grader; a
+            # smaller input made here is still read.
             mine = dataclasses.replace(packaged, make_cases=lambda rngs, cases=cases: cases, hidden_rngs=Rngs(),
-                                       seconds=min(float(follow["seconds"]), self._seconds), mistakes=(), refine=None)
+                                       seconds=min(float(follow["seconds"]), self._seconds), mistakes=(), refine=None,
+                                       scores=_scores_unless(packaged.scores, cases))
             self._follows.append((mine, [i for i, _ in made]))
 
     def made(self, observed: dict) -> list[int]:
@@ -274,6 +277,14 @@ class _FollowUps:
             out.clear()
             return None
         return packed
+
+
+def _scores_unless(scores, known):
+    """The check's `scores`, except for the inputs of `known`, whose saturation the grader sent (None for them)."""
+    if scores is None:
+        return None
+    sent = {id(case) for case in known}
+    return lambda case: None if id(case) in sent else scores(case)
 
 
 def _close_quietly(fd: int) -> None:
