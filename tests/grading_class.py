@@ -78,7 +78,7 @@ FORK_BOMB = """\
 # Start processes that each start more, as fast as they can.
 import os
 
-for _ in range(10_000):
+for _ in range(200):
     try:
         os.fork()
     except OSError:

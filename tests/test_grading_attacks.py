@@ -173,7 +173,7 @@ def test_each_incident_names_the_cell_and_what_it_was(batch):
     bomb = batch.grades["fork_bomb_05_causal_mask.ipynb"].notebooks[0].incidents
     assert len(bomb) == 1 and bomb[0].startswith("code cell 4 (`import os`) started processes (`os.fork()`)"), bomb
     assert f"tried to run more processes than the {FAST.processes} it may run at once" in bomb[0]
-    assert "were still running when the notebook finished and were killed with its sandbox" in bomb[0]
+    assert " in all" not in bomb[0]  # how many forks were refused depends on the machine's speed
     secret = batch.canary.read_text().strip()
     for grade in batch.grades.values():
         nb = grade.notebooks[0]

@@ -293,7 +293,7 @@ def test_the_batch_and_the_notebook_check_agree_on_a_sample_of_the_corpus(tmp_pa
     smaller = 0
     for name, (check_name, in_notebook) in expected.items():
         in_batch = next(c for c in graded[name].checks if c.check == check_name)
-        assert _same(in_batch, in_notebook) == [], name
+        assert _same(in_batch, in_notebook) == [], (name, in_batch.message[:1500])
         assert Status.TAMPERED not in graded[name].statuses, name
         smaller += in_batch.smallest is not None
     assert smaller >= 10  # the follow-up is there, not only agreed absent

@@ -369,3 +369,14 @@ def test_listing_its_own_scratch_folder_is_not_reading_outside():
     look = "import os\nprint(os.listdir(os.path.dirname(os.getcwd())), os.listdir(os.environ['HOME']))"
     run = run_notebook([look, DOUBLE], [call()], FAST)
     assert run.incidents == [] and run.flags == [], run.incidents
+
+
+def test_a_copy_of_the_worker_forked_by_a_cell_ends_with_that_cell():
+    # Left alone, the copy would run the next cells and the grader's calls too (a fork bomb's copies each calling the
+    # functions again, taking the CPU from the worker), and still be there when the notebook finished.
+    noted = "import os\ndef double(x):\n    open(f'called-by-{os.getpid()}', 'w').close()\n    return x * 2"
+    run = run_notebook(["import os\nos.fork()", noted], [call()], FAST)
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+    assert len(run.files_written) == 1, run.files_written  # the worker's call alone
+    assert "code cell 1 (`import os`) started processes (`os.fork()`)" in run.incidents
+    assert not any("still running" in i for i in run.incidents), run.incidents

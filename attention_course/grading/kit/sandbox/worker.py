@@ -132,6 +132,13 @@ def main() -> None:
     observe_call = calls.observe_call
     os.register_at_fork(after_in_child=lambda: _close_quietly(fd))  # a forked child cannot write into the channel
 
+    def only_the_worker() -> None:
+        # A copy of the worker forked by the notebook (`os.fork()` in a cell or in its function) ends with the step
+        # that made it: the grader's steps that follow are the worker's alone, and copies running them would take
+        # the CPU from it (a fork bomb's 63 copies each calling the functions again).
+        if os.getpid() != pid:
+            leave(0)
+
     def send(header: dict, arrays=None) -> None:
         if os.getpid() != pid:
             return
@@ -166,6 +173,7 @@ def main() -> None:
                 continue
             send({"event": "cell", "index": index, "t": _now()})
             status, error = _run_cell(shell, source, request["cell_seconds"], calls)
+            only_the_worker()
             watch.changes()
             send({"event": "cell_done", "index": index, "status": status, "error": error,
                   "alerts": findings.end_step()})
@@ -186,6 +194,7 @@ def main() -> None:
                     obs = observe_call(fn, args, kwargs, seconds=call["seconds"],
                                        measure_memory=call["measure_memory"], reraise_interrupt=False)
                     outcome["status"] = obs.status
+                only_the_worker()
                 watch.changes()
             if obs.status == calls.TIMEOUT:
                 timed_out_groups.add(call["group"])
@@ -193,7 +202,7 @@ def main() -> None:
         out: dict = {}
         send({"event": "result", "id": call["id"], "observation": pack_observation(obs, out),
               "alerts": findings.end_step()}, out)
-    follow.send_all(observed, shell.user_ns, send, watch, findings, pack_follow_up)
+    follow.send_all(observed, shell.user_ns, send, watch, findings, pack_follow_up, only_the_worker)
     send({"event": "done"})
     sys.stdout.flush()
     end = time.monotonic() + WAIT_SECONDS  # the grader looks at what is still running, then ends the worker
@@ -249,12 +258,13 @@ class _FollowUps:
         return [index for index, follow in enumerate(self._follows)
                 if follow is not None and all(i in observed for i in follow[1])]
 
-    def send_all(self, observed: dict, namespace: dict, send, watch, findings, pack) -> None:
+    def send_all(self, observed: dict, namespace: dict, send, watch, findings, pack, only_the_worker) -> None:
         """Make every follow-up this worker can, each a step of its own on the result channel."""
         for index in self.made(observed):
             send({"event": "follow", "index": index, "t": _now()})
             out: dict = {}
             found = self.look(index, observed, namespace, pack, out)
+            only_the_worker()
             watch.changes()
             send({"event": "followed", "index": index, "found": found, "alerts": findings.end_step()}, out)
 
