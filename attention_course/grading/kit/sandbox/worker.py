@@ -13,7 +13,9 @@ in this process), it looks closer, as a notebook's own check does
 (`run.search`): the student's helper at fault, or a smaller input that fails
 the same way, which it sends for the grader to verify (`run.follow_up`).
 When it is done it waits to be killed, so that the grader can see what the
-notebook left running.
+notebook left running. A copy of it that the notebook forks (`os.fork()`)
+ends with the cell, call or follow-up that made it: the grader's steps are
+the worker's alone.
 """
 
 from __future__ import annotations
