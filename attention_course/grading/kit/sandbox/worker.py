@@ -207,7 +207,12 @@ def main() -> None:
     follow.send_all(observed, shell.user_ns, send, watch, findings, pack_follow_up, only_the_worker)
     send({"event": "done"})
     sys.stdout.flush()
-    end = time.monotonic() + WAIT_SECONDS  # the grader looks at what is still running, then ends the worker
+    _wait_to_be_killed()
+
+
+def _wait_to_be_killed() -> None:
+    """Wait while the grader looks at what is still running and ends the worker; then exit at once."""
+    end = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < end:
         try:
             time.sleep(0.1)
