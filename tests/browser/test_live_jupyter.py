@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -164,7 +165,25 @@ def run_cell(page, code: str, seconds: float = 120) -> str:
     # last cell rendered need not be the notebook's last
     cell = page.locator(".jp-Cell.jp-mod-active").element_handle()
     page.keyboard.press("Shift+Enter")
+    # Right after the page opens, a cell run before the kernel's connection is ready is not run at all (its prompt
+    # stays "[ ]:", as "Run All Cells" in test_explorers_run_live can be): run it again until it has been sent.
+    for _ in range(5):
+        if _was_sent(cell):
+            break
+        cell.query_selector(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
     return cell.wait_for_selector(".jp-OutputArea-output", timeout=seconds * 1000).inner_text()
+
+
+def _was_sent(cell, seconds: float = 15) -> bool:
+    """True once the cell's prompt shows it queued or run ("[*]:", "[3]:"), within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        prompt = cell.query_selector(".jp-InputPrompt")
+        if prompt is not None and re.search(r"[*\d]", prompt.inner_text()):
+            return True
+        time.sleep(0.25)
+    return False
 
 
 def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path):
