@@ -44,13 +44,13 @@ _ROPE_MODEL_NAMES = (
 def _rope_models() -> tuple[RopeModel, ...]:
     # Read from `decoder.published` when first asked for: the decoder package is far heavier than this chapter's
     # measurements, which a student's check of RoPE imports.
-    from ..decoder.published import GENERATION_CONFIGS
+    from ..decoder.published import published_entry
 
-    entries = {entry.name: entry for entry in GENERATION_CONFIGS}
     models = []
     for label, name in _ROPE_MODEL_NAMES:
-        config = entries[name].config
-        models.append(RopeModel(label, config.rope_theta, config.head_dim, config.max_positions, entries[name].source))
+        entry = published_entry(name)
+        config = entry.config
+        models.append(RopeModel(label, config.rope_theta, config.head_dim, config.max_positions, entry.source))
     return tuple(models)
 
 

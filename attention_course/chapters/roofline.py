@@ -35,7 +35,7 @@ import numpy as np
 
 from ..core._checks import positive_int
 from ..decoder.cache import itemsize
-from ..decoder.published import GENERATION_CONFIGS, PUBLISHED_CONFIGS, PublishedConfig, model_shape
+from ..decoder.published import model_shape, published_entry
 from .cost import _blas_limit
 from .decoding import filled_cache
 
@@ -252,14 +252,9 @@ def step_cost(shape: DecoderShape, n_new: int, n_past: int = 0, *, batch: int = 
     return StepCost(weights=weights, attention=attention_cost(shape.layout, n_new, n_past, batch=batch, dtype=dtype))
 
 
-def _published(name: str) -> PublishedConfig:
-    """The published configuration of `name` (a Hugging Face Hub name) in `decoder.published`'s tables."""
-    return next(e for e in PUBLISHED_CONFIGS + GENERATION_CONFIGS if e.name == name)
-
-
 def _layout(label: str, name: str) -> AttentionLayout:
     """The attention layout of the published model `name`, from its config.json (`decoder.published`)."""
-    entry = _published(name)
+    entry = published_entry(name)
     if entry.fields.get("kv_lora_rank"):  # MLA: one latent of kv_lora_rank and a rotary key for every head
         c = entry.config
         return AttentionLayout(label, c.n_layers, c.n_heads, 1, c.latent.qk_nope_head_dim,
@@ -268,7 +263,7 @@ def _layout(label: str, name: str) -> AttentionLayout:
     return AttentionLayout(label, m.n_layers, m.n_heads, m.n_kv_heads, m.head_dim)
 
 
-_LLAMA_3_8B = _published("meta-llama/Meta-Llama-3-8B").config
+_LLAMA_3_8B = published_entry("meta-llama/Meta-Llama-3-8B").config
 LLAMA_3_8B_BODY = dict(n_layers=_LLAMA_3_8B.n_layers, n_heads=_LLAMA_3_8B.n_heads, head_dim=_LLAMA_3_8B.head_dim)
 """Llama 3 8B's layers, query heads and head size (its config.json), the body the four layouts of `LAYOUTS` share."""
 

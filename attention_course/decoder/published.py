@@ -238,13 +238,18 @@ def model_shape(entry: PublishedConfig) -> ModelShape:
                       str(fields.get("torch_dtype") or "float32"))
 
 
+def published_entry(name: str) -> PublishedConfig:
+    """The entry of `PUBLISHED_CONFIGS` or `GENERATION_CONFIGS` of a published model, by its Hub name."""
+    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS
+    for entry in entries:
+        if entry.name == name:
+            return entry
+    raise ValueError(f"name must be one of {', '.join(e.name for e in entries)}; got {name!r}")
+
+
 def published_config(name: str) -> DecoderConfig:
     """The `DecoderConfig` of a published model of `PUBLISHED_CONFIGS` or `GENERATION_CONFIGS`, by its Hub name.
 
     UnsupportedConfigError for a model type this package does not run (GPT-2, Falcon).
     """
-    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS
-    for entry in entries:
-        if entry.name == name:
-            return entry.config
-    raise ValueError(f"name must be one of {', '.join(e.name for e in entries)}; got {name!r}")
+    return published_entry(name).config

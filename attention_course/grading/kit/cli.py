@@ -162,7 +162,7 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
                        help=f"time budget for a whole notebook (default: {d.notebook_seconds:g})")
     group.add_argument("--memory-limit", type=_bytes, default=d.memory_bytes, metavar="SIZE",
                        help="memory (address space) per notebook process, e.g. 2G or 1500M (default: 2G)")
-    group.add_argument("--follow-up-timeout", type=_seconds_or_none, default=d.follow_seconds, metavar="SECONDS",
+    group.add_argument("--follow-up-timeout", type=_seconds_or_zero, default=d.follow_seconds, metavar="SECONDS",
                        help="time per failed check to call the function again, with the course's helpers in place "
                             "of the student's and on smaller inputs, as a notebook's check does, so that the feedback "
                             f"can say which helper is at fault or show the smallest failing input (default: "
@@ -179,7 +179,7 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _seconds_or_none(text: str) -> float:
+def _seconds_or_zero(text: str) -> float:
     """A number of seconds, or 0."""
     try:
         value = float(text)

@@ -383,22 +383,17 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
         found = left.get(step, [])
         commands = started.get(step) or list(dict.fromkeys(
             f"`{p.command}`" if p.command else "copies of the notebook's own process (`os.fork()`)" for p in found))
-        total = max(count.get(step, 0), len(commands))
-        if step in limited:
-            # no number: under the limit, its processes started the others, uncounted; at the limit, how many forks
-            # were refused before the step was stopped depends on the machine's speed (the same notebook graded
-            # twice would be told two numbers)
-            total = len(commands)
+        # A step that hit the limit is told no number: how many forks were refused before it was stopped, and
+        # whether any were still running at the end, depend on the machine's speed (the same notebook graded twice
+        # must be told the same), and its one finding is the limit.
+        total = len(commands) if step in limited else max(count.get(step, 0), len(commands))
         text = where(step) + (f" started processes ({', '.join(commands[:3])}"
                               f"{f'; {total} in all' if total > min(3, len(commands)) else ''})" if commands else "")
         if step in limited:
-            text += (", and tried to run " if commands else " tried to run ") + (f"more processes than the "
-                                                                               f"{limits.processes} it may run at once")
+            text += ((", and tried to run " if commands else " tried to run ")
+                     + f"more processes than the {limits.processes} it may run at once; any still running when the "
+                     "notebook finished were killed with its sandbox")
             seen.flags.add(Status.TOO_MANY_PROCESSES)
-        if step in limited:
-            # whether, and how many of, a fork bomb's processes were still running at the end depends on the
-            # machine's speed: the same notebook graded twice must be told the same, and its one finding is the limit
-            text += "; any still running when the notebook finished were killed with its sandbox"
         elif found:
             detached = " (detached from it)" if any(p.detached for p in found) else ""
             text += (f"; {len(found)} of them{detached} were still running when the notebook finished and were killed "
