@@ -115,6 +115,27 @@ def test_deepseek_v3_latent_attention_and_its_softmax_scale():
     assert plain.latent.q_lora_rank is None and not plain.rope_interleaved and plain.scale == 192 ** -0.5
 
 
+@pytest.mark.parametrize("rope", [{"rope_type": "linear", "factor": 4.0}, {"rope_type": "dynamic", "factor": 4.0},
+                                  {"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                   "original_max_position_embeddings": 16}])
+def test_deepseek_v3_scales_its_softmax_by_mscale_all_dim_under_every_scaled_rope(rope):
+    c = read(model_type="deepseek_v3", num_key_value_heads=2, rope_parameters={**rope, "mscale_all_dim": 0.8})
+    assert c.scale == pytest.approx(192 ** -0.5 * yarn_mscale(4.0, 0.8) ** 2, rel=1e-15)
+    assert c.ropes[0].frequencies(64)[1] == 1.0  # the attention factor is YaRN's alone
+    unscaled = read(model_type="deepseek_v3", num_key_value_heads=2, rope_parameters={"rope_type": "default",
+                                                                                        "mscale_all_dim": 0.8})
+    assert unscaled.scale == 192 ** -0.5
+
+
+def test_gemma3_reads_the_per_type_rope_dicts_beside_the_keys_of_a_single_one():
+    """What transformers saves for Gemma 3 given one dict: its keys, and the per-type defaults it uses."""
+    given = {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000.0,
+             "full_attention": {"rope_type": "default", "rope_theta": 1e6},
+             "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}
+    c = read(model_type="gemma3_text", layer_types=["sliding_attention", "full_attention"] * 2, rope_parameters=given)
+    assert [r.base for r in c.ropes] == [1e4, 1e6] * 2 and {r.rope_type for r in c.ropes} == {"default"}
+
+
 @pytest.mark.parametrize("fields, match", [
     ({"model_type": "gemma3"}, "text_config"),
     ({"model_type": "phi3"}, "model_type 'phi3' is not one this package runs"),
@@ -140,6 +161,10 @@ def test_deepseek_v3_latent_attention_and_its_softmax_scale():
     ({"model_type": "gemma3_text", "rope_parameters": {"full_attention": {"rope_type": "default"}}},
      r"no entry for the layer types \['sliding_attention'\]"),
     ({"model_type": "qwen2", "layer_types": ["sliding_attention"] * 4}, "sliding_window is null"),
+    ({"model_type": "qwen3", "layer_types": ["sliding_attention"] * 4, "sliding_window": 4},
+     r"null \(use_sliding_window is false"),
+    ({"model_type": "gemma3_text", "rope_parameters": {"rope_type": "linear", "factor": 2.0}},
+     "rope_parameters for gemma3_text needs one dict per layer type"),
 ])
 def test_what_is_not_implemented_is_refused_naming_the_key(fields, match):
     with pytest.raises(UnsupportedConfigError, match=match):

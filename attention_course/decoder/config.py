@@ -77,7 +77,7 @@ class DecoderConfig:
     """An RMSNorm on each head's query and key before RoPE (Qwen3, Gemma 3)."""
     score_scale: float | None = None
     """What the scores q . k are multiplied by; None: 1 / sqrt(head_dim). Gemma: query_pre_attn_scalar^-1/2;
-    DeepSeek with YaRN: also times yarn_mscale(factor, mscale_all_dim)^2."""
+    DeepSeek with a scaled RoPE and mscale_all_dim: also times yarn_mscale(factor, mscale_all_dim)^2."""
     attn_softcap: float | None = None
     """Scores become c * tanh(s / c) before the mask (Gemma 2's attn_logit_softcapping)."""
     final_softcap: float | None = None

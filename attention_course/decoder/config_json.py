@@ -190,7 +190,9 @@ def _windows(cfg: dict, model_type: str, layer_types: tuple[str, ...], source: s
     if model_type == "mistral":
         return (None if window is None else int(window),) * len(layer_types)
     if "sliding_attention" in layer_types and window is None:
-        raise UnsupportedConfigError(f"{source}: layer_types has sliding_attention layers but sliding_window is null")
+        why = " (use_sliding_window is false, which makes it null)" if model_type in ("qwen2", "qwen3") else ""
+        raise UnsupportedConfigError(f"{source}: layer_types has sliding_attention layers but sliding_window is "
+                                     f"null{why}: a sliding layer needs a window size")
     return tuple(int(window) if t == "sliding_attention" else None for t in layer_types)
 
 
@@ -205,25 +207,37 @@ def _no_rope_layers(cfg: dict, n_layers: int, source: str) -> list[int]:
     return [int(bool(u)) for u in given]
 
 
+def _rope_params(cfg: dict, model_type: str) -> tuple[dict, str]:
+    """(the RoPE settings as one dict, or one per layer type, and the key config.json gives them under)."""
+    theta = cfg.get("rope_theta", _DEFAULT_THETA.get(model_type, 10000.0))
+    params = cfg.get("rope_parameters")
+    if model_type == "gemma3_text" and not params:
+        scaling = dict(cfg.get("rope_scaling") or {})
+        return {"full_attention": {"rope_type": "default", "rope_theta": theta, **scaling},
+                "sliding_attention": {"rope_type": "default",
+                                      "rope_theta": cfg.get("rope_local_base_freq", 10000.0)}}, "rope_scaling"
+    if not params:
+        params = dict(cfg.get("rope_scaling") or (_GPT_OSS_ROPE if model_type == "gpt_oss" else {}))
+        return params, "rope_scaling" if cfg.get("rope_scaling") else "rope_parameters"
+    return params, "rope_parameters"
+
+
 def _ropes(cfg: dict, model_type: str, layer_types: tuple[str, ...], source: str) -> tuple[RopeScaling | None, ...]:
     """Each layer's RoPE (None for NoPE layers), read from rope_parameters or rope_theta / rope_scaling."""
     theta = cfg.get("rope_theta", _DEFAULT_THETA.get(model_type, 10000.0))
-    params = cfg.get("rope_parameters")
-    key = "rope_parameters"
-    if model_type == "gemma3_text" and not params:
-        scaling = dict(cfg.get("rope_scaling") or {})
-        params = {"full_attention": {"rope_type": "default", "rope_theta": theta, **scaling},
-                  "sliding_attention": {"rope_type": "default",
-                                        "rope_theta": cfg.get("rope_local_base_freq", 10000.0)}}
-        key = "rope_scaling"
-    elif not params:
-        params = dict(cfg.get("rope_scaling") or (_GPT_OSS_ROPE if model_type == "gpt_oss" else {}))
-        key = "rope_scaling" if cfg.get("rope_scaling") else key
-    nested = isinstance(params, dict) and params and all(k in LAYER_TYPES for k in params)
+    params, key = _rope_params(cfg, model_type)
+    if not isinstance(params, dict):
+        raise UnsupportedConfigError(f"{source}: {key} must be a dict; got {type(params).__name__}")
+    # One dict per layer type as soon as one layer type is a key, as transformers reads it: Gemma 3's config
+    # keeps the keys of a single dict it was given beside the per-type ones it fills in, and never uses them
+    nested = [k for k in params if k in LAYER_TYPES]
+    if model_type == "gemma3_text" and not nested:  # transformers would put its defaults in and ignore these keys
+        raise UnsupportedConfigError(f"{source}: {key} for gemma3_text needs one dict per layer type "
+                                     f"({', '.join(LAYER_TYPES)}); got the single dict {params!r}")
     if nested:
         local_theta = cfg.get("rope_local_base_freq", 10000.0) if model_type == "gemma3_text" else theta
         per_type = {t: _rope(dict(params[t] or {}), local_theta if t == "sliding_attention" else theta, cfg,
-                             f"{key}.{t}", source, nested=True) for t in params}
+                             f"{key}.{t}", source, nested=True) for t in nested}
         missing = sorted(set(layer_types) - set(per_type))
         if missing:
             raise UnsupportedConfigError(f"{source}: {key} has no entry for the layer types {missing}")
@@ -279,9 +293,10 @@ def _score_scale(cfg: dict, model_type: str, latent: LatentAttentionConfig | Non
     if latent is None:
         return None
     scale = latent.qk_head_dim ** -0.5
-    rope = ropes[0]
-    if rope is not None and rope.rope_type != "default" and rope.mscale_all_dim:
-        scale = scale * yarn_mscale(rope.factor, rope.mscale_all_dim) ** 2  # DeepSeek's softmax scale with YaRN
+    params = _rope_params(cfg, model_type)[0]
+    mscale_all_dim = params.get("mscale_all_dim")
+    if ropes[0].rope_type != "default" and mscale_all_dim:  # under every scaling rule, not YaRN's alone
+        scale = scale * yarn_mscale(ropes[0].factor, float(mscale_all_dim)) ** 2  # DeepSeek's softmax scale
     return scale
 
 
