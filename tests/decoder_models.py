@@ -5,13 +5,18 @@ attention is far from uniform (transformers' own initialisation, normal with
 std 0.02, makes every score nearly 0), and saved with `save_pretrained` as a
 checkpoint folder. Every architecture `load_decoder` runs is here, most in
 several configurations (sizes, windows, RoPE scalings, expert counts, low-rank
-queries or not). Used by tests/test_decoder_transformers.py, by the NumPy-only
+queries or not), in ARCHITECTURES; VARIANTS adds options and corners each
+family reads its own way (RoPE rules with their rarer keys, windows of 1 or
+none, layer_types written out or left to the defaults). Used by
+tests/test_decoder_transformers.py (ARCHITECTURES),
+tests/test_decoder_transformers_variants.py (VARIANTS), by the NumPy-only
 tests (`config_json` gives the same configurations without transformers) and
 by tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -133,6 +138,120 @@ ARCHITECTURES = {
 }
 """name -> (transformers class, config options beside COMMON): each architecture, several configurations of most."""
 
+_DEEPSEEK = dict(num_hidden_layers=2, num_key_value_heads=4, kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=4,
+                 v_head_dim=6, n_routed_experts=4, num_experts_per_tok=2, n_group=2, topk_group=1, n_shared_experts=1,
+                 moe_intermediate_size=8, max_position_embeddings=64)
+
+VARIANTS = {
+    # Multi-head (h_kv = h_q), head_dim 10 with every bias, tied; YaRN with mscale and mscale_all_dim (their ratio
+    # is the attention factor), a factor apart from max / original positions, a ramp not rounded (truncate false).
+    "llama-mha-yarn": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, head_dim=10,
+                                                 attention_bias=True, mlp_bias=True, tie_word_embeddings=True,
+                                                 rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0, "factor": 4.0,
+                                                                  "original_max_position_embeddings": 16, "mscale": 0.9,
+                                                                  "mscale_all_dim": 1.1, "beta_fast": 8.0, "beta_slow": 0.5,
+                                                                  "truncate": False})),
+    # Multi-query; Llama 3.1's RoPE with other frequency factors: base 100, so pairs fall in all three bands.
+    "llama-mqa-llama3": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=1, mlp_bias=True,
+                                                   rope_parameters={"rope_type": "llama3", "rope_theta": 100.0,
+                                                                    "factor": 32.0, "low_freq_factor": 0.5,
+                                                                    "high_freq_factor": 4.0,
+                                                                    "original_max_position_embeddings": 32})),
+    # YaRN's attention factor given outright, and original_max_position_embeddings at the top level, which
+    # transformers puts above the one inside rope_parameters.
+    "llama-yarn-attention-factor": ("LlamaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=2,
+                                                              original_max_position_embeddings=8,
+                                                              rope_parameters={"rope_type": "yarn", "rope_theta": 100.0,
+                                                                               "factor": 3.0, "attention_factor": 1.3,
+                                                                               "original_max_position_embeddings": 16})),
+    # Mistral without a window, head_dim 12, and dynamic NTK past a trained context of 8 tokens.
+    "mistral-no-window-dynamic": ("MistralForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=2, head_dim=12,
+                                                              sliding_window=None, max_position_embeddings=8,
+                                                              rope_parameters={"rope_type": "dynamic", "rope_theta": 500.0,
+                                                                               "factor": 2.0})),
+    # A window of 1: each token sees itself alone, and the cache keeps nothing.
+    "mistral-window-1": ("MistralForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, sliding_window=1,
+                                                     rope_parameters={"rope_type": "linear", "rope_theta": 100.0,
+                                                                      "factor": 2.0})),
+    # Qwen2's layer_types written out (sliding, full, sliding), multi-query, untied.
+    "qwen2-layer-types": ("Qwen2ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=1, use_sliding_window=True,
+                                                    sliding_window=3, tie_word_embeddings=False,
+                                                    layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                                    rope_parameters={"rope_type": "linear", "rope_theta": 1000.0,
+                                                                     "factor": 1.5})),
+    # Qwen3 with every layer sliding (max_window_layers 0), biases, multi-head, head_dim 6, Llama 3.1's RoPE.
+    "qwen3-all-sliding": ("Qwen3ForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, head_dim=6,
+                                                    attention_bias=True, use_sliding_window=True, sliding_window=4,
+                                                    max_window_layers=0,
+                                                    rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0,
+                                                                     "factor": 8.0, "low_freq_factor": 1.0,
+                                                                     "high_freq_factor": 4.0,
+                                                                     "original_max_position_embeddings": 16})),
+    # Gemma 2 without caps, its default alternation (no layer_types), a window of 2, biases, YaRN.
+    "gemma2-no-caps-yarn": ("Gemma2ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=2, head_dim=8,
+                                                       sliding_window=2, query_pre_attn_scalar=100,
+                                                       attn_logit_softcapping=None, final_logit_softcapping=None,
+                                                       attention_bias=True, tie_word_embeddings=False,
+                                                       rope_parameters={"rope_type": "yarn", "rope_theta": 100.0,
+                                                                        "factor": 4.0,
+                                                                        "original_max_position_embeddings": 16})),
+    # Gemma 3 given one RoPE dict: transformers keeps its keys beside the per-type defaults it fills in, and
+    # uses the defaults. Layer types from sliding_window_pattern 2.
+    "gemma3-single-rope-dict": ("Gemma3ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=2, head_dim=8,
+                                                           sliding_window=3, sliding_window_pattern=2,
+                                                           attention_bias=True,
+                                                           rope_parameters={"rope_type": "linear", "factor": 2.0,
+                                                                            "rope_theta": 1000.0})),
+    # Gemma 3 with a scaled RoPE of another kind on each layer type, multi-query, capped logits.
+    "gemma3-scaled-per-type": ("Gemma3ForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=1, head_dim=8,
+                                                          sliding_window=3, final_logit_softcapping=6.0,
+                                                          layer_types=["full_attention", "sliding_attention",
+                                                                       "full_attention"],
+                                                          rope_parameters={
+                                                              "full_attention": {"rope_type": "yarn", "rope_theta": 1e5,
+                                                                                 "factor": 8.0, "beta_fast": 4.0,
+                                                                                 "original_max_position_embeddings": 8},
+                                                              "sliding_attention": {"rope_type": "dynamic", "factor": 2.0,
+                                                                                    "rope_theta": 100.0}})),
+    # SmolLM3 with sliding windows on its NoPE layers, YaRN on the others.
+    "smollm3-windows": ("SmolLM3ForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=2, no_rope_layers=[1, 0, 0, 1],
+                                                    use_sliding_window=True, sliding_window=3,
+                                                    rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0,
+                                                                     "factor": 2.0,
+                                                                     "original_max_position_embeddings": 16})),
+    # gpt-oss with its default RoPE (no rope_parameters), layer_types written out, every token to both experts.
+    "gpt-oss-defaults": ("GptOssForCausalLM", dict(num_hidden_layers=3, num_key_value_heads=4, head_dim=8,
+                                                    sliding_window=3, num_local_experts=2, num_experts_per_tok=2,
+                                                    intermediate_size=16,
+                                                    layer_types=["full_attention", "sliding_attention", "sliding_attention"])),
+    # gpt-oss with a linear RoPE, multi-query, one expert of 4 per token.
+    "gpt-oss-linear": ("GptOssForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=1, head_dim=6, sliding_window=2,
+                                                  num_local_experts=4, num_experts_per_tok=1, intermediate_size=16,
+                                                  rope_parameters={"rope_type": "linear", "rope_theta": 100.0,
+                                                                   "factor": 2.0})),
+    # DeepSeek-V3's softmax scale times yarn_mscale(factor, mscale_all_dim)^2 under a linear RoPE too;
+    # low-rank queries, experts from layer 0, no shared expert, weights not normalised.
+    "deepseek-linear-mscale": ("DeepseekV3ForCausalLM", dict(_DEEPSEEK, q_lora_rank=6, first_k_dense_replace=0,
+                                                              n_shared_experts=0, norm_topk_prob=False,
+                                                              rope_parameters={"rope_type": "linear", "rope_theta": 100.0,
+                                                                               "factor": 4.0, "mscale_all_dim": 0.8})),
+    # The same with Llama 3.1's RoPE, one query projection, rotate-half pairs, values wider than keys, all dense.
+    "deepseek-llama3-mscale": ("DeepseekV3ForCausalLM", dict(_DEEPSEEK, q_lora_rank=None, rope_interleave=False,
+                                                              v_head_dim=10, first_k_dense_replace=2,
+                                                              rope_parameters={"rope_type": "llama3", "rope_theta": 100.0,
+                                                                               "factor": 4.0, "low_freq_factor": 1.0,
+                                                                               "high_freq_factor": 4.0,
+                                                                               "original_max_position_embeddings": 16,
+                                                                               "mscale_all_dim": 1.0})),
+    # YaRN with mscale alone: the attention factor is yarn_mscale(factor), the softmax scale is left alone.
+    "deepseek-yarn-mscale-only": ("DeepseekV3ForCausalLM", dict(_DEEPSEEK, q_lora_rank=12, n_group=1, topk_group=1,
+                                                                 first_k_dense_replace=1,
+                                                                 rope_parameters={"rope_type": "yarn", "rope_theta": 1000.0,
+                                                                                  "factor": 8.0, "mscale": 0.707,
+                                                                                  "original_max_position_embeddings": 16})),
+}
+"""name -> (transformers class, config options beside COMMON): options and corners beyond ARCHITECTURES."""
+
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
                "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
@@ -140,9 +259,15 @@ MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qw
 """config.json's model_type of each transformers class above."""
 
 
+def _spec(name: str) -> tuple[str, dict]:
+    """(transformers class, a copy of the options) of `name` in ARCHITECTURES or VARIANTS."""
+    class_name, options = ARCHITECTURES[name] if name in ARCHITECTURES else VARIANTS[name]
+    return class_name, copy.deepcopy(options)  # transformers' configs fill in nested dicts they are given
+
+
 def config_json(name: str) -> dict:
     """The config.json fields of architecture `name` as written above, without transformers' defaults filled in."""
-    class_name, options = ARCHITECTURES[name]
+    class_name, options = _spec(name)
     return {"model_type": MODEL_TYPES[class_name], **COMMON, **options}
 
 
@@ -181,11 +306,11 @@ def tiny_tokenizer():
 
 
 def tiny_model(name: str, seed: int = 0):
-    """A transformers causal LM of architecture `name` (see ARCHITECTURES) with re-drawn random weights, float32, eager."""
+    """A transformers causal LM of architecture `name` (ARCHITECTURES or VARIANTS) with re-drawn random weights, float32, eager."""
     import torch
     import transformers
 
-    class_name, options = ARCHITECTURES[name]
+    class_name, options = _spec(name)
     model_class = getattr(transformers, class_name)
     config = model_class.config_class(**{**COMMON, **options})
     config._attn_implementation = "eager"  # returns the attention weights
@@ -194,6 +319,8 @@ def tiny_model(name: str, seed: int = 0):
     gemma = config.model_type.startswith("gemma")
     with torch.no_grad():
         for param_name, p in model.named_parameters():
+            if p.numel() == 0:
+                continue  # DeepSeek's shared experts when there are none: stored with zero width
             if param_name.endswith("norm.weight"):
                 # RMSNorm gains near 1, each different (Gemma stores gain - 1)
                 p.copy_((0 if gemma else 1) + 0.3 * torch.randn_like(p))
@@ -228,8 +355,6 @@ def reference_run(model, ids: np.ndarray, max_new_tokens: int) -> dict[str, np.n
     Each of the three runs uses a fresh copy of `model`: a dynamic RoPE keeps,
     between calls, the frequencies of the longest sequence it has seen.
     """
-    import copy
-
     import torch
 
     t = torch.tensor(ids)[None]  # (1, n)
