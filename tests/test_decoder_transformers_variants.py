@@ -6,11 +6,12 @@ download) and saves with save_pretrained: RoPE rules with their rarer keys
 frequency factors; DeepSeek's softmax scale under every scaling rule), a
 window of 1 or none, layer_types written out or left to each family's
 default, Gemma 3 given a single RoPE dict, multi-head and multi-query
-attention. Compared with transformers' eager attention in float32: logits to
-1e-4 and every layer's attention weights to 1e-5 on a prompt of 13 random
-tokens; then the same prompt cached, 4 tokens and one at a time, each step's
-logits to 1e-4 against the whole prompt's and against transformers' own
-cached steps. Skipped without torch.
+attention. Each layer's score scale, window and RoPE frequencies are compared
+with the modules transformers builds; then the model with transformers' eager
+attention in float32: logits to 1e-4 and every layer's attention weights to
+1e-5 on a prompt of 13 random tokens; then the same prompt cached, 4 tokens
+and one at a time, each step's logits to 1e-4 against the whole prompt's and
+against transformers' own cached steps. Skipped without torch.
 """
 
 import copy
@@ -39,6 +40,26 @@ def variant(request, tmp_path_factory):
         out = copy.deepcopy(hf)(torch.tensor(ids)[None], output_attentions=True)  # a copy: dynamic RoPE remembers
     ref = {"logits": out.logits[0].numpy(), "attentions": torch.stack(out.attentions)[:, 0].numpy()}  # (L, h, n, n)
     return hf, folder, load_decoder(folder), ids, ref
+
+
+def test_each_layer_reads_as_transformers_builds_it(variant):
+    """Each layer's score scale, window, RoPE frequencies and attention factor, as transformers' modules hold them."""
+    hf, _, ours, _, _ = variant
+    c, rotary = ours.config, hf.model.rotary_emb
+    layer_types = getattr(hf.config, "layer_types", None) or ["full_attention"] * c.n_layers
+    for layer, (module, rope) in enumerate(zip(hf.model.layers, c.ropes)):
+        attn = module.self_attn
+        assert c.scale == pytest.approx(attn.scaling, rel=1e-12), f"layer {layer}"
+        window = getattr(attn, "sliding_window", getattr(hf.config, "sliding_window", None))
+        assert c.windows[layer] == (window if c.latent is None else None), f"layer {layer}"  # DeepSeek: none
+        if rope is None:  # NoPE
+            continue
+        kind = layer_types[layer] if hasattr(rotary, f"{layer_types[layer]}_inv_freq") else None  # Gemma 3: per type
+        want = getattr(rotary, f"{kind}_inv_freq" if kind else "inv_freq").numpy()
+        theta, factor = rope.frequencies(c.rope_dim, seq_len=c.max_positions)  # dynamic: not grown yet
+        np.testing.assert_allclose(theta, want, rtol=2e-6, err_msg=f"layer {layer}")  # float64 / float32
+        assert factor == pytest.approx(getattr(rotary, f"{kind}_attention_scaling" if kind else "attention_scaling"),
+                                       rel=1e-12), f"layer {layer}"
 
 
 def test_logits_and_attention_weights_equal_transformers(variant):
