@@ -3,7 +3,8 @@
 A key config.json leaves out takes the default of transformers' configuration
 class for that model type. RoPE settings are read in both forms files use:
 transformers 5's `rope_parameters` (one dict, or one per layer type as Gemma 3
-writes it) and the older top-level `rope_theta` / `rope_scaling` (Gemma 3:
+writes it; keys beside the per-type dicts are not used, by transformers
+either) and the older top-level `rope_theta` / `rope_scaling` (Gemma 3:
 `rope_local_base_freq` for its sliding layers). Whatever this package does
 not implement is refused with an `UnsupportedConfigError` naming the key.
 """
