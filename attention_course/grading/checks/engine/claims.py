@@ -31,7 +31,7 @@ _FIRST = re.compile(r"\b(row|slice|entry) (\d+)( along axis \d+)? is the first (
 _SUM = re.compile(r"do not sum to " + _NUMBER + r" along the softmax axis: (?:slice (\d+|\([\d, ]+\))|the slice) "
                   r"sums to " + _NUMBER)
 _NON_FINITE = re.compile(r"nan or inf appears where every expected value is finite: the first at index "
-                         r"(\d+|\([\d, ]+\))(?: \(row \d+\))?, (\d+) of (\d+) entries")
+                         r"(\d+|\([\d, ]+\))(?: \(row (\d+)\))?, (\d+) of (\d+) entries")
 _FACTOR = re.compile(r"Every value is (?:exactly (\d+)|exactly 1/(\d+)|" + _NUMBER + r"(?: \([^)]*\))?) times the expected")
 _OFFSET = re.compile(r"Every value is the expected one plus " + _NUMBER)
 _DIGITS = re.compile(r"agree with the expected ones to about (\d+) significant digits")
@@ -163,9 +163,11 @@ def _sum_claim(text: str, numbers: Numbers) -> list[str]:
 def _non_finite_claim(text: str, numbers: Numbers) -> list[str]:
     problems = []
     for match in _NON_FINITE.finditer(text):
-        at, count, size = _index(match.group(1)), int(match.group(2)), int(match.group(3))
+        at, row, count, size = _index(match.group(1)), match.group(2), int(match.group(3)), int(match.group(4))
         bad = ~np.isfinite(numbers.value.astype(np.float64)) & np.isfinite(numbers.expected.astype(np.float64))
         first = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.any() else None
+        if row is not None and (numbers.value.ndim != 2 or int(row) != at[0]):  # a row is an index of a matrix
+            problems.append(f"{match.group(0)!r}: the result has no row {row} there (it has {numbers.value.ndim} axes)")
         if first != at or int(bad.sum()) != count or numbers.value.size != size:
             problems.append(f"{match.group(0)!r}: the first nan or inf is at {first}, {int(bad.sum())} in all")
     return problems

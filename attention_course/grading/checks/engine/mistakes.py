@@ -360,7 +360,8 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
     bad = ~np.isfinite(val) & np.isfinite(exp)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"index {first[0]}" if len(first) == 1 else f"index {first} (row {first[0]})"
+        # a row is axis 0 of a matrix only: axis 0 of (h, n, d) holds heads or sequences
+        where = f"index {first[0]}" if len(first) == 1 else f"index {first}" + (f" (row {first[0]})" if len(first) == 2 else "")
         return Mistake("not_finite", f"nan or inf appears where every expected value is finite: the first at {where}, "
                        f"{int(bad.sum())} of {val.size} entries in all. Print the intermediate results for that "
                        "entry to see which step makes it.", facts=(("index", first), ("count", int(bad.sum()))))
