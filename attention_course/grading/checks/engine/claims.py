@@ -128,6 +128,7 @@ def _right_slices(numbers: Numbers, axis: int | None) -> list[bool]:
 
 def _rows_claim(match: re.Match, numbers: Numbers) -> list[str]:
     noun, indices, along, verdict = match.group(1), _indices(match.group(2)), match.group(3), match.group(4).lower()
+    noun = {"rows": "row", "slices": "slice", "entries": "entry"}.get(noun.lower(), noun.lower())  # one at a time
     axis = _axis(noun, along, numbers.value.ndim)
     right = _right_slices(numbers, axis)
     if axis is None or any(i >= len(right) for i in indices):
