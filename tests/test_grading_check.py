@@ -102,6 +102,35 @@ def test_an_input_is_saturated_when_a_slice_of_its_softmax_rows_is_nearly_one_ho
     assert not saturated_slice(np.array([100.0, 0.0]))  # one row: no slices to name right
 
 
+def test_only_the_rows_of_a_causal_input_that_see_one_key_are_kept_from_being_named_right():
+    from attention_course.core.masks import causal_mask
+    from attention_course.grading.checks.engine.observe import Saturation, saturated_lines
+
+    rng = np.random.default_rng(0)
+    causal = np.where(causal_mask(4), rng.standard_normal((4, 4)), -np.inf)  # row 0 sees key 0 alone
+    assert Saturation(saturated_lines(causal)).quiet(0, 4, 2) == {0}
+    large = rng.standard_normal((3, 5)) * 1000  # every row one-hot
+    assert Saturation(saturated_lines(large)).quiet(0, 3, 2) == {0, 1, 2}
+    assert saturated_lines(rng.standard_normal((3, 5))) is None  # nothing saturated: every row may be named
+    heads = np.stack([causal, causal])  # (h, n_q, n_k): no head is all one-hot, row 0 of every head is
+    lines = Saturation(saturated_lines(heads))
+    assert lines.quiet(0, 2, 3) == set() and lines.quiet(1, 4, 3) == {0}
+    assert Saturation(every=True).quiet(0, 3, 2) == {0, 1, 2}  # marked by hand: no row is named
+
+
+def test_a_causal_input_names_its_unsaturated_rows_and_never_its_one_key_row():
+    from attention_course.grading.checks.engine.mistakes import observe
+    from attention_course.grading.checks.exercises.masks import MASKED_ATTENTION
+
+    case = next(c for c in MASKED_ATTENTION.cases if c.label == "causal, four tokens")
+    assert case.saturated and case.saturation.quiet(0, 4, 2) == {0}
+    expected = MASKED_ATTENTION.expected(MASKED_ATTENTION.cases.index(case))[0]
+    got = expected.copy()
+    got[3] += 1.0  # rows 0 to 2 right, row 3 wrong
+    seen = observe(expected, got, case.tolerance, saturation=case.saturation)
+    assert seen.id == "observed_some_rows_right" and seen.hint.startswith("Rows 1 and 2 are right and row 3 is wrong")
+
+
 def test_a_check_with_scores_marks_its_saturated_inputs_itself():
     from attention_course.grading.checks.exercises.attention import ATTENTION
     from attention_course.grading.checks.exercises.decoding import DECODE_STEP

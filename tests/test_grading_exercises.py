@@ -127,3 +127,21 @@ def test_every_visible_input_can_be_rebuilt_from_what_the_student_is_shown(check
                 assert case.code or value.size <= SHOW_MAX_ELEMENTS, (case.label, name)
             else:
                 assert namespace[name] == value, (case.label, name)
+
+
+def test_every_check_that_takes_a_softmax_shows_scores_beyond_exp_s_limit():
+    """A softmax without its max subtracted overflows only where a score passes log(largest float) of its dtype
+    (about 709 for float64, 88 for float32): the notebook's check (and so the batch) must try such an input."""
+    for exercise in EXERCISES:
+        for check in exercise.checks:
+            if check.scores is None:
+                continue
+            beyond = False
+            for case in (c for c in check.cases if not c.hidden):
+                scores = np.asarray(check.scores(case)[0], dtype=np.float64)
+                dtype = next((a.dtype for a in case.args if isinstance(a, np.ndarray) and a.dtype.kind == "f"),
+                             np.dtype(np.float64))
+                finite = scores[np.isfinite(scores)]
+                if finite.size and finite.max() > np.log(np.finfo(dtype).max):
+                    beyond = True
+            assert beyond, check.name

@@ -48,3 +48,18 @@ def test_the_summary_s_anchors_are_the_ones_sphinx_gives_the_sections():
     for exercise in EXERCISES:
         for heading in headings(exercise.chapter):
             assert summary.anchor(heading) == docutils.make_id(" ".join(heading.replace("$", "").split())), heading
+
+
+def test_the_summary_counts_a_helper_at_fault_like_the_mistakes_of_the_inputs():
+    hint = "`masked_attention` gives the expected result ... your `softmax`"
+    check = {"check": "masked_attention", "mistake": "helper_at_fault", "hint": hint,
+             "cases": [{"mistake": "no_max_subtraction", "hint": "exp overflows"}, {"mistake": None, "hint": ""}]}
+    other = {"check": "masked_attention", "mistake": "no_max_subtraction", "hint": "exp overflows",
+             "cases": [{"mistake": "no_max_subtraction", "hint": "exp overflows"}]}
+    row = lambda path, check: {"counted": {"05_causal_mask": path}, "notebooks": [  # noqa: E731
+        {"path": path, "exercise": "05_causal_mask", "checks": [check]},
+        {"path": "not counted", "exercise": "05_causal_mask", "checks": [check]}]}
+    report = {"submissions": [row("a.ipynb", check), row("b.ipynb", other)]}
+    counts = {m: n for _, _, m, n in summary.mistake_counts(report)}
+    assert counts == {"no_max_subtraction": 2, "helper_at_fault": 1}
+    assert summary._hints(report)[("05_causal_mask", "masked_attention", "helper_at_fault")] == hint

@@ -1,7 +1,7 @@
 """rope_attention, right in itself, calling the notebook's own apply_rope, which turns the wrong way."""
 CHECK = "rope_attention"
 MESSAGE = 'the difference comes from your `apply_rope`'
-MARKS = "2/13"
+MARKS = "2/15"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that squeezes x first: it assumes no axis has size 1."""
 CHECK = "softmax"
 MESSAGE = 'expected shape (1,), got shape ()'
-MARKS = "22/25"
+MARKS = "23/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that writes into np.zeros_like(x): integer scores give integer weights."""
 CHECK = "softmax"
 MESSAGE = (', got 0', 'integer scores, cut down to the smallest input')
-MARKS = "23/25"
+MARKS = "24/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step that puts the new token in front of the cache."""
 CHECK = "decode_step"
 MISTAKE = "appended_at_front"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

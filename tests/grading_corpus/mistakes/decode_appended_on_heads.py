@@ -1,7 +1,7 @@
 """decode_step that appends the new key and value with np.concatenate's default axis, 0: the heads."""
 CHECK = "decode_step"
 MISTAKE = "appended_on_wrong_axis"
-MARKS = "0/14"
+MARKS = "0/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step that attends to the old cache, then appends the new token."""
 CHECK = "decode_step"
 MISTAKE = "new_token_not_attended"
-MARKS = "0/14"
+MARKS = "1/16"
 
 import numpy as np
 

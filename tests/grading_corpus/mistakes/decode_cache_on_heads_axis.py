@@ -1,7 +1,7 @@
 """decode_step concatenating the cache on axis 0 (heads) -- GQA."""
 CHECK = "decode_step"
 MISTAKE = 'appended_on_wrong_axis'
-MARKS = "0/14"
+MARKS = "0/16"
 
 import numpy as np
 from attention_course import apply_rope, softmax

@@ -1,7 +1,7 @@
 """decode_step that replaces the caches with the new token."""
 CHECK = "decode_step"
 MISTAKE = "cache_replaced"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step mapping query head i to kv head i % h_kv (instead of i // g)."""
 CHECK = "decode_step"
 MISTAKE = 'kv_heads_tiled'
-MARKS = "7/14"
+MARKS = "8/16"
 
 import math
 

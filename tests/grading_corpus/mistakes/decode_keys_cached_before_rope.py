@@ -1,7 +1,7 @@
 """decode_step that caches the new key unrotated and rotates the whole cache at 0..t before scoring."""
 CHECK = "decode_step"
 MISTAKE = "keys_cached_before_rope"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step that forgets to divide the scores by sqrt(d)."""
 CHECK = "decode_step"
 MISTAKE = "missing_scale"
-MARKS = "2/14"
+MARKS = "4/16"
 
 import numpy as np
 

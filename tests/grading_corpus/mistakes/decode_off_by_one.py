@@ -1,7 +1,7 @@
 """decode_step that rotates the new token at position t + 1."""
 CHECK = "decode_step"
 MISTAKE = "off_by_one_position"
-MARKS = "0/14"
+MARKS = "0/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step attends over the full new cache but returns the old v_cache."""
 CHECK = "decode_step"
 MISTAKE = None
-MARKS = "0/14"
+MARKS = "0/16"
 MESSAGE = 'v_cache: expected shape'
 
 import numpy as np

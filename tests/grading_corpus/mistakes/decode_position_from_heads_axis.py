@@ -1,7 +1,7 @@
 """decode_step that reads the new token's position from the cache's first axis (its heads), not its tokens."""
 CHECK = "decode_step"
 MISTAKE = "position_from_wrong_axis"
-MARKS = "0/14"
+MARKS = "0/16"
 
 import math
 

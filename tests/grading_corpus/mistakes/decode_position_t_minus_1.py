@@ -1,7 +1,7 @@
 """decode_step rotating the new token at t - 1."""
 CHECK = "decode_step"
 MISTAKE = 'off_by_one_position'
-MARKS = "0/14"
+MARKS = "0/16"
 
 import numpy as np
 from attention_course import apply_rope, softmax

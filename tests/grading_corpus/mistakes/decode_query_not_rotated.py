@@ -1,7 +1,7 @@
 """decode_step that rotates the key but not the query."""
 CHECK = "decode_step"
 MISTAKE = "query_not_rotated"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

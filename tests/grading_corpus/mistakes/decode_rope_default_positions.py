@@ -1,7 +1,7 @@
 """decode_step that calls apply_rope without positions: one token, so position 0, no rotation at all."""
 CHECK = "decode_step"
 MISTAKE = "rotated_at_position_0"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

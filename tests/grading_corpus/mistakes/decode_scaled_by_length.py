@@ -1,7 +1,7 @@
 """decode_step that scales the scores by the length of the cache."""
 CHECK = "decode_step"
 MISTAKE = "scaled_by_cache_length"
-MARKS = "7/14"
+MARKS = "9/16"
 
 import numpy as np
 

@@ -2,7 +2,7 @@
 CHECK = "decode_step"
 MISTAKE = None
 MESSAGE = "expected"
-MARKS = "12/14"
+MARKS = "13/16"
 ABSENT = ("are right", "is right")
 
 import math

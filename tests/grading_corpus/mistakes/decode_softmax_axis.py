@@ -1,7 +1,7 @@
 """decode_step whose softmax runs over the axis of the one query."""
 CHECK = "decode_step"
 MISTAKE = "softmax_wrong_axis"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step that shares the key/value heads with np.tile: the order 0, 1, 0, 1."""
 CHECK = "decode_step"
 MISTAKE = "kv_heads_tiled"
-MARKS = "7/14"
+MARKS = "8/16"
 
 import math
 

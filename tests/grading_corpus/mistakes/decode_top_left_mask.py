@@ -1,7 +1,7 @@
 """decode_step that applies the usual causal mask, np.tri, to its single query: the top-left triangle."""
 CHECK = "decode_step"
 MISTAKE = "top_left_causal_mask"
-MARKS = "2/14"
+MARKS = "3/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """decode_step that rotates the new value too."""
 CHECK = "decode_step"
 MISTAKE = "values_rotated"
-MARKS = "2/14"
+MARKS = "2/16"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """rope_attention that never passes `base` on: always base 10000."""
 CHECK = "rope_attention"
 MISTAKE = "base_ignored"
-MARKS = "10/13"
+MARKS = "12/15"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """rope_attention that adds a causal mask the task does not ask for."""
 CHECK = "rope_attention"
 MISTAKE = "causal_mask_added"
-MARKS = "2/13"
+MARKS = "3/15"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """rope_attention using k.T (right only for 2-D)."""
 CHECK = "rope_attention"
 MISTAKE = None
-MARKS = "9/13"
+MARKS = "11/15"
 HINT = 'The line that failed, `w = softmax(q @ k.T / math.sqrt(q.shape'
 
 import math

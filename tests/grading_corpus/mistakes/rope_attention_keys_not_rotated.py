@@ -1,7 +1,7 @@
 """rope_attention that rotates the queries only."""
 CHECK = "rope_attention"
 MISTAKE = "one_side_rotated"
-MARKS = "2/13"
+MARKS = "3/15"
 
 import numpy as np
 

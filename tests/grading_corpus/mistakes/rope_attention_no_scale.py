@@ -1,7 +1,7 @@
 """rope_attention that never divides the scores by sqrt(d)."""
 CHECK = "rope_attention"
 MISTAKE = "missing_scale"
-MARKS = "2/13"
+MARKS = "4/15"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """rope_attention that forgets the rotation: plain attention, blind to the order of the tokens."""
 CHECK = "rope_attention"
 MISTAKE = "not_rotated"
-MARKS = "2/13"
+MARKS = "3/15"
 
 from attention_course import scaled_dot_product_attention
 

@@ -1,7 +1,7 @@
 """rope_attention that rotates with the default positions 0, 1, 2, ... whatever `positions` says."""
 CHECK = "rope_attention"
 MISTAKE = "positions_ignored"
-MARKS = "11/13"
+MARKS = "13/15"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """rope_attention scaled by sqrt(d_v)."""
 CHECK = "rope_attention"
 MISTAKE = 'scaled_by_d_v'
-MARKS = "10/13"
+MARKS = "12/15"
 
 import math
 

@@ -1,7 +1,7 @@
 """rope_attention that rotates the values as well as the queries and the keys."""
 CHECK = "rope_attention"
 MISTAKE = "values_rotated"
-MARKS = "0/13"
+MARKS = "0/15"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that divides by the largest exponential instead of their sum: weights do not sum to 1."""
 CHECK = "softmax"
 MISTAKE = "does_not_sum_to_1"
-MARKS = "8/25"
+MARKS = "8/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that raises 2, not e, to the shifted scores (np.exp2 without the factor log2(e))."""
 CHECK = "softmax"
 MISTAKE = "base_2"
-MARKS = "8/25"
+MARKS = "8/26"
 ABSENT = ("sums to 0", "mask")
 
 import numpy as np

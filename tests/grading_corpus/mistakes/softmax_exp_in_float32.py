@@ -1,7 +1,7 @@
 """softmax that computes its exponentials in float32 and casts back: float64 input keeps only float32's digits."""
 CHECK = "softmax"
 MISTAKE = "observed_float32_digits"
-MARKS = "8/25"
+MARKS = "9/26"
 
 import numpy as np
 

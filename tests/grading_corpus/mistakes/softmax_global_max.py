@@ -1,7 +1,7 @@
 """softmax that subtracts the max of the whole array: a row far below it underflows to 0/0."""
 CHECK = "softmax"
 MISTAKE = "global_max"
-MARKS = "22/25"
+MARKS = "22/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax normalised by the sum of every entry: slices do not sum to 1."""
 CHECK = "softmax"
 MISTAKE = "normalised_over_everything"
-MARKS = "11/25"
+MARKS = "11/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax with the axis hard-coded to -1: the axis argument is ignored."""
 CHECK = "softmax"
 MISTAKE = "ignores_axis"
-MARKS = "20/25"
+MARKS = "21/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that subtracts the maximum in place: it changes the caller's scores."""
 CHECK = "softmax"
 MISTAKE = "modifies_input"
-MARKS = "0/25"
+MARKS = "0/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that takes the max without keepdims: x - max no longer lines up with x."""
 CHECK = "softmax"
 MISTAKE = None
-MARKS = "11/25"
+MARKS = "11/26"
 HINT = "without keepdims=True"
 
 import numpy as np

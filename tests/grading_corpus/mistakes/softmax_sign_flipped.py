@@ -1,7 +1,7 @@
 """softmax that computes exp(max - x): the largest score gets the smallest weight."""
 CHECK = "softmax"
 MISTAKE = "sign_flipped"
-MARKS = "3/25"
+MARKS = "3/26"
 
 import numpy as np
 

@@ -1,7 +1,7 @@
 """softmax that subtracts each slice's minimum: exp overflows when the scores lie far apart."""
 CHECK = "softmax"
 MISTAKE = "subtracted_min"
-MARKS = "17/25"
+MARKS = "18/26"
 
 import numpy as np
 

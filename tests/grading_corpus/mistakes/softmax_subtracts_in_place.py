@@ -1,7 +1,7 @@
 """softmax that subtracts the max in place (x -= ...), mutating the input."""
 CHECK = "softmax"
 MISTAKE = 'modifies_input'
-MARKS = "0/25"
+MARKS = "0/26"
 
 import numpy as np
 def softmax(x, axis=-1):

@@ -1,7 +1,7 @@
 """softmax with max over the given axis but sum over axis -1 always."""
 CHECK = "softmax"
 MISTAKE = 'softmax_wrong_axis'
-MARKS = "20/25"
+MARKS = "21/26"
 
 import numpy as np
 def softmax(x, axis=-1):

@@ -1,7 +1,7 @@
 """softmax that divides by a temperature of 2: an all -inf row gives nan, which is what is shown."""
 CHECK = "softmax"
 MISTAKE = 'not_finite'
-MARKS = "8/25"
+MARKS = "8/26"
 
 import numpy as np
 def softmax(x, axis=-1):

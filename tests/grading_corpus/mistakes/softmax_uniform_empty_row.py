@@ -1,7 +1,7 @@
 """softmax with max subtraction but replacing -inf rows with uniform weights."""
 CHECK = "softmax"
 MISTAKE = 'does_not_sum_to_1'
-MARKS = "24/25"
+MARKS = "25/26"
 
 import numpy as np
 def softmax(x, axis=-1):

@@ -23,7 +23,11 @@ every input and verifies what the feedback said about each failing one:
   own line only if the traceback shows that line (and names np.dot only if the
   code uses it);
 - a note on a right answer (a step carried forward from a wrong one) is what
-  the check's `pass_note` says of the value called again.
+  the check's `pass_note` says of the value called again;
+- every row, sum, index, factor, offset or count of digits that a message or a
+  hint states about the result, whatever diagnosis wrote it, is read back from
+  its words and recomputed on the call made again (`claims`): a row named
+  right must be right and must not lie only on saturated softmax lines.
 
 A claim that cannot be verified is itself reported: every hint must be backed.
 """
@@ -37,14 +41,14 @@ from typing import Callable
 
 import numpy as np
 
-from . import results
+from . import claims, results
 from .calls import RAISED, RETURNED, Observation, error_line, observe_call
 from .cases import Case
 from .check import Check, as_expected, graded_part, judge, prediction_matches
 from .code import Code, code_of
 from .mistakes import Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, \
     same_values
-from .observe import helper_at_fault
+from .observe import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
 from .run import run_check
 
 
@@ -371,7 +375,7 @@ EVIDENCE: dict[str, Evidence] = {
 def _observation(seen: Seen) -> bool:
     """The observation, made again, finds the same kind of difference and says it in the same words."""
     found = observe(seen.expected, seen.value, seen.case.tolerance, seen.check.output_names,
-                    rows=not seen.case.saturated)
+                    saturation=seen.case.saturation)
     return found is not None and found.id == seen.result.mistake and _same_hint(seen, found)
 
 
@@ -403,10 +407,14 @@ def audit(check: Check, fn) -> list[str]:
         small = result.smallest_input
         one = dataclasses.replace(check, make_cases=lambda rngs: [small], refine=None, mistakes=(), across=None)
         obs = _call(one, fn, small)
+        problems += [f"{small.label}: {claim}" for claim in
+                     _untrue_numbers(one, one.cases[0], one.expected(0), result.smallest, obs)]
         reason = _unsupported(one, 0, result.smallest, obs, ((small, result.smallest, obs),), code)
         if reason:
             problems.append(f"{small.label}: {reason}")
     for i, (case, case_result, obs) in zip(indices, run):
+        for claim in _untrue_numbers(check, case, check.expected(i), case_result, obs):
+            problems.append(f"{case.label}: {claim}")
         if case_result.passed and case_result.message:
             reason = _unsupported_note(check, i, case_result, obs)
             if reason:
@@ -417,6 +425,35 @@ def audit(check: Check, fn) -> list[str]:
         if reason:
             problems.append(f"{case.label}: {reason}")
     return problems
+
+
+def _untrue_numbers(check: Check, case: Case, expected, case_result: results.CaseResult,
+                    obs: Observation) -> list[str]:
+    """The rows and numbers that the message and the hint on a failing input state about the result, each read
+    back from the words and recomputed on the function's call made again (`claims`); the saturated rows from the
+    input's scores."""
+    if case_result.status != results.FAILED or obs.status != RETURNED:
+        return []
+    value = as_expected(expected, obs.value)
+    value = value if check.graded is None else check.graded(case, expected, value)
+    axis = case.kwargs.get("axis", -1)
+    return [f"{claim} (said in the {where})"
+            for where, text in (("message", case_result.message), ("hint", case_result.hint)) if text
+            for claim in claims.untrue_in_result(text, value, expected, check.output_names, case.tolerance,
+                                                 _saturation(check, case), axis)]
+
+
+def _saturation(check: Check, case: Case) -> Saturation:
+    """The slices of the result that lie only on saturated softmax lines, read again from the input's scores (the
+    case's own mark when the check has no `scores`)."""
+    if check.scores is None:
+        return case.saturation
+    try:
+        found = check.scores(case)
+    except Exception:  # noqa: BLE001 -- an input the scores cannot be read from
+        return case.saturation
+    lines = None if found is None else saturated_lines(*found)
+    return NOT_SATURATED if lines is None else Saturation(lines)
 
 
 def _call(check: Check, fn, case: Case) -> Observation:

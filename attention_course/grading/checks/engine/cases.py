@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .calls import Opaque
+from .observe import NOT_SATURATED, Saturation
 
 SHOW_MAX_ELEMENTS = 48
 """Arrays with more entries than this are summarised instead of printed."""
@@ -40,9 +41,20 @@ class Case:
     """(rtol, atol) for an input whose right result is only defined to fewer digits than float64 holds (angles
     near 10**6 radians): None for the usual tolerance."""
     saturated: bool = False
-    """Its softmax rows are nearly one-hot (very large scores): a row can come out right there whatever the code
-    does, so no observation names right rows on it. A check with a `scores` function marks its inputs from their
-    scores (`Check.cases`); set it by hand only for a check without one."""
+    """A slice of its softmax rows along the result's first axis is nearly one-hot (very large scores, a query that
+    sees one key): a row can come out right there whatever the code does, so no observation names it right. A check
+    with a `scores` function marks its inputs from their scores (`Check.cases`), with `saturated_lines`; set it by
+    hand only for a check without one, and then no row of the input is named right."""
+    saturated_lines: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """For each score, whether its softmax line is saturated (`observe.saturated_lines`), found from the check's
+    `scores`: only the slices made of such lines are kept from being named right. None: not read from scores."""
+
+    @property
+    def saturation(self) -> Saturation:
+        """Which slices of the result no observation may name right on this input."""
+        if self.saturated_lines is not None:
+            return Saturation(self.saturated_lines)
+        return Saturation(every=True) if self.saturated else NOT_SATURATED
 
     @property
     def float32(self) -> bool:

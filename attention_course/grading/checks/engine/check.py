@@ -22,7 +22,7 @@ import numpy as np
 from . import calls, results
 from .calls import Observation
 from .cases import FLOAT32_TOLERANCE, Case, Rngs, format_value
-from .observe import saturated_slice
+from .observe import saturated_lines, saturated_slice
 from .shrink import Sizes
 from .code import UNKNOWN, Code
 from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plain, compose, diagnose, dtype_kept, \
@@ -114,16 +114,18 @@ class Check:
         return tuple(self._saturation(c) for c in visible + hidden)
 
     def _saturation(self, case: Case) -> Case:
-        """`case`, marked saturated if the check's scores show a slice of nearly one-hot softmax lines on it."""
+        """`case` with its saturated softmax lines, if the check's scores show any, and marked saturated if a slice
+        is made only of them."""
         if case.saturated or self.scores is None:
             return case
         try:
             found = self.scores(case)
         except Exception:  # noqa: BLE001 -- an input the scores cannot be read from (a wrong shape, on purpose)
             return case
-        if found is None or not saturated_slice(*found):
+        lines = None if found is None else saturated_lines(*found)
+        if lines is None:
             return case
-        return dataclasses.replace(case, saturated=True)
+        return dataclasses.replace(case, saturated=saturated_slice(*found), saturated_lines=lines)
 
     def __post_init__(self):
         # Inputs, expected results and predictions are computed once per process, when first needed, and shared

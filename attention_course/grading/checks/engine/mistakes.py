@@ -18,7 +18,7 @@ import numpy as np
 from .calls import Opaque
 from .cases import Case, shape_of
 from .code import UNKNOWN, Code
-from .observe import describe
+from .observe import NOT_SATURATED, Saturation, describe
 
 
 @dataclass(frozen=True)
@@ -179,12 +179,12 @@ def modified_arguments(case: Case, args_after: tuple, params: tuple[str, ...]) -
 
 
 def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
-               seen: bool = False, rows: bool = True) -> str | None:
+               seen: bool = False, saturation: Saturation = NOT_SATURATED) -> str | None:
     """None if `got` matches `expected`, else one sentence saying how it differs.
 
     With `seen`, the sentence also names the kind of difference observed (a factor, another order, the first
-    wrong row, a few digits only): for a failure whose hint does not already describe it. `rows` False (an input
-    whose rows are saturated, `Case.saturated`): no row or slice is named right.
+    wrong row, a few digits only): for a failure whose hint does not already describe it. `saturation` (the
+    input's, `Case.saturation`): the slices lying only on saturated softmax lines, never named right.
     """
     if isinstance(expected, tuple):
         names = names or tuple(f"item {i}" for i in range(len(expected)))
@@ -193,7 +193,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
         if len(got) != len(expected):
             return f"expected a tuple of {len(expected)} ({', '.join(names)}), got a tuple of {len(got)}"
         for name, e, g in zip(names, expected, got):
-            msg = difference(e, g, tolerance, seen=seen, rows=rows)
+            msg = difference(e, g, tolerance, seen=seen, saturation=saturation)
             if msg:
                 return f"{name}: {msg}"
         return None
@@ -221,7 +221,7 @@ def difference(expected, got, tolerance: tuple[float, float], names: tuple[str, 
     i = tuple(int(j) for j in bad[0]) if val.ndim else ()
     n_nan = int(np.isnan(val).sum() - np.isnan(exp).sum())
     others = f" ({len(bad)} of {val.size} entries differ)" if val.size > 1 else ""
-    kind = describe(expected, got, tolerance, rows=rows) if seen else ""  # a factor, an order, the first wrong row
+    kind = describe(expected, got, tolerance, saturation=saturation) if seen else ""  # a factor, an order, the first wrong row
     if n_nan > 0:
         return f"got nan at index {_index(i)} where {exp[i]:.4g} was expected{others}{kind}"
     digits = next(d for d in (4, 6, 8, 10, 12, 17) if f"{exp[i]:.{d}g}" != f"{val[i]:.{d}g}" or d == 17)
@@ -294,9 +294,9 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
         return message, NOT_A_TUPLE
     if shape_of(got) != shape_of(expected) and not isinstance(expected, tuple):
         return message, WRONG_SHAPE
-    found = observe(expected, got, case.tolerance, names, rows=not case.saturated)
+    found = observe(expected, got, case.tolerance, names, saturation=case.saturation)
     if found is None:  # no hint describes the difference: the message says what kind of difference it is
-        message = difference(expected, got, case.tolerance, names, seen=True, rows=not case.saturated)
+        message = difference(expected, got, case.tolerance, names, seen=True, saturation=case.saturation)
     return message, found
 
 
@@ -322,14 +322,15 @@ def _rows(indices: list[int], what: str, noun: str = "row", axis: bool = True) -
 
 
 def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
-            rows: bool = True) -> Mistake | None:
+            saturation: Saturation = NOT_SATURATED) -> Mistake | None:
     """What kind of difference a wrong result shows, when one is observed: a Mistake whose hint says only that.
 
     nan or inf and where it first appears; every value the same constant times
     (or plus) the expected one; the right values in another order (transposed,
-    reversed, rows swapped); right up to some row and wrong after it (only with
-    `rows`: on an input whose rows are saturated, a row can be right whatever
-    the code does, and saying so would mislead); right to about float32's
+    reversed, rows swapped); right up to some row and wrong after it, naming
+    right no row that lies only on saturated softmax lines (`saturation`: a
+    query that sees one key is right whatever the code does, and saying so
+    would mislead; its other rows may be named); right to about float32's
     digits only. Values right to a few digits otherwise get no hint: the message
     says how many digits. Nothing is guessed: each is checked on the numbers,
     and `audit` checks it again.
@@ -345,7 +346,7 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
                            f"in the order ({', '.join(names)}).")
         for name, e, g in zip(names, expected, got):
             if difference(e, g, tolerance) is not None:
-                found = observe(e, g, tolerance, rows=rows)
+                found = observe(e, g, tolerance, saturation=saturation)
                 return None if found is None else dataclasses.replace(found, hint=f"In `{name}`: {found.hint}",
                                                                       facts=(("item", name),) + found.facts)
         return None
@@ -359,7 +360,8 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
     bad = ~np.isfinite(val) & np.isfinite(exp)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = f"index {first[0]}" if len(first) == 1 else f"index {first} (row {first[0]})"
+        # a row is axis 0 of a matrix only: axis 0 of (h, n, d) holds heads or sequences
+        where = f"index {first[0]}" if len(first) == 1 else f"index {first}" + (f" (row {first[0]})" if len(first) == 2 else "")
         return Mistake("not_finite", f"nan or inf appears where every expected value is finite: the first at {where}, "
                        f"{int(bad.sum())} of {val.size} entries in all. Print the intermediate results for that "
                        "entry to see which step makes it.", facts=(("index", first), ("count", int(bad.sum()))))
@@ -382,19 +384,22 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         how = _rearranged(exp, val, close)
         return Mistake("observed_permutation", "The right numbers, in another order" + (f": {how}." if how else ".")
                        + " Check which axis is which at each step.")
-    if rows and val.ndim >= 2 and val.shape[0] > 1:
+    if val.ndim >= 2 and val.shape[0] > 1:
         right = [close(val[i], exp[i]) for i in range(val.shape[0])]
         noun = "row" if val.ndim == 2 else "slice"  # axis 0 of (h, n, d) holds heads or sequences, not rows
-        if right[0] and not all(right):
+        quiet = saturation.quiet(0, val.shape[0], val.ndim)  # right whatever the code does: never named right
+        free = [i for i in range(val.shape[0]) if i not in quiet]
+        if free and right[free[0]] and not all(right):
             k = right.index(False)
-            right_rows = _rows(list(range(k)), "right", noun) if k <= 2 else (
-                f"{noun.capitalize()}s 0 to {k - 1}{' along axis 0' if noun == 'slice' else ''} are right")
-            if any(right[k:]):  # right again further on: not a pattern that starts at row k
+            named = [i for i in free if right[i]]
+            if any(right[k:]) or named != list(range(k)):  # not a pattern of named rows that ends at row k
                 return Mistake("observed_some_rows_right",
-                               f"{_rows([i for i, r in enumerate(right) if r], 'right', noun)} and "
+                               f"{_rows(named, 'right', noun)} and "
                                f"{_rows([i for i, r in enumerate(right) if not r], 'wrong', noun, axis=False).lower()}. Compare the "
                                f"inputs of a right {noun} with those of a wrong one: what do the wrong ones have in "
                                "common?")
+            right_rows = _rows(list(range(k)), "right", noun) if k <= 2 else (
+                f"{noun.capitalize()}s 0 to {k - 1}{' along axis 0' if noun == 'slice' else ''} are right")
             return Mistake("observed_right_until", f"{right_rows}; {noun} {k} is the first wrong one. "
                            f"Look at what changes from one {noun} (query, tile or head) to the next in your code.")
     return None

@@ -18,6 +18,7 @@ then gives the expected result, the fault is in that helper.
 from __future__ import annotations
 
 import types
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 import numpy as np
@@ -29,33 +30,69 @@ SATURATED_WEIGHT = 1 - 1e-3
 whatever scale, shift or temperature the code applies, so its being right says nothing about the code."""
 
 
-def saturated_slice(scores, axis: int = -1) -> bool:
-    """True if some slice of `scores` along its first axis (a row, a head, a sequence) is made only of saturated
-    softmax lines along `axis`: such a slice may be right whatever the code does, so no observation names it right.
+def saturated_lines(scores, axis: int = -1) -> np.ndarray | None:
+    """For each score, whether its softmax line along `axis` is saturated (nearly one-hot), as a boolean array of
+    the scores' shape; None for scores of one line (no slices to call right or wrong) or with no saturated line.
 
     A line with nothing to attend to (all -inf) has weights 0, which is not saturated: a wrong fill shows there.
     """
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim < 2 or x.size == 0:
-        return False  # one line: there are no slices to call right or wrong
+        return None
     with np.errstate(all="ignore"):
         top = np.max(x, axis=axis, keepdims=True)
         shifted = np.exp(x - np.where(np.isfinite(top), top, 0.0))
         total = np.sum(shifted, axis=axis, keepdims=True)
         largest = np.max(shifted, axis=axis, keepdims=True) / np.where(total > 0, total, np.inf)
     line = np.broadcast_to(largest > SATURATED_WEIGHT, x.shape)  # each entry: does its line saturate?
-    return bool(np.any(line.reshape(x.shape[0], -1).all(axis=1)))
+    return np.array(line) if line.any() else None
 
 
-def describe(expected: np.ndarray, got: np.ndarray, tolerance: tuple[float, float], *, rows: bool = True) -> str:
+def saturated_slice(scores, axis: int = -1) -> bool:
+    """True if some slice of `scores` along its first axis (a row, a head, a sequence) is made only of saturated
+    softmax lines along `axis`: such a slice may be right whatever the code does, so no observation names it right."""
+    lines = saturated_lines(scores, axis)
+    return lines is not None and bool(Saturation(lines).quiet(0, lines.shape[0], lines.ndim))
+
+
+@dataclass(frozen=True, eq=False)
+class Saturation:
+    """Which slices of a result lie only on saturated softmax lines: right there whatever the code does, so no
+    observation names them right. The other slices may be named."""
+
+    lines: np.ndarray | None = None
+    """For each score, whether its line is saturated (`saturated_lines`), laid out as the result's leading axes;
+    None: no line known to be saturated."""
+    every: bool = False
+    """Which lines are saturated is not known, only that some slice is (an input marked by hand): no slice is named."""
+
+    def quiet(self, axis: int, size: int, ndim: int) -> frozenset[int]:
+        """The slices along `axis` (of `size`) of a result of `ndim` axes that no observation may name right."""
+        if self.every:
+            return frozenset(range(size))
+        lines = self.lines
+        if lines is None:
+            return frozenset()
+        if (axis == 0 or lines.ndim == ndim) and lines.shape[axis] == size:  # the scores' first axis is the result's
+            flat = np.moveaxis(lines, axis, 0).reshape(size, -1).all(axis=1)
+            return frozenset(int(i) for i in np.flatnonzero(flat))
+        return frozenset(range(size))  # an axis the scores do not lay out: none is named
+
+
+NOT_SATURATED = Saturation()
+"""No saturated line: every slice may be named."""
+
+
+def describe(expected: np.ndarray, got: np.ndarray, tolerance: tuple[float, float], *,
+             saturation: Saturation = NOT_SATURATED) -> str:
     """Clauses ("; ...") naming the kind of difference between two arrays of one shape; "" if none is seen.
 
-    `rows` False: the first slices are not named right (on an input whose rows are saturated, a row can be right
-    whatever the code does).
+    `saturation`: the slices that lie only on saturated softmax lines, which are never named right (a row can be
+    right there whatever the code does).
     """
     exp, val = expected.astype(np.float64), got.astype(np.float64)
     seen = _kind_of_values(exp, val, tolerance)[1]
-    clauses = [seen, _first_wrong(exp, val, tolerance) if rows else "", _dtype(expected, got)]
+    clauses = [seen, _first_wrong(exp, val, tolerance, saturation), _dtype(expected, got)]
     return "".join(f"; {c}" for c in clauses if c)
 
 
@@ -135,8 +172,9 @@ def _order(exp: np.ndarray, val: np.ndarray, tolerance) -> str:
     return "the right values in another order"
 
 
-def _first_wrong(exp: np.ndarray, val: np.ndarray, tolerance) -> str:
-    """Right on the first slices along an axis (heads, rows, tiles), wrong from some slice on."""
+def _first_wrong(exp: np.ndarray, val: np.ndarray, tolerance, saturation: Saturation = NOT_SATURATED) -> str:
+    """Right on the first slices along an axis (heads, rows, tiles), wrong from some slice on; none of those named
+    right lies only on saturated lines."""
     if exp.ndim == 0:  # one number (a count): no slices
         return ""
     rtol, atol = tolerance
@@ -145,7 +183,7 @@ def _first_wrong(exp: np.ndarray, val: np.ndarray, tolerance) -> str:
         size = exp.shape[axis]
         right = np.moveaxis(close, axis, 0).reshape(size, -1).all(axis=1)  # one flag per slice
         k = int(np.argmin(right)) if not right.all() else size
-        if 0 < k < size:
+        if 0 < k < size and not saturation.quiet(axis, size, exp.ndim) & set(range(k)):
             one, many = ("entry", "entries") if exp.ndim == 1 else ("row", "rows") if axis == exp.ndim - 2 else (
                 "slice", "slices")
             where = "" if one in ("entry", "row") else f" along axis {axis}"

@@ -145,7 +145,7 @@ def specific(case: Case, expected, got, code: Code) -> Mistake | None:
             and same_values(weights, expected[1], case.tolerance)):  # the weights are right: only the output is wrong
         if not (isinstance(output, np.ndarray) and output.shape == expected[0].shape):
             return None  # an output of another shape: the shape is what is said
-        seen = observe(expected, got, case.tolerance, OUTPUT_NAMES, rows=not case.saturated)
+        seen = observe(expected, got, case.tolerance, OUTPUT_NAMES, saturation=case.saturation)
         if seen is not None:
             return seen
         V = np.asarray(case.args[2], dtype=np.float64)

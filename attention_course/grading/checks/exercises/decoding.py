@@ -26,6 +26,7 @@ from ..engine.mistakes import Mistake
 from ..engine.results import FAILED, CaseResult, CheckResult
 from .attention import reference as attention_reference
 from .attention import DIVIDED_BY_D_K_HINT
+from .softmax import NO_MAX_SUBTRACTION, naive_softmax
 
 OUTPUT_NAMES = ("output", "k_cache", "v_cache")
 PARAMS = ("q", "k", "v", "k_cache", "v_cache")
@@ -174,8 +175,18 @@ SOFTMAX_AXIS_HINT = (
     "Each head's query spreads its weight over the t + 1 keys: normalise along the last axis."
 )
 
+def _no_max_subtraction(q, k, v, k_cache, v_cache):
+    """The step with exp taken of the scores themselves: inf / inf = nan where a score passes exp's limit."""
+    scores = _scores_of(q, k, k_cache)  # (h_q, 1, t + 1)
+    _, k_cache, v_cache = decode_step(q, k, v, k_cache, v_cache)
+    values = np.repeat(v_cache, q.shape[0] // v_cache.shape[0], axis=0)  # (h_q, t + 1, d_v)
+    with np.errstate(all="ignore"):
+        return naive_softmax(scores) @ values, k_cache, v_cache  # (h_q, 1, t + 1) x (h_q, t + 1, d_v)
+
+
 MISTAKES = (
     APPENDED_ON_WRONG_AXIS,
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction),
     Mistake("appended_at_front",
             "The output is right, but the new key and value were put in FRONT of the cache. The cache keeps the "
             "tokens in order, position 0 first: the new token, at position t, goes at the end.",
@@ -253,7 +264,21 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("large scores, 4 query heads sharing 2, 6 cached tokens", step(4, 2, 6, 4, scale=6.0), hidden=True),
         Case("an empty cache, 4 query heads sharing 2", step(4, 2, 0, 4), hidden=True),
         Case("multi-query: 3 query heads, one key/value head, 2 cached tokens", step(3, 1, 2, 4), hidden=True),
-    ] + _assumption_cases_decode(rngs)
+    ] + _scores_beyond_exp(rngs) + _assumption_cases_decode(rngs)
+
+
+def _scores_beyond_exp(rngs: Rngs) -> list[Case]:
+    """Scores far beyond exp's limit (about 709): a softmax without its max subtracted overflows. (Drawn from their
+    own generators, so that the other inputs keep their values.)"""
+    def step(rng, h_q, h_kv, t, d):
+        q, k = rng.standard_normal((h_q, 1, d)) * 60, rng.standard_normal((h_kv, 1, d)) * 60
+        v = rng.standard_normal((h_kv, 1, d))
+        k_cache = apply_rope(rng.standard_normal((h_kv, t, d)) * 60)  # rotated at positions 0 .. t-1
+        return q, k, v, k_cache, rng.standard_normal((h_kv, t, d))
+
+    return [Case("scores beyond exp's limit, 2 query heads sharing 1, 3 cached tokens", step(rngs(103), 2, 1, 3, 4)),
+            Case("scores beyond exp's limit, 4 query heads sharing 2, 5 cached tokens", step(rngs(104), 4, 2, 5, 4),
+                 hidden=True)]
 
 
 def _assumption_cases_decode(rngs: Rngs) -> list[Case]:
@@ -300,11 +325,16 @@ def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
     """(the new token's scaled scores against the cache and itself, rotated at position t, -1): what `Check.scores`
     reads to tell a saturated input."""
     q, k, _, k_cache = (np.asarray(a, dtype=np.float64) for a in case.args[:4])
+    return _scores_of(q, k, k_cache), -1
+
+
+def _scores_of(q, k, k_cache) -> np.ndarray:
+    """The new token's scaled scores against the cache and itself, both rotated at position t: (h_q, 1, t + 1)."""
     t = k_cache.shape[1]  # the new token's position
     keys = np.concatenate([k_cache, apply_rope(k, positions=[t])], axis=1)  # (h_kv, t + 1, d)
     keys = np.repeat(keys, q.shape[0] // keys.shape[0], axis=0)  # (h_q, t + 1, d)
     # (h_q, 1, d) x (h_q, d, t + 1) -> (h_q, 1, t + 1)
-    return apply_rope(q, positions=[t]) @ np.swapaxes(keys, -1, -2) / np.sqrt(q.shape[-1]), -1
+    return apply_rope(q, positions=[t]) @ np.swapaxes(keys, -1, -2) / np.sqrt(q.shape[-1])
 
 
 DECODE_STEP = Check(

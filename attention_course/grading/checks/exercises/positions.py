@@ -28,6 +28,7 @@ from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 from .attention import reference as attention_reference
 from .attention import DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT
+from .softmax import NO_MAX_SUBTRACTION, naive_softmax
 
 DEFAULT_BASE = 10000.0
 """RoFormer's and Llama 2's base: what a function that ignores its `base` argument uses."""
@@ -257,7 +258,16 @@ ONE_SIDE_HINT = (
     "m - n only when both are turned, each by its own position."
 )
 
+def _no_max_subtraction(q, k, v, positions, base):
+    """RoPE attention with exp taken of the scores themselves: inf / inf = nan where a score passes exp's limit."""
+    q_rot, k_rot = _rotated(q, k, positions, base)
+    scores = q_rot @ np.swapaxes(k_rot, -1, -2) / np.sqrt(q.shape[-1])  # (..., n, d) x (..., d, n) -> (..., n, n)
+    with np.errstate(all="ignore"):
+        return naive_softmax(scores) @ v  # (..., n, n) x (..., n, d_v) -> (..., n, d_v)
+
+
 ATTENTION_MISTAKES = (
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction),
     Mistake("values_rotated",
             "The values were rotated too. RoPE turns the queries and the keys, so that their dot product, the "
             "score, depends on the distance between the tokens; the values are mixed as they are.",
@@ -330,7 +340,24 @@ def _attention_cases(rngs: Rngs) -> list[Case]:
              hidden=True),
         Case("five tokens at positions 1, 4, 5, 11, 12 (with gaps), d = 6",
              (*qkv((), 5, 6, 6), np.array([1, 4, 5, 11, 12]), 10000.0), hidden=True),
-    ] + _assumption_cases_rope_attention(rngs)
+    ] + _large_scores(rngs) + _assumption_cases_rope_attention(rngs)
+
+
+def _large_scores(rngs: Rngs) -> list[Case]:
+    """Scores far beyond exp's limit (about 709): a softmax without its max subtracted overflows. (Drawn from their
+    own generators, so that the other inputs keep their values.)"""
+    visible, hidden = rngs(93), rngs(94)
+    return [Case("large scores, three tokens from position 0, d = 4",
+                 (*random_qkv(visible, 3, 3, 4, 4, scale=60.0), np.arange(3, dtype=np.int64), 10000.0)),
+            Case("large scores, five tokens from position 4, d = 4",
+                 (*random_qkv(hidden, 5, 5, 4, 3, scale=60.0), np.arange(4, 9, dtype=np.int64), 10000.0), hidden=True)]
+
+
+def _rope_softmax_scores(case: Case) -> tuple[np.ndarray, int]:
+    """(the rotated queries' scaled scores against the rotated keys, -1): what `Check.scores` reads to tell a
+    saturated input."""
+    q, k = _rotated(*(np.asarray(a, dtype=np.float64) for a in case.args[:2]), case.args[3], case.args[4])
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1]), -1  # (..., n, d) x (..., d, n) -> (..., n, n)
 
 
 def _assumption_cases_rope_attention(rngs: Rngs) -> list[Case]:
@@ -350,6 +377,7 @@ ROPE_ATTENTION = Check(
     reference=_rope_attention,
     sizes=Sizes({"q": ("n", "d"), "k": ("n", "d"), "v": ("n", "d_v"), "positions": ("n",)}),
     make_cases=_attention_cases,
+    scores=_rope_softmax_scores,
     mistakes=ATTENTION_MISTAKES,
     error_hint=lambda case, error, code: _fixed_axis_hint(error_line(error)),
 )

@@ -164,6 +164,7 @@ def _cases(rngs: Rngs) -> list[Case]:
         Case("a (2, 3, 4) array along axis 1", (rng.standard_normal((2, 3, 4)) * 2,), {"axis": 1}),
         Case("a (2, 4, 3) array along axis -2", (rng.standard_normal((2, 4, 3)),), {"axis": -2}),
         Case("float32 large scores", ((rng.standard_normal((2, 3)) * 300).astype(np.float32),)),
+        _float32_close_large(rngs),
         Case("a single score", (np.array([5.0]),)),
         Case("three rows by six scores", (rng.standard_normal((3, 6)) * 3,), hidden=True),
         Case("a (3, 2, 4) array along axis 1", (rng.standard_normal((3, 2, 4)) * 2,), {"axis": 1}, hidden=True),
@@ -172,6 +173,15 @@ def _cases(rngs: Rngs) -> list[Case]:
              hidden=True),
         Case("large scores, another row", (1000 * rng.uniform(1, 3) + rng.standard_normal(4),), hidden=True),
     ] + _assumption_cases_softmax(rngs)
+
+
+def _float32_close_large(rngs: Rngs) -> Case:
+    """float32 scores far above exp's float32 limit (about 88) and a few units apart, so that every row has several
+    weights that matter: a code that clips or saturates large float32 scores gives them equal weights. (Drawn from
+    its own generator, so that the other inputs keep their values.)"""
+    rng = rngs(32)
+    x = rng.uniform(200, 600, size=(2, 1)) + rng.standard_normal((2, 4)) * 2
+    return Case("float32 large scores a few units apart", (x.astype(np.float32),))
 
 
 def _assumption_cases_softmax(rngs: Rngs) -> list[Case]:

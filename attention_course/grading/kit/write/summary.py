@@ -30,7 +30,9 @@ BINS = 10
 def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
     """(exercise, check, mistake id, students) for every recognised mistake, most frequent first.
 
-    A student counts once per mistake: in the notebook that counted for the exercise.
+    A student counts once per mistake: in the notebook that counted for the exercise. A finding of the closer
+    look at a failed check (`helper_at_fault`: the student's own helper is what fails) is the check's, not an
+    input's, and counts like the mistakes its inputs show.
     """
     counts: Counter = Counter()
     for row in report["submissions"]:
@@ -39,10 +41,15 @@ def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
             if nb["path"] not in counted:
                 continue
             for check in nb["checks"]:
-                ids = {c["mistake"] for c in check["cases"] if c.get("mistake")}
-                for mistake in ids:
+                for mistake in _findings(check):
                     counts[(nb["exercise"], check["check"], mistake)] += 1
     return [(*key, n) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _findings(check: dict) -> set[str]:
+    """The mistake ids a check's result names: its inputs', and the check's own (the closer look's finding)."""
+    ids = {c["mistake"] for c in check["cases"] if c.get("mistake")}
+    return ids | ({check["mistake"]} if check.get("mistake") else set())
 
 
 def _hints(report: dict) -> dict[tuple[str, str, str], str]:
@@ -52,7 +59,7 @@ def _hints(report: dict) -> dict[tuple[str, str, str], str]:
     for row in report["submissions"]:
         for nb in row["notebooks"]:
             for check in nb["checks"]:
-                for case in check["cases"]:
+                for case in (*check["cases"], check):  # the check's own finding has its own hint
                     if case.get("mistake") and case.get("hint"):
                         found.setdefault((nb["exercise"], check["check"], case["mistake"]), case["hint"])
     return found
