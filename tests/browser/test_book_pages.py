@@ -9,7 +9,8 @@ violation of impact "serious" or "critical"; the others are listed as
 "accessibility note" warnings in the test output and in test-results/accessibility/.
 Every figure has alt text that says what it shows, formulas are not Tab stops,
 and at 400 px no cell output, table, figure or explorer is wider than the
-article's column (code may scroll sideways there, keeping its lines), while at
+article's column (code may scroll sideways there, keeping its lines) and no row
+of a printed table wraps, while at
 1280 px nothing in the article hides in a sideways scroller.
 """
 
@@ -80,6 +81,30 @@ WIDER_THAN_THE_COLUMN = """() => {
             found.push(`${el.tagName.toLowerCase()}.${el.className} from ${Math.round(r.left)} to ${Math.round(r.right)} px`
                        + ` (column ${Math.round(left)}-${Math.round(right)}, scroll width ${el.scrollWidth}):`
                        + ` ${(el.innerText || el.getAttribute("alt") || "").slice(0, 60)}`);
+    }
+    return found;
+}"""
+
+WRAPPED_TABLE_ROWS = r"""() => {
+    // Lines of printed tables (columns lined up by runs of spaces) too long for their output box at
+    // the smallest font course.css allows: the box wraps them, and a wrapped table is unreadable.
+    const found = [];
+    for (const pre of document.querySelectorAll("article.bd-article .cell_output pre")) {
+        if (pre.closest(".ac-explorer, .ac-sr") || !pre.getBoundingClientRect().width) continue;
+        const style = getComputedStyle(pre);
+        const room = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const lines = pre.textContent.split("\n");
+        const probe = document.createElement("span");  // one line, unwrapped, in the box's own font
+        probe.style.cssText = "position: absolute; visibility: hidden; white-space: pre; font: inherit;";
+        pre.append(probe);
+        for (const line of lines) {
+            if (!/\S {2,}\S/.test(line) || line.includes("#")) continue;  // a table's row, not code
+            probe.textContent = line;
+            const width = probe.getBoundingClientRect().width;
+            if (width > room + 0.5)
+                found.push(`${Math.round(width)} px in ${Math.round(room)} px (${line.length} characters): ${line.trim()}`);
+        }
+        probe.remove();
     }
     return found;
 }"""
@@ -198,6 +223,10 @@ def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_
     assert not shrunk, f"{page_path}: figures shrunk too far to read at 400 px: {shrunk}"
     wide = page.evaluate(WIDER_THAN_THE_COLUMN)
     assert not wide, f"{page_path}: at 400 px, wider than the column: {wide[:10]}"
+    # course.css wraps an output line too long for the column rather than hide it in a scroller: a
+    # printed table must be narrow enough (about 55 characters) that none of its rows wraps.
+    wrapped = page.evaluate(WRAPPED_TABLE_ROWS)
+    assert not wrapped, f"{page_path}: at 400 px, printed table rows that wrap: {wrapped[:10]}"
     problems.assert_none()
 
 
