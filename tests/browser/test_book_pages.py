@@ -11,7 +11,9 @@ Every figure has alt text that says what it shows, formulas are not Tab stops,
 and at 400 px no cell output, table, figure or explorer is wider than the
 article's column (code may scroll sideways there, keeping its lines) and no row
 of a printed table wraps, while at
-1280 px nothing in the article hides in a sideways scroller.
+1280 px nothing in the article hides in a sideways scroller. Every part of a
+page lies in a landmark, and in the theme's dark mode no text is too faint for
+its background.
 """
 
 from __future__ import annotations
@@ -29,19 +31,21 @@ BLOCKING_IMPACTS = ("serious", "critical")
 ACCESSIBILITY = REPO / "test-results" / "accessibility"
 
 
-def axe_violations(page) -> list[dict]:
-    """axe-core's violations on the open page: id, impact, help and the elements (CSS selectors)."""
+def axe_violations(page, rules: list[str] | None = None) -> list[dict]:
+    """axe-core's violations on the open page (of `rules` only, if given): id, impact, help and the elements."""
     if not AXE.is_file():
         pytest.fail(f"axe-core is missing ({AXE}): run `npm ci` (or `make env`)")
     page.add_script_tag(path=str(AXE))
-    return page.evaluate("""async () => {
+    return page.evaluate("""async (rules) => {
         // preload: false: axe would fetch the stylesheets by XHR, which file:// pages refuse (a console error)
-        const result = await axe.run(document, { resultTypes: ["violations"], preload: false });
+        const options = { resultTypes: ["violations"], preload: false };
+        if (rules) options.runOnly = rules;
+        const result = await axe.run(document, options);
         return result.violations.map((v) => ({
             id: v.id, impact: v.impact, help: v.help,
             targets: v.nodes.map((node) => node.target.join(" ")),
         }));
-    }""")
+    }""", rules)
 
 
 def figure_alt_texts(page) -> list[dict]:
@@ -169,6 +173,10 @@ def test_page_works_offline(offline, book_html, page_path, screenshots):
     ACCESSIBILITY.mkdir(parents=True, exist_ok=True)
     report = ACCESSIBILITY / (page_path.replace("/", "_").removesuffix(".html") + ".json")
     report.write_text(json.dumps(violations, indent=1), encoding="utf-8")
+    # Every part of the page lies in a landmark (course.js makes the sidebar's book title one), so that
+    # a screen reader moving by landmarks reaches all of it.
+    outside = [v["targets"] for v in violations if v["id"] == "region"]
+    assert not outside, f"{page_path}: content outside every landmark: {outside}"
     blocking = [v for v in violations if v["impact"] in BLOCKING_IMPACTS]
     for v in violations:
         if v not in blocking:
@@ -260,4 +268,26 @@ def test_explorer_is_a_few_tab_presses_away(offline, book_html):
     label = page.evaluate("""() => { const el = document.activeElement;
         return el.labels?.[0]?.innerText || el.getAttribute("aria-label") || ""; }""")
     assert label.strip(), "the first control of the explorer has no label"
+    problems.assert_none()
+
+
+@pytest.mark.parametrize("page_path", book_pages())
+def test_page_in_dark_mode_keeps_its_text_readable(offline, book_html, page_path):
+    """The theme's dark mode (its colour-mode button): axe-core finds no text too faint for its background,
+    in the prose, in the outputs (which the theme shows as light cards) or in the explorers."""
+    new_page, problems = offline
+    page = new_page()
+    page.add_init_script("localStorage.setItem('mode', 'dark')")  # what the colour-mode button stores
+    url = (book_html / page_path).as_uri()
+    page.goto(url, wait_until="load")
+    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
+        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
+        page.wait_for_load_state("load")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    hosts = page.locator(".ac-explorer-host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator(".ac-explorer").wait_for()
+    faint = [v for v in axe_violations(page, ["color-contrast"]) if v["impact"] in BLOCKING_IMPACTS]
+    assert not faint, f"{page_path}: in dark mode, text too faint for its background: " + "; ".join(
+        f"{v['help']} on {v['targets'][:5]}" for v in faint)
     problems.assert_none()
