@@ -611,6 +611,13 @@ def check_todays_models(box, state):
         (_, slowest), = shown(box.locator('[data-role="slowest"]'))
         assert math.isclose(slowest, rope["wavelength"][-1] / rope["ratio"][-1], rel_tol=1e-9)
         assert box.locator("svg circle").count() == state["rope_dim"] // 2  # a dot per pair
+        # the pairs that turn less than once in the trained context, before the rule and after it
+        context = state["original_context"]
+        before = sum(w > context for w in rope["wavelength"])
+        after = sum(w / ratio > context for w, ratio in zip(rope["wavelength"], rope["ratio"]))
+        status = box.locator('[data-role="rope-status"]').text_content()
+        assert f"Before the rule {before} turn less than once in the trained " in status, status
+        assert status.endswith(f"; after it, {after}."), status
     return r
 
 
@@ -620,6 +627,9 @@ def test_todays_models_explorer_counts_like_the_package(playground, screenshots)
     r = check_todays_models(box, state_of(page, "todays-models"))
     assert r["cache"]["own"] == "MLA" and box.locator('[data-role="MLA-per-token"]').text_content() == "68.63 KiB"
     assert "DeepSeek-V3 keeps 68.63 KiB per token (MLA)" in box.locator('[data-role="cache-status"]').text_content()
+    # DeepSeek-V3's YaRN slows by the whole factor exactly the pairs that never turned in training
+    assert "9 slowed 40 times" in box.locator('[data-role="rope-status"]').text_content()
+    assert "Before the rule 9 turn less than once" in box.locator('[data-role="rope-status"]').text_content()
     box.screenshot(path=screenshots / "todays-models-start.png")
 
     box.get_by_label("configuration").select_option("meta-llama/Llama-3.1-8B")

@@ -320,9 +320,12 @@ function render({ model, el }) {
     show(out.slowest, `${tokensText(p.wavelength[last])} → ${tokensText(p.wavelength[last] / p.ratio[last])}`,
       p.wavelength[last] / p.ratio[last]);
     show(out["attention-factor"], fixed(p.attention_factor, 4), p.attention_factor);
-    const longer = p.wavelength.filter((w, i) => w / p.ratio[i] > now.original_context).length;
+    // the pairs that never complete a turn in the trained context, with their frequencies before and after the rule
+    const before = p.wavelength.filter((w) => w > now.original_context).length;
+    const after = p.wavelength.filter((w, i) => w / p.ratio[i] > now.original_context).length;
     show(ropeStatus, `${now.rope_dim / 2} pairs: ${p.kept} kept, ${p.slowed} slowed ${inputText(now.factor)} times, `
-      + `${p.between} between; ${longer} turn less than once in the trained ${tokensText(now.original_context)} tokens.`);
+      + `${p.between} between. Before the rule ${before} turn less than once in the trained `
+      + `${tokensText(now.original_context)} tokens; after it, ${after}.`);
     drawChart(now, p);
   }
 
