@@ -291,3 +291,43 @@ def test_page_in_dark_mode_keeps_its_text_readable(offline, book_html, page_path
     assert not faint, f"{page_path}: in dark mode, text too faint for its background: " + "; ".join(
         f"{v['help']} on {v['targets'][:5]}" for v in faint)
     problems.assert_none()
+
+
+TAB_STOP = """() => {
+    // The focused element, numbered the first time the focus reaches it, and whether it shows a focus
+    // indicator (an outline or a box shadow).
+    const el = document.activeElement;
+    if (!el || el === document.body) return null;
+    if (!el.dataset.acTabStop) el.dataset.acTabStop = String(window.__acStops = (window.__acStops || 0) + 1);
+    const style = getComputedStyle(el);
+    const outline = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0;
+    return { n: Number(el.dataset.acTabStop), shown: outline || style.boxShadow !== "none",
+             name: `${el.tagName.toLowerCase()}.${el.className}: ${(el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 40)}` };
+}"""
+
+
+@pytest.mark.parametrize("page_path", ["book/todays_models.html", "book/explorers.html"])
+def test_keyboard_focus_is_visible_and_goes_round_the_page(offline, book_html, page_path):
+    """Tab from the top of a page with explorers: every stop shows where the focus is, and the focus goes
+    round the whole page back to the first stop (no control keeps it)."""
+    new_page, problems = offline
+    page = new_page()
+    page.goto((book_html / page_path).as_uri(), wait_until="load")
+    hosts = page.locator(".ac-explorer-host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator(".ac-explorer").wait_for()
+    stops, unseen = [], []
+    for _ in range(1000):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(TAB_STOP)
+        if stop is None or (stops and stop["n"] == stops[0]["n"]):
+            break  # back at the address bar or at the first stop: round the page
+        assert not stops or stop["n"] != stops[-1]["n"], f"{page_path}: Tab keeps the focus on {stop['name']}"
+        stops.append(stop)
+        if not stop["shown"]:
+            unseen.append(stop["name"])
+    else:
+        pytest.fail(f"{page_path}: 1,000 presses of Tab never went round the page")
+    assert len(stops) > 20 and any("ac-" in s["name"] or "input" in s["name"] for s in stops)
+    assert not unseen, f"{page_path}: Tab stops that show no focus: {unseen}"
+    problems.assert_none()
