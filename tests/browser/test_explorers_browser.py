@@ -611,6 +611,12 @@ def check_todays_models(box, state):
         (_, slowest), = shown(box.locator('[data-role="slowest"]'))
         assert math.isclose(slowest, rope["wavelength"][-1] / rope["ratio"][-1], rel_tol=1e-9)
         assert box.locator("svg circle").count() == state["rope_dim"] // 2  # a dot per pair
+        # the label of the trained context covers no dot
+        label = box.locator("svg text", has_text="trained context").bounding_box()
+        dots = box.locator("svg circle").evaluate_all("(dots) => dots.map((d) => d.getBoundingClientRect().toJSON())")
+        under = [d for d in dots if d["left"] < label["x"] + label["width"] and d["right"] > label["x"]
+                 and d["top"] < label["y"] + label["height"] and d["bottom"] > label["y"]]
+        assert not under, f"the label 'trained context' covers {len(under)} dots"
         # the pairs that turn less than once in the trained context, before the rule and after it
         context = state["original_context"]
         before = sum(w > context for w in rope["wavelength"])

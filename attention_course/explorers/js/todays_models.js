@@ -353,7 +353,8 @@ function render({ model, el }) {
     }
     const mark = x(now.original_context);
     const before = mark > right - 110; // near the right end: the label goes left of the line
-    const label = svgElement("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top + 30, "font-size": 13,
+    // above the plot, where no dot can lie under it (a pair's ratio is at most 1, below the top)
+    const label = svgElement("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top - 4, "font-size": 13,
       "text-anchor": before ? "end" : "start", class: "ac-tick" });
     label.textContent = "trained context";
     marks.push(label);
