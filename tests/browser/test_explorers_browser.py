@@ -497,6 +497,12 @@ def test_roofline_explorer_counts_like_the_package_and_states_the_measured_ceili
     assert state_of(page, "roofline")["context"] == 131072
 
 
+def smallest_chart_text(box) -> float:
+    """The height in CSS px of the smallest text of the explorer's chart, as shown."""
+    return box.locator("svg text").evaluate_all(
+        "(texts) => Math.min(...texts.filter((t) => t.textContent).map((t) => t.getBoundingClientRect().height))")
+
+
 def test_roofline_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html, screenshots):
     new_page, problems = offline
     page = new_page()
@@ -510,6 +516,8 @@ def test_roofline_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html
     assert widths[2] <= 400, f"the page is wider than the screen: {widths}"
     box.get_by_label("batch (requests)").fill("8")
     check_roofline(box, state_of(page, "roofline"))
+    # the chart's text, shrunk with it, stays legible (a line of 13 units at 354 px of 440 is about 12 px tall)
+    assert smallest_chart_text(box) >= 11, f"the chart's text is {smallest_chart_text(box):.1f} px tall at 400 px"
     box.screenshot(path=screenshots / "roofline-400px.png")
     problems.assert_none()
 
@@ -685,6 +693,7 @@ def test_todays_models_explorer_fits_a_phone_screen_in_its_chapter(offline, book
     box.get_by_label("configuration").select_option("google/gemma-3-27b-it")
     box.get_by_label("sliding window (0 = none)").fill("0")
     check_todays_models(box, state_of(page, "todays-models"))
+    assert smallest_chart_text(box) >= 11, f"the chart's text is {smallest_chart_text(box):.1f} px tall at 400 px"
     box.screenshot(path=screenshots / "todays-models-400px.png")
     problems.assert_none()
 
