@@ -9,8 +9,11 @@ violation of impact "serious" or "critical"; the others are listed as
 "accessibility note" warnings in the test output and in test-results/accessibility/.
 Every figure has alt text that says what it shows, formulas are not Tab stops,
 and at 400 px no cell output, table, figure or explorer is wider than the
-article's column (code may scroll sideways there, keeping its lines), while at
-1280 px nothing in the article hides in a sideways scroller.
+article's column (code may scroll sideways there, keeping its lines) and no row
+of a printed table wraps, while at
+1280 px nothing in the article hides in a sideways scroller. Every part of a
+page lies in a landmark, and in the theme's dark mode no text is too faint for
+its background.
 """
 
 from __future__ import annotations
@@ -28,19 +31,21 @@ BLOCKING_IMPACTS = ("serious", "critical")
 ACCESSIBILITY = REPO / "test-results" / "accessibility"
 
 
-def axe_violations(page) -> list[dict]:
-    """axe-core's violations on the open page: id, impact, help and the elements (CSS selectors)."""
+def axe_violations(page, rules: list[str] | None = None) -> list[dict]:
+    """axe-core's violations on the open page (of `rules` only, if given): id, impact, help and the elements."""
     if not AXE.is_file():
         pytest.fail(f"axe-core is missing ({AXE}): run `npm ci` (or `make env`)")
     page.add_script_tag(path=str(AXE))
-    return page.evaluate("""async () => {
+    return page.evaluate("""async (rules) => {
         // preload: false: axe would fetch the stylesheets by XHR, which file:// pages refuse (a console error)
-        const result = await axe.run(document, { resultTypes: ["violations"], preload: false });
+        const options = { resultTypes: ["violations"], preload: false };
+        if (rules) options.runOnly = rules;
+        const result = await axe.run(document, options);
         return result.violations.map((v) => ({
             id: v.id, impact: v.impact, help: v.help,
             targets: v.nodes.map((node) => node.target.join(" ")),
         }));
-    }""")
+    }""", rules)
 
 
 def figure_alt_texts(page) -> list[dict]:
@@ -80,6 +85,30 @@ WIDER_THAN_THE_COLUMN = """() => {
             found.push(`${el.tagName.toLowerCase()}.${el.className} from ${Math.round(r.left)} to ${Math.round(r.right)} px`
                        + ` (column ${Math.round(left)}-${Math.round(right)}, scroll width ${el.scrollWidth}):`
                        + ` ${(el.innerText || el.getAttribute("alt") || "").slice(0, 60)}`);
+    }
+    return found;
+}"""
+
+WRAPPED_TABLE_ROWS = r"""() => {
+    // Lines of printed tables (columns lined up by runs of spaces) too long for their output box at
+    // the smallest font course.css allows: the box wraps them, and a wrapped table is unreadable.
+    const found = [];
+    for (const pre of document.querySelectorAll("article.bd-article .cell_output pre")) {
+        if (pre.closest(".ac-explorer, .ac-sr") || !pre.getBoundingClientRect().width) continue;
+        const style = getComputedStyle(pre);
+        const room = pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        const lines = pre.textContent.split("\n");
+        const probe = document.createElement("span");  // one line, unwrapped, in the box's own font
+        probe.style.cssText = "position: absolute; visibility: hidden; white-space: pre; font: inherit;";
+        pre.append(probe);
+        for (const line of lines) {
+            if (!/\S {2,}\S/.test(line) || line.includes("#")) continue;  // a table's row, not code
+            probe.textContent = line;
+            const width = probe.getBoundingClientRect().width;
+            if (width > room + 0.5)
+                found.push(`${Math.round(width)} px in ${Math.round(room)} px (${line.length} characters): ${line.trim()}`);
+        }
+        probe.remove();
     }
     return found;
 }"""
@@ -144,6 +173,10 @@ def test_page_works_offline(offline, book_html, page_path, screenshots):
     ACCESSIBILITY.mkdir(parents=True, exist_ok=True)
     report = ACCESSIBILITY / (page_path.replace("/", "_").removesuffix(".html") + ".json")
     report.write_text(json.dumps(violations, indent=1), encoding="utf-8")
+    # Every part of the page lies in a landmark (course.js makes the sidebar's book title one), so that
+    # a screen reader moving by landmarks reaches all of it.
+    outside = [v["targets"] for v in violations if v["id"] == "region"]
+    assert not outside, f"{page_path}: content outside every landmark: {outside}"
     blocking = [v for v in violations if v["impact"] in BLOCKING_IMPACTS]
     for v in violations:
         if v not in blocking:
@@ -198,6 +231,10 @@ def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_
     assert not shrunk, f"{page_path}: figures shrunk too far to read at 400 px: {shrunk}"
     wide = page.evaluate(WIDER_THAN_THE_COLUMN)
     assert not wide, f"{page_path}: at 400 px, wider than the column: {wide[:10]}"
+    # course.css wraps an output line too long for the column rather than hide it in a scroller: a
+    # printed table must be narrow enough (about 55 characters) that none of its rows wraps.
+    wrapped = page.evaluate(WRAPPED_TABLE_ROWS)
+    assert not wrapped, f"{page_path}: at 400 px, printed table rows that wrap: {wrapped[:10]}"
     problems.assert_none()
 
 
@@ -231,4 +268,66 @@ def test_explorer_is_a_few_tab_presses_away(offline, book_html):
     label = page.evaluate("""() => { const el = document.activeElement;
         return el.labels?.[0]?.innerText || el.getAttribute("aria-label") || ""; }""")
     assert label.strip(), "the first control of the explorer has no label"
+    problems.assert_none()
+
+
+@pytest.mark.parametrize("page_path", book_pages())
+def test_page_in_dark_mode_keeps_its_text_readable(offline, book_html, page_path):
+    """The theme's dark mode (its colour-mode button): axe-core finds no text too faint for its background,
+    in the prose, in the outputs (which the theme shows as light cards) or in the explorers."""
+    new_page, problems = offline
+    page = new_page()
+    page.add_init_script("localStorage.setItem('mode', 'dark')")  # what the colour-mode button stores
+    url = (book_html / page_path).as_uri()
+    page.goto(url, wait_until="load")
+    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
+        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
+        page.wait_for_load_state("load")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    hosts = page.locator(".ac-explorer-host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator(".ac-explorer").wait_for()
+    faint = [v for v in axe_violations(page, ["color-contrast"]) if v["impact"] in BLOCKING_IMPACTS]
+    assert not faint, f"{page_path}: in dark mode, text too faint for its background: " + "; ".join(
+        f"{v['help']} on {v['targets'][:5]}" for v in faint)
+    problems.assert_none()
+
+
+TAB_STOP = """() => {
+    // The focused element, numbered the first time the focus reaches it, and whether it shows a focus
+    // indicator (an outline or a box shadow).
+    const el = document.activeElement;
+    if (!el || el === document.body) return null;
+    if (!el.dataset.acTabStop) el.dataset.acTabStop = String(window.__acStops = (window.__acStops || 0) + 1);
+    const style = getComputedStyle(el);
+    const outline = style.outlineStyle !== "none" && parseFloat(style.outlineWidth) > 0;
+    return { n: Number(el.dataset.acTabStop), shown: outline || style.boxShadow !== "none",
+             name: `${el.tagName.toLowerCase()}.${el.className}: ${(el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 40)}` };
+}"""
+
+
+@pytest.mark.parametrize("page_path", ["book/todays_models.html", "book/explorers.html"])
+def test_keyboard_focus_is_visible_and_goes_round_the_page(offline, book_html, page_path):
+    """Tab from the top of a page with explorers: every stop shows where the focus is, and the focus goes
+    round the whole page back to the first stop (no control keeps it)."""
+    new_page, problems = offline
+    page = new_page()
+    page.goto((book_html / page_path).as_uri(), wait_until="load")
+    hosts = page.locator(".ac-explorer-host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator(".ac-explorer").wait_for()
+    stops, unseen = [], []
+    for _ in range(1000):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(TAB_STOP)
+        if stop is None or (stops and stop["n"] == stops[0]["n"]):
+            break  # back at the address bar or at the first stop: round the page
+        assert not stops or stop["n"] != stops[-1]["n"], f"{page_path}: Tab keeps the focus on {stop['name']}"
+        stops.append(stop)
+        if not stop["shown"]:
+            unseen.append(stop["name"])
+    else:
+        pytest.fail(f"{page_path}: 1,000 presses of Tab never went round the page")
+    assert len(stops) > 20 and any("ac-" in s["name"] or "input" in s["name"] for s in stops)
+    assert not unseen, f"{page_path}: Tab stops that show no focus: {unseen}"
     problems.assert_none()

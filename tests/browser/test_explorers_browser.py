@@ -497,6 +497,12 @@ def test_roofline_explorer_counts_like_the_package_and_states_the_measured_ceili
     assert state_of(page, "roofline")["context"] == 131072
 
 
+def smallest_chart_text(box) -> float:
+    """The height in CSS px of the smallest text of the explorer's chart, as shown."""
+    return box.locator("svg text").evaluate_all(
+        "(texts) => Math.min(...texts.filter((t) => t.textContent).map((t) => t.getBoundingClientRect().height))")
+
+
 def test_roofline_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html, screenshots):
     new_page, problems = offline
     page = new_page()
@@ -510,6 +516,8 @@ def test_roofline_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html
     assert widths[2] <= 400, f"the page is wider than the screen: {widths}"
     box.get_by_label("batch (requests)").fill("8")
     check_roofline(box, state_of(page, "roofline"))
+    # the chart's text, shrunk with it, stays legible (a line of 13 units at 354 px of 440 is about 12 px tall)
+    assert smallest_chart_text(box) >= 11, f"the chart's text is {smallest_chart_text(box):.1f} px tall at 400 px"
     box.screenshot(path=screenshots / "roofline-400px.png")
     problems.assert_none()
 
@@ -611,6 +619,19 @@ def check_todays_models(box, state):
         (_, slowest), = shown(box.locator('[data-role="slowest"]'))
         assert math.isclose(slowest, rope["wavelength"][-1] / rope["ratio"][-1], rel_tol=1e-9)
         assert box.locator("svg circle").count() == state["rope_dim"] // 2  # a dot per pair
+        # the label of the trained context covers no dot
+        label = box.locator("svg text", has_text="trained context").bounding_box()
+        dots = box.locator("svg circle").evaluate_all("(dots) => dots.map((d) => d.getBoundingClientRect().toJSON())")
+        under = [d for d in dots if d["left"] < label["x"] + label["width"] and d["right"] > label["x"]
+                 and d["top"] < label["y"] + label["height"] and d["bottom"] > label["y"]]
+        assert not under, f"the label 'trained context' covers {len(under)} dots"
+        # the pairs that turn less than once in the trained context, before the rule and after it
+        context = state["original_context"]
+        before = sum(w > context for w in rope["wavelength"])
+        after = sum(w / ratio > context for w, ratio in zip(rope["wavelength"], rope["ratio"]))
+        status = box.locator('[data-role="rope-status"]').text_content()
+        assert f"Before the rule {before} turn less than once in the trained " in status, status
+        assert status.endswith(f"; after it, {after}."), status
     return r
 
 
@@ -620,6 +641,9 @@ def test_todays_models_explorer_counts_like_the_package(playground, screenshots)
     r = check_todays_models(box, state_of(page, "todays-models"))
     assert r["cache"]["own"] == "MLA" and box.locator('[data-role="MLA-per-token"]').text_content() == "68.63 KiB"
     assert "DeepSeek-V3 keeps 68.63 KiB per token (MLA)" in box.locator('[data-role="cache-status"]').text_content()
+    # DeepSeek-V3's YaRN slows by the whole factor exactly the pairs that never turned in training
+    assert "9 slowed 40 times" in box.locator('[data-role="rope-status"]').text_content()
+    assert "Before the rule 9 turn less than once" in box.locator('[data-role="rope-status"]').text_content()
     box.screenshot(path=screenshots / "todays-models-start.png")
 
     box.get_by_label("configuration").select_option("meta-llama/Llama-3.1-8B")
@@ -669,6 +693,7 @@ def test_todays_models_explorer_fits_a_phone_screen_in_its_chapter(offline, book
     box.get_by_label("configuration").select_option("google/gemma-3-27b-it")
     box.get_by_label("sliding window (0 = none)").fill("0")
     check_todays_models(box, state_of(page, "todays-models"))
+    assert smallest_chart_text(box) >= 11, f"the chart's text is {smallest_chart_text(box):.1f} px tall at 400 px"
     box.screenshot(path=screenshots / "todays-models-400px.png")
     problems.assert_none()
 

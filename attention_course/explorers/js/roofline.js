@@ -104,23 +104,24 @@ function render({ model, el }) {
   const ceilingsNote = h("p", { class: "ac-note", "data-role": "ceilings" });
   const status = h("p", { class: "ac-result", "data-role": "status", "aria-live": "polite" });
 
-  // log-log axes: FLOPs per byte 0.1 .. 10^4, GFLOP/s from the memory roof at 0.1 to above the peak
-  const W = 600; const H = 260; const left = 62; const right = 590; const top = 12; const bottom = 222;
+  // log-log axes: FLOPs per byte 0.1 .. 10^4, GFLOP/s from the memory roof at 0.1 to above the peak; a
+  // narrow view box, so that its text stays legible when a phone shrinks the figure
+  const W = 440; const H = 240; const left = 48; const right = 430; const top = 12; const bottom = 198;
   const xLo = 0.1; const xHi = 1e4;
   const svg = svgElement("svg", { viewBox: `0 0 ${W} ${H}`, role: "img" });
   const roof = svgElement("path", { class: "ac-line-plain", fill: "none" });
   const ridgeLine = svgElement("line", { class: "ac-marker", y1: top, y2: bottom });
   const dots = { prefill: svgElement("rect", { width: 10, height: 10, class: "ac-dot-tiled" }), decode: svgElement("circle", { r: 6, class: "ac-dot-plain" }) };
-  const dotText = { prefill: svgElement("text", { "font-size": 12, class: "ac-tick" }), decode: svgElement("text", { "font-size": 12, class: "ac-tick" }) };
+  const dotText = { prefill: svgElement("text", { "font-size": 13, class: "ac-tick" }), decode: svgElement("text", { "font-size": 13, class: "ac-tick" }) };
   dotText.prefill.textContent = "prefill";
   dotText.decode.textContent = "decode";
   const ticks = svgElement("g", {});
   svg.append(svgElement("line", { x1: left, x2: right, y1: bottom, y2: bottom, class: "ac-grid" }),
     svgElement("line", { x1: left, x2: left, y1: top, y2: bottom, class: "ac-grid" }), ticks, roof, ridgeLine,
     dots.prefill, dots.decode, dotText.prefill, dotText.decode);
-  const xLabel = svgElement("text", { x: right, y: bottom + 32, "text-anchor": "end", "font-size": 12, class: "ac-tick" });
+  const xLabel = svgElement("text", { x: right, y: bottom + 32, "text-anchor": "end", "font-size": 13, class: "ac-tick" });
   xLabel.textContent = "FLOPs per byte (log scale)";
-  const yLabel = svgElement("text", { x: left + 4, y: top + 10, "font-size": 12, class: "ac-tick" });
+  const yLabel = svgElement("text", { x: left + 4, y: top + 10, "font-size": 13, class: "ac-tick" });
   yLabel.textContent = "GFLOP/s (log scale)";
   svg.append(xLabel, yLabel);
 
@@ -177,12 +178,13 @@ function render({ model, el }) {
     }
     const marks = [];
     for (let e = -1; e <= 4; e++) {
-      const t = svgElement("text", { x: x(10 ** e).toFixed(1), y: bottom + 16, "text-anchor": "middle", "font-size": 11, class: "ac-tick" });
+      const anchor = e === 4 ? "end" : "middle"; // the last label ends at the axis' end
+      const t = svgElement("text", { x: x(10 ** e).toFixed(1), y: bottom + 16, "text-anchor": anchor, "font-size": 13, class: "ac-tick" });
       t.textContent = ["0.1", "1", "10", "100", "1k", "10k"][e + 1];
       marks.push(t);
     }
     for (let e = Math.ceil(Math.log10(yLo)); e <= Math.floor(Math.log10(yHi)); e++) {
-      const t = svgElement("text", { x: left - 6, y: (y(10 ** e) + 4).toFixed(1), "text-anchor": "end", "font-size": 11, class: "ac-tick" });
+      const t = svgElement("text", { x: left - 6, y: (y(10 ** e) + 4).toFixed(1), "text-anchor": "end", "font-size": 13, class: "ac-tick" });
       t.textContent = si(10 ** e);
       marks.push(t);
     }

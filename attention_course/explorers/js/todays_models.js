@@ -320,9 +320,12 @@ function render({ model, el }) {
     show(out.slowest, `${tokensText(p.wavelength[last])} → ${tokensText(p.wavelength[last] / p.ratio[last])}`,
       p.wavelength[last] / p.ratio[last]);
     show(out["attention-factor"], fixed(p.attention_factor, 4), p.attention_factor);
-    const longer = p.wavelength.filter((w, i) => w / p.ratio[i] > now.original_context).length;
+    // the pairs that never complete a turn in the trained context, with their frequencies before and after the rule
+    const before = p.wavelength.filter((w) => w > now.original_context).length;
+    const after = p.wavelength.filter((w, i) => w / p.ratio[i] > now.original_context).length;
     show(ropeStatus, `${now.rope_dim / 2} pairs: ${p.kept} kept, ${p.slowed} slowed ${inputText(now.factor)} times, `
-      + `${p.between} between; ${longer} turn less than once in the trained ${tokensText(now.original_context)} tokens.`);
+      + `${p.between} between. Before the rule ${before} turn less than once in the trained `
+      + `${tokensText(now.original_context)} tokens; after it, ${after}.`);
     drawChart(now, p);
   }
 
@@ -350,7 +353,8 @@ function render({ model, el }) {
     }
     const mark = x(now.original_context);
     const before = mark > right - 110; // near the right end: the label goes left of the line
-    const label = svgElement("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top + 30, "font-size": 13,
+    // above the plot, where no dot can lie under it (a pair's ratio is at most 1, below the top)
+    const label = svgElement("text", { x: (before ? mark - 4 : mark + 4).toFixed(1), y: top - 4, "font-size": 13,
       "text-anchor": before ? "end" : "start", class: "ac-tick" });
     label.textContent = "trained context";
     marks.push(label);

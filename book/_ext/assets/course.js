@@ -96,7 +96,19 @@
     }));
   }
 
+  // 7. The book's title at the top of the sidebar, a link to its first page, lies outside every
+  //    landmark, where a screen reader moving by landmarks never meets it: it becomes a navigation
+  //    landmark of its own.
+  function titleLandmark() {
+    document.querySelectorAll(".sidebar-primary-item").forEach((item) => {
+      if (!item.querySelector(".navbar-brand") || item.closest("nav, [role]")) return;
+      item.setAttribute("role", "navigation");
+      item.setAttribute("aria-label", "Book");
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    titleLandmark();
     outputColumns();
     stackableTables();
     contentsButton();
