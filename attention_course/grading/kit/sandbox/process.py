@@ -267,7 +267,7 @@ class WorkerProcess:
 
     def _write(self, proc, selector, data: bytes) -> None:
         """Queue `data` for the worker's stdin, written as the pipe has room (`_send_some`): nothing blocks."""
-        if proc.stdin.closed:  # the worker died before it read the request
+        if proc.stdin.closed:  # a write failed: the worker is gone, nothing will read it
             return
         if not self._to_send:
             selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "request")

@@ -174,7 +174,8 @@ def main() -> None:
 
     shell = _shell()
 
-    request, arrays, answers = _request(decode)
+    frame, answers = _request(decode)
+    request, arrays, _ = frame
     os.register_at_fork(after_in_child=lambda: _close_quietly(answers))
     follow = _FollowUps(request, arrays, unpack_value)  # the checks taken from the registry before any cell runs
     findings = _Findings(send, processes=request.get("processes"))
@@ -228,18 +229,17 @@ def main() -> None:
     _wait_to_be_killed()
 
 
-def _request(decode) -> tuple[dict, dict, int]:
-    """The grader's request, read from stdin: (its header, its arrays, the descriptor its answer will come on, -1 if
-    it has no checks to follow up). The grader's answer comes on the same pipe, after the calls, so the pipe is kept
-    under another number (not inheritable: a program the notebook starts lacks it); the cells' own stdin is empty
-    (input() gets an end of file)."""
+def _request(decode) -> tuple[tuple[dict, dict, int], int]:
+    """The grader's request, read from stdin: (its frame, the descriptor its answer will come on, -1 if it has no
+    checks to follow up). The grader's answer comes on the same pipe, after the calls, so the pipe is kept under
+    another number (not inheritable: a program the notebook starts lacks it); the cells' own stdin is empty (input()
+    gets an end of file)."""
     frame = _read_frame(0, decode)
     if frame is None:
         raise SystemExit("the grader sent an incomplete request")
-    request, arrays, _ = frame
-    answers = os.dup(0) if request.get("follow") else -1
+    answers = os.dup(0) if frame[0].get("follow") else -1
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    return request, arrays, answers
+    return frame, answers
 
 
 def _asked(fd: int, decode) -> list[int]:
