@@ -27,7 +27,10 @@ few of the grader's functions to note when each stage ends, so one run gives:
 `import attention_course` is timed alone, in its own fresh interpreters.
 The batch grader grades `--copies` copies of exercise 8 on every core (as
 `attention-course grade` does) in a fresh interpreter per batch; its time per
-notebook is the batch's time over the copies.
+notebook is the batch's time over the copies. `--follow-up-timeout SECONDS`
+grades them with that time for the follow-up of a failed check, as
+`attention-course grade --follow-up-timeout` does (0: none), in every code
+tree that has the follow-up.
 
 With `--before REV` the same runs are made with the package as it is at git
 revision REV (extracted into a temporary folder), the two alternating run by
@@ -111,8 +114,14 @@ from attention_course.grading.kit.batch import grade_submissions
 from attention_course.grading.kit.intake import collect
 
 submissions = collect([sys.argv[1]])
+limits = {}
+if len(sys.argv) > 2:  # the follow-up's time, in a tree that has the follow-up
+    import dataclasses
+    from attention_course.grading.kit.sandbox.runner import Limits
+    if "follow_seconds" in {f.name for f in dataclasses.fields(Limits)}:
+        limits = {"limits": Limits(follow_seconds=float(sys.argv[2]))}
 start = time.monotonic()
-grades = grade_submissions(submissions, progress=False)
+grades = grade_submissions(submissions, progress=False, **limits)
 seconds = time.monotonic() - start
 notebooks = [nb for g in grades for nb in g.notebooks]
 print(json.dumps({"seconds": seconds, "full": sum(nb.score == nb.max_score for nb in notebooks),
@@ -126,10 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=7, help="checks of each notebook per code tree (default: 7)")
     parser.add_argument("--copies", type=int, default=40, help="notebooks in the batch (default: 40; 0: no batch)")
     parser.add_argument("--batch-rounds", type=int, default=2, help="batches per code tree (default: 2)")
+    parser.add_argument("--follow-up-timeout", type=float, default=None, metavar="SECONDS",
+                        help="the batch's time for the follow-up of a failed check, in the trees that have one "
+                             "(default: the grader's own; 0: no follow-up)")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.copies < 0 or args.batch_rounds < 1:
         parser.error(f"--rounds and --batch-rounds must be at least 1 and --copies at least 0; got {args.rounds}, "
                      f"{args.batch_rounds} and {args.copies}")
+    if args.follow_up_timeout is not None and not args.follow_up_timeout >= 0:
+        parser.error(f"--follow-up-timeout must be a number of seconds, 0 or more; got {args.follow_up_timeout}")
     with tempfile.TemporaryDirectory(prefix="bench-check-") as tmp:
         tmp = Path(tmp)
         trees = {"after": ROOT}
@@ -147,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         imports = _time_imports(trees, args.rounds)
         checks = {name: _time_checks(trees, work / f"{name}.ipynb", args.rounds) for name in NOTEBOOKS}
         load.append(os.getloadavg()[0])
-        batches = _time_batches(trees, tmp, args.copies, args.batch_rounds) if args.copies else {}
+        batches = _time_batches(trees, tmp, args.copies, args.batch_rounds, args.follow_up_timeout) if args.copies else {}
         load.append(os.getloadavg()[0])
     _report(trees, imports, checks, batches, args, load)
     return 0
@@ -227,7 +241,8 @@ def _stages(start: float, marks: dict[str, float], end: float) -> dict[str, floa
     return stages
 
 
-def _time_batches(trees: dict[str, Path], tmp: Path, copies: int, rounds: int) -> dict[str, list[dict]]:
+def _time_batches(trees: dict[str, Path], tmp: Path, copies: int, rounds: int,
+                  follow_seconds: float | None = None) -> dict[str, list[dict]]:
     folder = tmp / "class"
     folder.mkdir()
     source = ROOT / "solutions" / "08_flash_attention.ipynb"
@@ -238,7 +253,8 @@ def _time_batches(trees: dict[str, Path], tmp: Path, copies: int, rounds: int) -
     runs: dict[str, list[dict]] = {label: [] for label in trees}
     for r in range(rounds):
         for label in _in_turn(trees, r):
-            done = subprocess.run([sys.executable, "-c", BATCH_DRIVER, str(folder)], env=_env(trees[label]),
+            follow = [] if follow_seconds is None else [str(follow_seconds)]
+            done = subprocess.run([sys.executable, "-c", BATCH_DRIVER, str(folder), *follow], env=_env(trees[label]),
                                   cwd=tmp, capture_output=True, text=True)
             try:
                 result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -279,7 +295,8 @@ def _report(trees, imports, checks, batches, args, load) -> None:
     if batches:
         per = {label: statistics.median(r["seconds"] / r["notebooks"] for r in runs) for label, runs in batches.items()}
         totals = ", ".join(f"{label} " + " ".join(f"{r['seconds']:.1f}" for r in runs) for label, runs in batches.items())
-        print(f"\nbatch grader, {args.copies} copies of exercise 8 on every core, seconds per notebook "
+        follow = "" if args.follow_up_timeout is None else f", --follow-up-timeout {args.follow_up_timeout:g}"
+        print(f"\nbatch grader, {args.copies} copies of exercise 8 on every core{follow}, seconds per notebook "
               f"(median of {args.batch_rounds} batches each): {cells(per)}   (batch totals, s: {totals})")
     print(f"\nload average: {load[0]:.1f} at the start, {load[1]:.1f} after the checks, {load[2]:.1f} at the end")
     after = {

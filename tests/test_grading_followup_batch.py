@@ -9,6 +9,7 @@ says, and a notebook that forges its follow-up gets no claim from it.
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 
 import nbformat
@@ -19,16 +20,17 @@ from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import judge_all
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
-from attention_course.grading.checks.exercises import EXERCISES
-from attention_course.grading.kit.batch import grade_submissions
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES
+from attention_course.grading.kit.batch import _calls, _follows, grade_submissions, which_to_follow
 from attention_course.grading.kit.intake import collect
-from attention_course.grading.kit.judge import NotebookGrade, judge_run
+from attention_course.grading.kit.judge import NotebookGrade, Verdicts, judge_run
 from attention_course.grading.kit.score import _check_feedback, notebook_from_json, notebook_json
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.channel import Call, Reports
 from attention_course.grading.kit.sandbox.protocol import ProtocolError, encode, pack_follow_up, unpack_follow_up
-from attention_course.grading.kit.sandbox.runner import Limits, NotebookRun
-from attention_course.grading.kit.status import Status
+from attention_course.grading.kit.sandbox.process import Output, WorkerProcess
+from attention_course.grading.kit.sandbox.runner import Limits, NotebookRun, code_cells, read_notebook
+from attention_course.grading.kit.status import Status, Stop
 from attention_course.grading.kit.write.feedback import HIDDEN_TEXT, check_result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,12 +190,31 @@ def test_a_garbled_follow_up_is_refused(garbled):
         unpack_follow_up(garbled, {})
 
 
-def _reports(follows: int = 1) -> Reports:
+def _reports(follows: int = 1, asked: list[int] | None = None) -> Reports:
+    """A worker's reports after its one call and its wait, the grader's answer given (`asked`: all follow-ups)."""
+    reports = _called(follows)
+    reports.add(encode({"event": "waiting"}))
+    reports.parse()
+    reports.answer(list(range(follows)) if asked is None else asked)
+    return reports
+
+
+def _called(follows: int = 1) -> Reports:
+    """A worker's reports after its one call."""
     reports = Reports(0, set(), [Call(0, "softmax", "softmax", ())], 1.0, 1.0, follows, 1.0)
     reports.add(encode({"event": "ready"}) + encode({"event": "call", "id": 0})
                 + encode({"event": "result", "id": 0, "observation": {"status": "missing", "value": {"t": "none"}}}))
     reports.parse()
     return reports
+
+
+def _refused(reports: Reports, frames: list[dict]) -> bool:
+    reports.add(b"".join(encode(f) for f in frames))
+    try:
+        reports.parse()
+    except ProtocolError:
+        return True
+    return False
 
 
 def test_a_garbled_follow_up_in_its_turn_is_ignored_and_one_out_of_turn_is_refused():
@@ -206,10 +227,39 @@ def test_a_garbled_follow_up_in_its_turn_is_ignored_and_one_out_of_turn_is_refus
                    [{"event": "follow", "index": 1}],  # only one was asked for
                    [{"event": "follow", "index": 0}, {"event": "followed", "index": 0},
                     {"event": "follow", "index": 0}]):  # twice
-        reports = _reports()
-        reports.add(b"".join(encode(f) for f in frames))
-        with pytest.raises(ProtocolError):
-            reports.parse()
+        assert _refused(_reports(), frames), frames
+
+
+def test_the_worker_follows_up_only_the_checks_the_grader_names_after_it_waited():
+    reports = _reports(follows=3, asked=[2, 0])
+    assert reports.asked == (0, 2) and reports.answered
+    reports.add(b"".join(encode(f) for f in [{"event": "follow", "index": 0}, {"event": "followed", "index": 0},
+                                             {"event": "follow", "index": 2}, {"event": "followed", "index": 2},
+                                             {"event": "done"}]))
+    reports.parse()
+    assert reports.finished and not reports.answered and set(reports.follow_ups) == set()
+    nothing = _reports(follows=3, asked=[])  # a notebook that passes: done at once
+    assert not _refused(nothing, [{"event": "done"}]) and nothing.finished
+    assert _refused(_reports(follows=3, asked=[2, 0]), [{"event": "follow", "index": 1}])  # not asked for
+    assert _refused(_reports(follows=3, asked=[]), [{"event": "follow", "index": 0}])
+    assert _refused(_called(follows=3), [{"event": "done"}])  # before the grader's answer
+    assert _refused(_called(follows=3), [{"event": "waiting"}, {"event": "follow", "index": 0}])
+    assert _refused(_called(follows=3), [{"event": "waiting"}, {"event": "waiting"}])
+    assert _refused(_called(follows=0), [{"event": "waiting"}])  # nothing to follow up: nothing to wait for
+    assert not _refused(_called(follows=0), [{"event": "done"}])
+    early = Reports(0, set(), [Call(0, "softmax", "softmax", ())], 1.0, 1.0, 1, 1.0)
+    assert _refused(early, [{"event": "ready"}, {"event": "waiting"}])  # before its calls
+
+
+def test_a_worker_told_what_to_follow_up_must_go_on_within_the_grace_period():
+    reports = _reports(follows=2, asked=[1])
+    assert reports.answered and reports.deadline <= time.monotonic() + 1.0  # the grace period of `_called`
+    reports.add(encode({"event": "follow", "index": 1}))
+    reports.parse()
+    assert not reports.answered and reports.step == ("follow", 1)  # the follow-up's own time limit now
+    reports.add(encode({"event": "followed", "index": 1}))
+    reports.parse()
+    assert reports.answered  # then done within the grace period
 
 
 # ---- whole notebooks, in their sandboxes ---------------------------------------------------------------------
@@ -331,3 +381,125 @@ def test_a_follow_up_that_overruns_its_time_is_stopped_and_costs_no_marks(tmp_pa
     assert (in_batch.score, in_batch.max_score, in_batch.mistake) == (in_notebook.score, in_notebook.max_score,
                                                                       in_notebook.mistake)
     assert in_batch.mistake != "helper_at_fault" and nb.seconds < 30
+
+
+# ---- the worker's wait for the grader's answer --------------------------------------------------------------
+
+
+def _worker_run(path: Path, exercise_id: str = "04_attention") -> tuple[WorkerProcess, list[list[int]], list]:
+    """One worker run of the notebook at `path` as the batch makes it, its follow-ups chosen by the grader's
+    verdicts: the worker, each answer the grader gave it, and the checks it could follow up."""
+    exercise = BY_ID[exercise_id]
+    checks = exercise.checks
+    for check in checks:
+        check.prepare()
+    requested, where = _calls(checks, FAST, True)
+    follows = _follows(exercise, checks, requested, where)
+    cells = code_cells(read_notebook(path))
+    choose, answers = which_to_follow(follows, Verdicts(checks, where, cells)), []
+
+    def which(observed):
+        answers.append(choose(observed))
+        return answers[-1]
+
+    worker = WorkerProcess(cells, set(), requested, FAST, time.monotonic() + FAST.notebook_seconds, Output(10_000),
+                           sandbox=bubblewrap.find() if SANDBOX else None, notebook=path, provided=exercise.provided,
+                           follows=follows, which_to_follow=which)
+    worker.run()
+    return worker, answers, follows
+
+
+def _steps(worker: WorkerProcess) -> list:
+    return [step for _, step in worker.reports.timeline]
+
+
+def test_a_passing_notebooks_worker_is_told_nothing_failed_and_makes_no_follow_up(tmp_path):
+    path = tmp_path / "04_attention.ipynb"
+    path.write_text((ROOT / "solutions" / "04_attention.ipynb").read_text())
+    worker, answers, follows = _worker_run(path)
+    assert follows and worker.finished and worker.waited and worker.kill is None
+    assert answers == [[]] and worker.reports.asked == ()
+    assert [s for s in _steps(worker) if s[0] == "follow"] == [] and worker.follow_ups == {}
+    assert all(o.status == calls.RETURNED for o in worker.observations.values())
+
+
+def test_a_failing_notebooks_worker_follows_up_the_failed_check_as_before(tmp_path):
+    path = _notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "own_softmax")
+    worker, answers, follows = _worker_run(path)
+    assert worker.finished and worker.kill is None and answers == [[0]]
+    assert [s for s in _steps(worker) if s[0] == "follow"] == [("follow", 0)]
+    assert worker.follow_ups[0].helper == "softmax"  # what the grade's hint then says (the agreement test above)
+
+
+FIND_PIPES = '''
+import fcntl, os, struct, termios, threading
+
+
+def pipes(mode):
+    """This process's pipes open for `mode` (os.O_RDONLY, os.O_WRONLY), beyond stdin, stdout and stderr."""
+    found = []
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            if fd > 2 and os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:") and (
+                    fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE) == mode:
+                found.append(fd)
+        except OSError:
+            pass
+    return found
+
+
+silent_r, silent_w = os.pipe()
+for fd in pipes(os.O_RDONLY):  # the one pipe the worker reads: the grader's answer would come there
+    if fd not in (silent_r, silent_w):
+        os.dup2(silent_r, fd)
+'''
+"""A cell that puts a pipe no one writes in place of the one the worker reads the grader's answer from."""
+
+
+def _with_cell(path: Path, source: str) -> Path:
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(source))
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_worker_that_hangs_while_it_waits_is_stopped_and_its_grade_given(tmp_path):
+    path = _with_cell(_notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "deaf"), FIND_PIPES)
+    worker, answers, _ = _worker_run(path)
+    assert answers == [[0]] and worker.waited and not worker.finished
+    assert (worker.kill, worker.reason) == (Stop.TIME, "did not go on when the grader answered it")
+    assert worker.follow_ups == {} and len(worker.observations) == len(worker.pending)
+    nb = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)[0].notebooks[0]
+    _, check = CHECKS["attention"]
+    in_notebook = run_check(check, _namespace(OWN_SOFTMAX)["attention"], hidden=True)
+    assert (nb.checks[0].score, nb.checks[0].max_score) == (in_notebook.score, in_notebook.max_score)
+    assert nb.checks[0].mistake != "helper_at_fault"  # the follow-up is what it lost
+    assert not {Status.TIMEOUT, Status.CRASHED, Status.TAMPERED} & set(nb.statuses)
+
+
+FORGE_DURING_THE_WAIT = FIND_PIPES + '''
+os.write(silent_w, b"ACG1")  # the start of a frame: the worker takes it when it starts to wait
+
+
+def forge():
+    while struct.unpack("i", fcntl.ioctl(silent_r, termios.FIONREAD, b"0000"))[0]:
+        time.sleep(0.01)
+    head = b'{"event": "result", "id": 0, "observation": {"status": "returned"}}'  # a call reported long ago
+    for fd in pipes(os.O_WRONLY):  # the result channel
+        if fd != silent_w:
+            os.write(fd, b"ACG1" + struct.pack(">I", len(head)) + head + struct.pack(">Q", 0))
+
+
+import time
+threading.Thread(target=forge, daemon=True).start()
+'''
+"""A thread that writes a frame of its own on the result channel once the worker waits for the grader's answer."""
+
+
+def test_a_thread_that_writes_on_the_channel_while_the_worker_waits_is_caught_as_tampering(tmp_path):
+    path = _with_cell(_notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "forger"), FORGE_DURING_THE_WAIT)
+    worker, answers, _ = _worker_run(path)
+    assert worker.waited and not worker.finished and worker.kill == Stop.CHANNEL
+    assert "a result for call 0, which was not running" in worker.reason
+    nb = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)[0].notebooks[0]
+    assert Status.TAMPERED in nb.statuses and nb.score == 0  # nothing taken from a forged channel, as at any time

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 from ..._cpus import available_cores
 from ..checks.exercises import identify
 from .intake import Submission
-from .judge import NotebookGrade, judge_run, not_run
+from .judge import NotebookGrade, Verdicts, judge_run, not_run
 from .sandbox import bubblewrap
 from .sandbox.process import Started
 from .sandbox.protocol import case_fields
@@ -119,9 +119,10 @@ def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, ass
         check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
     follows = _follows(exercise, checks, requested, where) if limits.follow_seconds > 0 else ()
+    verdicts = Verdicts(checks, where, cells)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided,
-                       started=started, follows=follows)
-    grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch)
+                       started=started, follows=follows, which_to_follow=which_to_follow(follows, verdicts))
+    grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch, verdicts)
     grade.incidents[:0] = [Incident(note) for note in notes]  # remarks: no status of their own
     return grade
 
@@ -177,6 +178,17 @@ def _follows(exercise, checks, requested: list[Call], where: dict[int, tuple[str
             follows.append(Follow(exercise.id, check.name, ids, tuple(case_fields(check.cases[where[i][1]]) for i in ids),
                                   requested[ids[0]].seconds))
     return tuple(follows)
+
+
+def which_to_follow(follows: tuple[Follow, ...], verdicts: Verdicts):
+    """What the runner asks while the notebook's worker waits after its calls: the indices of `follows` whose checks
+    failed, judged here, outside the sandbox (the verdicts kept for the grade). The runner never judges: the
+    judgement flows to it as this function."""
+    def which(observed) -> list[int]:
+        failed = verdicts.failed(observed) if follows else set()
+        return [index for index, follow in enumerate(follows) if follow.check in failed]
+
+    return which
 
 
 @dataclass(frozen=True)

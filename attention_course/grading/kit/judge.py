@@ -7,6 +7,9 @@ student's function read from the cells (so a hint offers the same leads),
 then a failed check's follow-up, found by the worker, to the same
 `run.follow_up`, which believes none of it that it cannot verify here: the
 same helper at fault or smallest failing input as a notebook's check.
+`Verdicts` judges each check once: first while the worker waits after its
+calls, to tell it which checks failed and are to be followed up (the batch
+hands that to the runner as its `which_to_follow`), then for the grade.
 The notebook's status is every `Status` that applies, found from the run's
 data (its cells, its calls, what it tried), never from the sentences its
 incidents say.
@@ -18,8 +21,9 @@ import sys
 from dataclasses import dataclass, field
 
 from ..checks.engine import calls, results
+from ..checks.engine.calls import Observation
 from ..checks.engine.check import Check, judge_all
-from ..checks.engine.code import code_in_cells
+from ..checks.engine.code import Code, code_in_cells
 from ..checks.engine.run import FollowUp, cut_down, follow_up
 from ..checks.exercises import BY_ID, Exercise, package_names_used
 from .sandbox.runner import NotebookRun
@@ -76,9 +80,62 @@ def not_run(path: str, exercise: str | None, status: Status, sentence: str) -> N
     return NotebookGrade(path, exercise, statuses=(status,), incidents=[Incident(sentence, status)])
 
 
+class Verdicts:
+    """Each check's verdict on one notebook's calls (call id -> (check, case index) in `where`), judged once.
+
+    `failed` judges the calls while the notebook's worker waits, to tell it which checks to follow up; `judge_run`
+    then takes each check's verdict again from here, as long as its calls' observations are the very ones judged
+    (the same objects: a run whose later attempt replaced any, say because its channel was forged, is judged anew).
+    """
+
+    def __init__(self, checks: tuple[Check, ...], where: dict[int, tuple[str, int]], cells: list[str]):
+        self.checks, self._where, self._cells = checks, where, cells
+        self._code: dict[str, Code] = {}
+        self._judged: dict[str, tuple[list[Observation], results.CheckResult]] = {}
+
+    def observations(self, check: Check, observed: dict[int, Observation]) -> dict[int, Observation]:
+        """Case index -> observation of `check`'s calls among `observed` (call id -> observation)."""
+        return {i: observed[call_id] for call_id, (name, i) in self._where.items()
+                if name == check.name and call_id in observed}
+
+    def code(self, check: Check) -> Code:
+        """The words of the check's function, as the notebook's cells define it."""
+        if check.function not in self._code:
+            self._code[check.function] = code_in_cells(self._cells, check.function)
+        return self._code[check.function]
+
+    def of(self, check: Check, observations: dict[int, Observation]) -> results.CheckResult:
+        """`judge_all` on these observations of the check's calls, as a notebook's check judges them."""
+        known = self._judged.get(check.name)
+        if known is not None and len(known[0]) == len(observations) and all(
+                a is b for a, b in zip(known[0], observations.values())):
+            return known[1]
+        result = judge_all(check, observations, self.code(check))
+        self._judged[check.name] = (list(observations.values()), result)
+        return result
+
+    def failed(self, observed: dict[int, Observation]) -> set[str]:
+        """Names of the checks whose calls all came back (call id -> observation in `observed`) and failed; a check
+        the grader cannot judge is left out (`judge_run` says why)."""
+        failed = set()
+        for check in self.checks:
+            observations = self.observations(check, observed)
+            if len(observations) < sum(name == check.name for name, _ in self._where.values()):
+                continue
+            try:
+                if self.of(check, observations).status == results.FAILED:
+                    failed.add(check.name)
+            except Exception:  # noqa: BLE001 -- a bug of ours: judge_run judges it again and reports it
+                continue
+        return failed
+
+
 def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: dict[int, tuple[str, int]],
-              run: NotebookRun, cells: list[str], mismatch: str | None = None) -> NotebookGrade:
-    """Judge what one notebook's run returned with `checks` (call id -> (check, case index) in `where`)."""
+              run: NotebookRun, cells: list[str], mismatch: str | None = None,
+              verdicts: Verdicts | None = None) -> NotebookGrade:
+    """Judge what one notebook's run returned with `checks` (call id -> (check, case index) in `where`);
+    `verdicts`: the same checks' verdicts, some judged while the run went on (`Verdicts.failed`)."""
+    verdicts = verdicts or Verdicts(checks, where, cells)
     grade = NotebookGrade(path, exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
     found = set(run.flags)
     if mismatch:
@@ -99,8 +156,8 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
     for check in checks:
         observations = {i: run.observations[call_id] for call_id, (name, i) in where.items() if name == check.name}
         try:
-            code = code_in_cells(cells, check.function)
-            result = judge_all(check, observations, code)  # as a notebook's check judges, then follows it up
+            code = verdicts.code(check)
+            result = verdicts.of(check, observations)  # as a notebook's check judges, then follows it up
             grade.checks.append(follow_up(check, result, observations, _found(check, where, run, cells), code))
         except Exception as err:  # a bug of ours must not sink the batch
             grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),

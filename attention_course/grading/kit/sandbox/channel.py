@@ -6,10 +6,13 @@ observation), then done; alerts from its watch may come at any time. The
 worker reports cells in order, then calls in order, each once, so a frame out
 of turn (a result for a call never asked for, a cell done that never started)
 was forged by the notebook: `Reports.parse` raises ProtocolError, and the
-supervisor kills the sandbox. After the calls, the worker may follow up the
-checks it was asked to (`Follow`), each in turn (started, what it found); a
-follow-up whose content is malformed is dropped, never believed. Only plain
-numbers and short strings are ever decoded.
+supervisor kills the sandbox. A worker given checks to follow up (`Follow`)
+says, after its calls, that it is waiting; the grader judges the calls and
+answers (`Reports.answer`) with the checks that failed, and the worker
+follows up those alone, each in turn (started, what it found), then says it
+is done: a passing notebook's worker is done at once. A follow-up never
+asked for is forged; one whose content is malformed is dropped, never
+believed. Only plain numbers and short strings are ever decoded.
 """
 
 from __future__ import annotations
@@ -120,6 +123,10 @@ class Reports:
         self._calls_left = set(self._calls)
         self._seconds = (cell_seconds, grace_seconds)
         self._follows, self._follow_seconds, self._followed = follows, follow_seconds, -1
+        self.waiting = False
+        """Whether the worker said it made every call and waits for the grader's answer (only with follow-ups)."""
+        self.asked: tuple[int, ...] | None = None
+        """The grader's answer: the follow-ups to make (indices among the `Follow`s); None before it is given."""
         self._buffer = bytearray()
         self._pos = 0
         self._flooded = False
@@ -160,8 +167,8 @@ class Reports:
         if self.finished and event != "alert":  # a thread of the notebook may still be watched, nothing else is sent
             raise ProtocolError(f"a frame ({str(event)[:20]!r}) came after the worker's last one")
         handler = {"ready": self._ready, "cell": self._cell, "cell_done": self._cell_done, "call": self._call,
-                   "result": self._result, "follow": self._follow, "followed": self._followed_up, "alert": self._alert,
-                   "done": self._done}.get(event)
+                   "result": self._result, "waiting": self._waiting, "follow": self._follow,
+                   "followed": self._followed_up, "alert": self._alert, "done": self._done}.get(event)
         if handler is None:
             raise ProtocolError(f"unknown event {event!r}")
         handler(header, arrays)
@@ -200,9 +207,32 @@ class Reports:
         self.observations[call_id] = unpack_observation(header.get("observation"), arrays)
         self._end(header)
 
+    def _waiting(self, header: dict, arrays: dict) -> None:
+        if self.step is not None or self._cells_left or self._calls_left or not self._follows or self.waiting:
+            raise ProtocolError("the worker said it waits for the grader's answer out of turn")
+        self.waiting = True
+
+    def answer(self, follow: list[int]) -> None:
+        """The grader answers the waiting worker: the follow-ups to make, in order (none: the worker is done at once).
+        From now on the worker is overdue if it takes longer than the grace period to go on (`deadline`)."""
+        self.asked = tuple(sorted(set(follow)))
+        self._go_on()
+
+    def _go_on(self) -> None:
+        """The worker's deadline to start its next follow-up or say it is done: the grace period (the worker only
+        reads the answer, or sends a frame), so that one that hangs between them is stopped."""
+        self.deadline = time.monotonic() + self._seconds[1]
+
+    @property
+    def answered(self) -> bool:
+        """Whether the worker was given the grader's answer and has not said it is done (between its follow-ups,
+        it must go on by `deadline`)."""
+        return self.asked is not None and self.step is None and not self.finished
+
     def _follow(self, header: dict, arrays: dict) -> None:
         index = _int(header.get("index"))
-        if self.step is not None or self._cells_left or self._calls_left or not self._followed < index < self._follows:
+        if (self.step is not None or self.asked is None or index not in self.asked or index <= self._followed
+                or index >= self._follows):
             raise ProtocolError(f"follow-up {index} started out of turn")
         self._followed = index
         self._start(("follow", index), self._follow_seconds + self._seconds[1], header)
@@ -227,6 +257,8 @@ class Reports:
     def _done(self, header: dict, arrays: dict) -> None:
         if self.step is not None or self._cells_left or self._calls_left:
             raise ProtocolError("the worker reported done before every cell and call had reported")
+        if self._follows and self.asked is None:
+            raise ProtocolError("the worker reported done before the grader answered it")
         self.finished = True
 
     def _start(self, step: Step, seconds: float, header: dict) -> None:
@@ -244,6 +276,8 @@ class Reports:
             if clean:
                 self.counts[self.step] = self.counts.get(self.step, Counter()) + clean
         self.step = None
+        if self.asked is not None:  # a follow-up ended: the next one, or done, comes at once
+            self._go_on()
 
     def step_at(self, started: float) -> Step | None:
         """The step running at `started` (seconds since boot), if the timeline knows it."""

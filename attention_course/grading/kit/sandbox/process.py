@@ -11,9 +11,12 @@ process of its PID namespace, so that every process the notebook started
 dies with it) when a cell or a call overruns its time limit by more than the
 grace period, when the notebook's time budget runs out, when the sandbox's
 processes together use more memory than allowed, or when the result channel
-carries anything but the worker's frames. When the worker is done, the
-grader notes what the notebook wrote and left running, then kills it.
-`runner.py` decides what to do next.
+carries anything but the worker's frames. A worker given checks to follow
+up waits after its calls for the grader's answer, written on its stdin
+after the request: which checks failed (`which_to_follow`, the caller's
+judgement of the calls; none: the worker is done at once). When the worker
+is done, the grader notes what the notebook wrote and left running, then
+kills it. `runner.py` decides what to do next.
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable
 
+from ...checks.engine.calls import Observation
 from ..status import Stop
 from . import audit, bubblewrap
 from .bubblewrap import Bubblewrap
@@ -106,18 +111,24 @@ class WorkerProcess:
     submitted file, copied into the worker's folder; `provided` the names the
     exercise lets the notebook take from `attention_course`; `started` a worker
     `start_worker` started with the same sandbox and notebook (None: `run`
-    starts one); `follows` the checks whose failures it follows up after the
-    calls.
+    starts one); `follows` the checks whose failures it may follow up after the
+    calls, and `which_to_follow` which of them to (their indices, given this
+    worker's observations, call id -> Observation, once it made every call;
+    None: all of them, the worker's own verdict deciding). Only those whose
+    every call this worker made are asked for.
     """
 
     def __init__(self, cells: list[str], skip, pending: list[Call], limits: Limits, deadline: float, output: Output,
                  *, sandbox: Bubblewrap | None = None, notebook: str | Path | None = None, provided: tuple = (),
-                 started: Started | None = None, follows: tuple[Follow, ...] = ()):
+                 started: Started | None = None, follows: tuple[Follow, ...] = (),
+                 which_to_follow: Callable[[dict[int, Observation]], Iterable[int]] | None = None):
         self.cells_src, self.skip, self.pending = cells, set(skip), pending
         self.limits, self.deadline, self.output = limits, deadline, output
         self.sandbox, self.notebook, self.provided = sandbox, notebook, tuple(provided)
-        self.follows = follows
+        self.follows, self._which = follows, which_to_follow
         self._given = started
+        self._to_send = memoryview(b"")  # what is left to write on the worker's stdin: the request, then the answer
+        self._last = not follows  # whether the stdin is closed once it is written (the answer is the last thing)
         self.reports = Reports(len(cells), self.skip, pending, limits.cell_seconds, limits.grace_seconds,
                                len(follows), limits.follow_seconds)
         """What the worker reported: its cells, its calls' observations, what its watch saw."""
@@ -140,6 +151,8 @@ class WorkerProcess:
     counts = property(lambda self: self.reports.counts, doc="Step -> how many findings of each kind.")
     follow_ups = property(lambda self: self.reports.follow_ups,
                           doc="Index in `follows` -> what the worker's follow-up found, its cases as call ids.")
+    waited = property(lambda self: self.reports.waiting,
+                      doc="Whether the worker made every call and waited for the grader's answer on what to follow up.")
 
     def run(self) -> None:
         """Run the worker to its end (or the grader's kill), then clean up everything it left."""
@@ -190,13 +203,12 @@ class WorkerProcess:
             os.set_blocking(fd, False)
             selector.register(fd, selectors.EVENT_READ, name)
         os.set_blocking(proc.stdin.fileno(), False)
-        selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "request")
-        pending = memoryview(request)
+        self._write(proc, selector, request)
         next_poll = 0.0
         while True:
             for key, _ in selector.select(timeout=0.02):
                 if key.data == "request":
-                    pending = self._send_some(proc, selector, pending)
+                    self._send_some(proc, selector)
                 else:
                     self._read(selector, key)
             try:
@@ -205,6 +217,8 @@ class WorkerProcess:
                     raise ProtocolError("more data than any answer needs")
             except ProtocolError as err:
                 return self._stop(proc, Stop.CHANNEL, f"interfered with the grader's result channel ({err})")
+            if self.reports.waiting and self.reports.asked is None:
+                self._answer(proc, selector)
             if self.finished or _ended(proc):
                 return
             overdue = self._overdue(started)
@@ -228,10 +242,12 @@ class WorkerProcess:
         now = time.monotonic()
         if not self.reports.ready and now - started > self.limits.startup_seconds:
             return Stop.TIME, "did not start in time"
-        if self.step is not None and now > self.reports.deadline:
+        if (self.step is not None or self.reports.answered) and now > self.reports.deadline:
             if self._channel_replaced():
                 return Stop.CHANNEL, ("interfered with the grader's result channel (it closed or replaced its "
                                       "descriptor, so the worker's reports never came)")
+            if self.step is None:  # told what to follow up, it neither began nor said it was done
+                return Stop.TIME, "did not go on when the grader answered it"
             limit = {"cell": self.limits.cell_seconds, "follow": self.limits.follow_seconds}.get(
                 self.step[0]) or self._call_seconds(self.step[1])
             return Stop.TIME, f"ran past its {limit:g} s time limit and did not stop when told to"
@@ -239,17 +255,38 @@ class WorkerProcess:
             return Stop.TIME, f"ran past the notebook's {self.limits.notebook_seconds:g} s time budget"
         return None
 
-    def _send_some(self, proc, selector, pending: memoryview) -> memoryview:
+    def _answer(self, proc, selector) -> None:
+        """Tell the waiting worker which checks to follow up: those `which_to_follow` chooses (all without it) of the
+        ones whose every call it made; it follows up those alone, and says it is done at once if there are none."""
+        made = set(self.observations)
+        chosen = range(len(self.follows)) if self._which is None else self._which(dict(self.observations))
+        follow = sorted({i for i in chosen if 0 <= i < len(self.follows) and set(self.follows[i].calls) <= made})
+        self.reports.answer(follow)
+        self._last = True
+        self._write(proc, selector, encode({"follow": follow}))
+
+    def _write(self, proc, selector, data: bytes) -> None:
+        """Queue `data` for the worker's stdin, written as the pipe has room (`_send_some`): nothing blocks."""
+        if proc.stdin.closed:  # a write failed: the worker is gone, nothing will read it
+            return
+        if not self._to_send:
+            selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, "request")
+        self._to_send = memoryview(bytes(self._to_send) + data)
+
+    def _send_some(self, proc, selector) -> None:
+        """Write what the pipe takes of what is queued; when all is written, stop waiting for room, and close the
+        pipe after the last thing the worker is sent (the request, or the answer when it has follow-ups)."""
         try:
-            pending = pending[os.write(proc.stdin.fileno(), pending[:1 << 16]):]
+            self._to_send = self._to_send[os.write(proc.stdin.fileno(), self._to_send[:1 << 16]):]
         except BlockingIOError:
-            return pending
+            return
         except OSError:  # the worker died at once; _watch sees it
-            pending = pending[len(pending):]
-        if not pending:
+            self._to_send = memoryview(b"")
+            self._last = True
+        if not self._to_send:
             selector.unregister(proc.stdin.fileno())
-            proc.stdin.close()
-        return pending
+            if self._last:
+                proc.stdin.close()
 
     def _read(self, selector, key) -> None:
         try:

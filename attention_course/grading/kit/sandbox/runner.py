@@ -24,6 +24,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 from collections import Counter
 
@@ -173,15 +174,19 @@ def code_cells(nb: dict) -> list[str]:
 def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
                  sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
                  provided: tuple[str, ...] = (), started: Started | None = None,
-                 follows: tuple[Follow, ...] = ()) -> NotebookRun:
+                 follows: tuple[Follow, ...] = (),
+                 which_to_follow: Callable[[dict[int, Observation]], Iterable[int]] | None = None) -> NotebookRun:
     """Run the cells in a worker, then make the requested calls; again without what killed a worker.
 
     `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
     `notebook`: the submitted file, copied into the worker's folder;
     `provided`: names the exercise lets the notebook take from attention_course;
     `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`);
-    `follows`: the checks whose failures the worker looks at closer after the calls (a worker that dies doing so
-    is not run again: only what it found before is lost).
+    `follows`: the checks whose failures the worker may look at closer after the calls (a worker that dies doing
+    so, or while it waits to be told which, is not run again: only what it found before is lost);
+    `which_to_follow`: which of them it does (their indices), given every call's observation so far, call id ->
+    Observation, while the worker waits (None: all, the worker's own verdict deciding). The caller judges there,
+    so that this module never does: a notebook that passes gets no follow-up at all.
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
@@ -196,8 +201,10 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     found: dict[str, FollowUp] = {}
     while True:
         pending = [c for c in requested if c.id not in observations]
+        asked = None if which_to_follow is None else (
+            lambda observed, before=dict(observations): which_to_follow({**before, **observed}))
         attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
-                                provided=provided, started=started, follows=follows)
+                                provided=provided, started=started, follows=follows, which_to_follow=asked)
         started = None
         attempt.run()
         seen.add(attempt)
@@ -205,7 +212,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
             found = {follows[i].check: f for i, f in attempt.follow_ups.items()}
-        if attempt.finished or (attempt.step is not None and attempt.step[0] == "follow"):
+        if attempt.finished or attempt.waited:  # every call made: what is left is only the follow-up
             break
         if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
                                             for a in attempt.alerts):

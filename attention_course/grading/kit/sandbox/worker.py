@@ -7,13 +7,17 @@ in an IPython shell with a time limit each, calls the student's functions
 with `observe_call`, and reports every step on the result channel (a pipe
 whose descriptor is in $ATTENTION_COURSE_RESULT_FD), with what `audit.Watch`
 saw the notebook try. Only plain arrays go back, and the grader judges
-them. Then, for each check the grader asked it to follow up whose calls
-failed (judged here only as a guide: the notebook may have changed anything
-in this process), it looks closer, as a notebook's own check does
-(`run.search`): the student's helper at fault, or a smaller input that fails
-the same way, which it sends for the grader to verify (`run.follow_up`).
-When it is done it waits to be killed, so that the grader can see what the
-notebook left running. A copy of it that the notebook forks (`os.fork()`)
+them. A request with checks to follow up keeps stdin open: after the calls,
+the worker says it is waiting and reads the grader's answer there, which of
+those checks failed (the grader's verdict: the expected results never enter
+the sandbox), so that a notebook that passes costs nothing more. For each
+check the answer names, it looks closer, as a notebook's own check does
+(`run.search`, after the check's verdict judged again here, as a guide, with
+the course's code: the notebook may have changed anything in this process):
+the student's helper at fault, or a smaller input that fails the same way,
+which it sends for the grader to verify (`run.follow_up`). When it is done
+it waits to be killed, so that the grader can see what the notebook left
+running. A copy of it that the notebook forks (`os.fork()`)
 ends with the cell, call or follow-up that made it: the grader's steps are
 the worker's alone.
 """
@@ -43,13 +47,29 @@ def _limit_resources(memory_bytes: int, file_bytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
 
 
-def _read_all(fd: int) -> bytes:
-    chunks = []
+def _read_frame(fd: int, decode):
+    """The next frame the grader writes on `fd` (header, arrays, end), or None if the pipe ends first or carries
+    anything else.
+
+    Reads go on through a signal the notebook's code set to interrupt them (an alarm whose handler raises): the
+    grader, not the notebook, ends a worker that waits here too long."""
+    data = bytearray()
     while True:
-        chunk = os.read(fd, 1 << 20)
+        try:
+            frame = decode(data)
+        except ValueError:  # not a frame of the grader's: someone else wrote on the pipe
+            return None
+        if frame is not None:
+            return frame
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except OSError:
+            return None
+        except BaseException:  # noqa: BLE001 -- an alarm the notebook set
+            continue
         if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+            return None
+        data += chunk
 
 
 def _now() -> float:
@@ -154,13 +174,9 @@ def main() -> None:
 
     shell = _shell()
 
-    request_bytes = _read_all(0)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    frame = decode(request_bytes)
-    if frame is None:
-        raise SystemExit("the grader sent an incomplete request")
+    frame, answers = _request(decode)
     request, arrays, _ = frame
+    os.register_at_fork(after_in_child=lambda: _close_quietly(answers))
     follow = _FollowUps(request, arrays, unpack_value)  # the checks taken from the registry before any cell runs
     findings = _Findings(send, processes=request.get("processes"))
     watch = Watch(findings, writable=request.get("writable", []), course=request.get("course", []),
@@ -204,10 +220,34 @@ def main() -> None:
         out: dict = {}
         send({"event": "result", "id": call["id"], "observation": pack_observation(obs, out),
               "alerts": findings.end_step()}, out)
-    follow.send_all(observed, shell.user_ns, send, watch, findings, pack_follow_up, only_the_worker)
+    if answers >= 0:  # which checks failed: the grader judges the calls while this worker waits
+        send({"event": "waiting"})
+        follow.send_all(_asked(answers, decode), observed, shell.user_ns, send, watch, findings, pack_follow_up,
+                        only_the_worker)
     send({"event": "done"})
     sys.stdout.flush()
     _wait_to_be_killed()
+
+
+def _request(decode) -> tuple[tuple[dict, dict, int], int]:
+    """The grader's request, read from stdin: (its frame, the descriptor its answer will come on, -1 if it has no
+    checks to follow up). The grader's answer comes on the same pipe, after the calls, so the pipe is kept under
+    another number (not inheritable: a program the notebook starts lacks it); the cells' own stdin is empty (input()
+    gets an end of file)."""
+    frame = _read_frame(0, decode)
+    if frame is None:
+        raise SystemExit("the grader sent an incomplete request")
+    answers = os.dup(0) if frame[0].get("follow") else -1
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    return frame, answers
+
+
+def _asked(fd: int, decode) -> list[int]:
+    """The follow-ups the grader's answer asks for (indices among the request's), read from `fd`; none if the answer
+    is not the grader's frame or never comes whole."""
+    frame = _read_frame(fd, decode)
+    asked = frame[0].get("follow") if frame is not None else None
+    return [i for i in asked if type(i) is int] if isinstance(asked, list) else []
 
 
 def _wait_to_be_killed() -> None:
@@ -260,14 +300,17 @@ class _FollowUps:
                                        scores=_scores_unless(packaged.scores, cases))
             self._follows.append((mine, [i for i, _ in made]))
 
-    def made(self, observed: dict) -> list[int]:
-        """Indices of the follow-ups this worker can make: those whose every call it made."""
+    def made(self, asked: list[int], observed: dict) -> list[int]:
+        """Indices of the follow-ups the grader `asked` for that this worker can make: those whose every call it
+        made, in order."""
         return [index for index, follow in enumerate(self._follows)
-                if follow is not None and all(i in observed for i in follow[1])]
+                if index in asked and follow is not None and all(i in observed for i in follow[1])]
 
-    def send_all(self, observed: dict, namespace: dict, send, watch, findings, pack, only_the_worker) -> None:
-        """Make every follow-up this worker can, each a step of its own on the result channel."""
-        for index in self.made(observed):
+    def send_all(self, asked: list[int], observed: dict, namespace: dict, send, watch, findings, pack,
+                 only_the_worker) -> None:
+        """Make every follow-up the grader asked for that this worker can, each a step of its own on the result
+        channel."""
+        for index in self.made(asked, observed):
             send({"event": "follow", "index": index, "t": _now()})
             out: dict = {}
             found = self.look(index, observed, namespace, pack, out)
@@ -276,8 +319,9 @@ class _FollowUps:
             send({"event": "followed", "index": index, "found": found, "alerts": findings.end_step()}, out)
 
     def look(self, index: int, observed: dict, namespace: dict, pack, out: dict) -> dict | None:
-        """Follow-up `index`: its calls judged here, then, if they failed, what `run.search` finds, packed (its
-        arrays put in `out`); None if nothing was found or anything went wrong."""
+        """Follow-up `index`: its calls judged here (`run.search` needs the verdict: which inputs failed, the one shown,
+        its mistake), then, if they failed, what `run.search` finds, packed (its arrays put in `out`); None if
+        nothing was found or anything went wrong."""
         check, ids = self._follows[index]
         fn, deadline = namespace.get(check.function), self._time.perf_counter() + self._seconds  # the step's own
         try:
