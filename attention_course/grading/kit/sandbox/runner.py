@@ -391,8 +391,8 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
                               f"{f'; {total} in all' if total > min(3, len(commands)) else ''})" if commands else "")
         if step in limited:
             text += ((", and tried to run " if commands else " tried to run ")
-                     + f"more processes than the {limits.processes} it may run at once; any still running when the "
-                     "notebook finished were killed with its sandbox")
+                     + f"more processes than the {limits.processes} it may run at once (a thread counts as one); any still "
+                     "running when the notebook finished were killed with its sandbox")
             seen.flags.add(Status.TOO_MANY_PROCESSES)
         elif found:
             detached = " (detached from it)" if any(p.detached for p in found) else ""
