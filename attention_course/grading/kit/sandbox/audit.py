@@ -241,6 +241,8 @@ class Watch:
             if not name.startswith(("Py", "_Py")):
                 return  # a C library's function, not the interpreter's
             detail = f"`ctypes`: the interpreter's {name}"
+        elif isinstance(args[0], int) and 0 <= args[0] < 1 << 16:
+            return  # the first pages, never mapped: it crashes the process, reaching nothing (a segfault said as one)
         else:
             detail = "`ctypes`: memory at an address"
         if self._by_notebook(direct=True):
