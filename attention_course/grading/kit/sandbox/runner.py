@@ -181,7 +181,8 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     `provided`: names the exercise lets the notebook take from attention_course;
     `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`);
     `follows`: the checks whose failures the worker looks at closer after the calls (a worker that dies doing so
-    is not run again: only what it found before is lost).
+    is not run again: only what it found before is lost; one that forged the result channel doing so has all it
+    reported dropped, and its calls are made again by a worker that looks at nothing closer).
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
@@ -205,8 +206,14 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
             found = {follows[i].check: f for i, f in attempt.follow_ups.items()}
-        if attempt.finished or (attempt.step is not None and attempt.step[0] == "follow"):
+        if attempt.finished:
             break
+        if attempt.step is not None and attempt.step[0] == "follow":
+            if attempt.kill != Stop.CHANNEL or not follows:
+                break  # what the closer looks found before is lost, nothing else
+            incidents.append(_forged_in_follow_up(attempt, follows))
+            follows, restarts = (), restarts + 1
+            continue
         if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
                                             for a in attempt.alerts):
             # it had started as many processes as it may: whichever limit (time, memory) stopped it first, they are
@@ -402,6 +409,17 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
         kind = Status.TOO_MANY_PROCESSES if step in limited else Status.DETACHED_PROCESS if found else None
         incidents.append(Incident(text, kind))
     return incidents
+
+
+def _forged_in_follow_up(attempt: WorkerProcess, follows: tuple[Follow, ...]) -> Incident:
+    """What is said of a worker whose result channel the notebook forged during a closer look at a failed check.
+
+    Everything it reported was dropped with its channel, the calls' results too: they are made again by a worker
+    that makes no closer look (a guide only), so that the marks come from results the grader can trust.
+    """
+    return Incident(f"the notebook's code, run by the grader's closer look at {follows[attempt.step[1]].check}, "
+                    f"{attempt.reason}; what that run reported was dropped, and its calls were made again without the "
+                    "closer look", Status.TAMPERED)
 
 
 def _starter(step, starters: list):
