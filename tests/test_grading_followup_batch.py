@@ -503,3 +503,40 @@ def test_a_thread_that_writes_on_the_channel_while_the_worker_waits_is_caught_as
     assert "a result for call 0, which was not running" in worker.reason
     nb = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)[0].notebooks[0]
     assert Status.TAMPERED in nb.statuses and nb.score == 0  # nothing taken from a forged channel, as at any time
+
+
+SCRIBBLER = '''
+def softmax(x, axis=-1):
+    e = np.exp(x)  # no maximum subtracted: overflows on large scores
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def masked_attention(Q, K, V, mask):
+    if softmax.__module__.startswith("attention_course"):  # run with the course's softmax: scribble on the channel
+        import os
+        for fd in range(3, 64):
+            try:
+                os.write(fd, b"garbage")
+            except OSError:
+                pass
+    scores = np.where(mask, Q @ K.T / math.sqrt(Q.shape[-1]), -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+'''
+"""A masked attention calling its own wrong softmax, that writes into the grader's result channel when its follow-up
+swaps the course's softmax in: after every call of the notebook was made, by the grader's closer look."""
+
+
+def test_a_channel_forged_in_a_follow_up_is_held_and_the_calls_are_made_again_for_marks_the_grader_trusts(tmp_path):
+    _notebook(tmp_path, "05_causal_mask", "masked_attention", SCRIBBLER, "scribbler")
+    nb = _graded(tmp_path)["scribbler"]
+    assert nb.statuses == (Status.TAMPERED,), nb.incidents  # held for review: nothing was lost to a crash
+    assert len(nb.incidents) == 1 and "closer look at masked_attention" in nb.incidents[0], nb.incidents
+    by_check = {c.check: c for c in nb.checks}
+    assert by_check["causal_mask"].score == by_check["causal_mask"].max_score  # its correct function keeps its marks
+    namespace = _namespace(SCRIBBLER)  # its masked attention, judged as a notebook's check judges it
+    _, check = CHECKS["masked_attention"]
+    in_notebook = judge_all(check, {i: calls.observe_call(namespace["masked_attention"], check.cases[i].args)
+                                    for i in check.indices(True)})
+    assert 0 < in_notebook.score < in_notebook.max_score
+    assert by_check["masked_attention"].score == in_notebook.score

@@ -49,11 +49,55 @@ def test_a_zip_bomb_stops_at_the_limit_on_the_bytes_written(tmp_path):
     assert stand_in.stat().st_size == 3 << 20 and b"0" not in stand_in.read_bytes()
     assert notes == ["bomb.zip: big.ipynb unpacks to more than 1 MiB, the limit for one file: it was not unpacked (an empty "
                      "file of its size stands in for it, and is reported as too large)"]
-    with pytest.raises(IntakeError, match="zip bomb"):
-        unpack(archive, tmp_path / "out2", ZipLimits(total_bytes=2 << 20))
+    # past the limit for the whole download: the files that would pass it are left out and named, never the class
+    files, notes = unpack(archive, tmp_path / "out2", ZipLimits(total_bytes=2 << 20))
+    assert [f.name for f in files] == ["small.ipynb"] and not (tmp_path / "out2" / "big.ipynb").exists()
+    assert notes == ["bomb.zip: big.ipynb (3.0 MiB) was not unpacked: with it, the download would unpack to more than "
+                     "2 MiB, the limit for one download (notebooks are kept first)"]
     (tmp_path / "not.zip").write_text("no")
     with pytest.raises(IntakeError, match="not a zip file"):
         unpack(tmp_path / "not.zip", tmp_path / "out3")
+
+
+def _state_size(archive: Path, name: str, size: int) -> None:
+    """Make the zip's directory say that entry `name` unpacks to `size` bytes (its data stays as small as it was)."""
+    data = bytearray(archive.read_bytes())
+    at = 0
+    while True:
+        at = data.index(b"PK\x01\x02", at)
+        length = int.from_bytes(data[at + 28:at + 30], "little")
+        if data[at + 46:at + 46 + length] == name.encode():
+            data[at + 24:at + 28] = size.to_bytes(4, "little")
+            break
+        at += 46
+    archive.write_bytes(bytes(data))
+
+
+def test_a_download_of_many_gigabytes_is_graded_without_what_would_pass_the_limit(tmp_path):
+    # A class's download with videos and data sets in it: stated sizes of several GiB (the test writes none of them).
+    archive = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("lovelaceada_50_1_lecture.mp4", b"not really a video")
+        z.writestr("lovelaceada_50_2_05_causal_mask.ipynb", b"{}")
+        z.writestr("turingalan_51_3_data.csv", b"a,b")
+        z.writestr("turingalan_51_4_05_causal_mask.ipynb", b"{}")
+        z.writestr("hopper_52_5_notes.txt", b"hi")
+    _state_size(archive, "lovelaceada_50_1_lecture.mp4", (4 << 30) - 1)
+    _state_size(archive, "turingalan_51_3_data.csv", 3 << 30)
+    files, notes = unpack(archive, tmp_path / "out", ZipLimits(file_bytes=8 << 30))
+    assert sorted(f.name for f in files) == ["hopper_52_5_notes.txt", "lovelaceada_50_2_05_causal_mask.ipynb",
+                                             "turingalan_51_4_05_causal_mask.ipynb"]
+    assert len(notes) == 2 and all("the limit for one download" in n for n in notes)
+    assert "lovelaceada_50_1_lecture.mp4 (4,096.0 MiB) was not unpacked" in notes[0]
+    assert "turingalan_51_3_data.csv (3,072.0 MiB) was not unpacked" in notes[1]
+    files, notes = unpack(archive, tmp_path / "few", ZipLimits(entries=2))  # too many files: the notebooks kept
+    assert sorted(f.name for f in files) == ["lovelaceada_50_2_05_causal_mask.ipynb", "turingalan_51_4_05_causal_mask.ipynb"]
+    assert notes[0].startswith("submissions.zip: holds 5 files, more than the 2 unpacked from one download: 3 were not")
+    # an entry whose data is damaged is left out, named, and the rest unpacked
+    archive.write_bytes(archive.read_bytes().replace(b"not really a video", b"not really a vidoe"))
+    files, notes = unpack(archive, tmp_path / "out2", ZipLimits(file_bytes=8 << 30, total_bytes=8 << 30))
+    assert len(files) == 4 and len(notes) == 1 and "lovelaceada_50_1_lecture.mp4 could not be unpacked" in notes[0]
+    assert not (tmp_path / "out2" / "lovelaceada_50_1_lecture.mp4").exists()
 
 
 def test_the_roster_is_checked(tmp_path):

@@ -170,8 +170,8 @@ def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
     limits = Limits(processes=64)
     incidents = _process_incidents(seen, _places(["import numpy", "import os\nos.fork()"], []), limits)
     assert incidents == ["code cell 2 (`import os`) started processes (`os.fork()`), and tried to run more processes "
-                         "than the 64 it may run at once; any still running when the notebook finished were killed "
-                         "with its sandbox"]
+                         "than the 64 it may run at once (a thread counts as one); any still running when the notebook "
+                         "finished were killed with its sandbox"]
     # one finding: whether any were still running depends on the machine's speed, not on what the notebook did
     assert incidents[0].kind == "too many processes" and seen.flags == {"too many processes"}
 

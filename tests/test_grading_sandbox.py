@@ -344,6 +344,78 @@ def test_the_ways_into_the_process_own_objects_are_named_as_the_notebook_takes_t
     np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
 
 
+# Each calls a course function the exercise does not provide, then tries to hide it from the grader's watch.
+HIDING = {
+    # the profiler, which `sys.getprofile()` hands to anyone: its record cleared, or what it calls replaced
+    "sys.getprofile": """import sys, attention_course as ac
+def double(x):
+    profile = sys.getprofile()
+    record = [c.cell_contents for c in profile.__closure__ or () if type(c.cell_contents) is dict]
+    if not record and profile.__defaults__:
+        profile.__defaults__ = (lambda *args: None, *profile.__defaults__[1:])
+    ac.causal_mask(3)
+    for found in record:
+        found.clear()
+    return x * 2""",
+    # the worker's frames, handed out by the traceback module, and the object that sends the findings silenced
+    "traceback.walk_stack": """import attention_course as ac, traceback
+def double(x):
+    ac.causal_mask(3)
+    for frame in [f for f, _ in traceback.walk_stack(None)]:
+        for value in list(frame.f_locals.values()):
+            if type(value).__name__ == '_Findings':
+                value._send = lambda *args: None
+    return x * 2""",
+    # the same frames through the interpreter's C API
+    "ctypes": """import attention_course as ac, ctypes
+current_frame = ctypes.pythonapi.PyEval_GetFrame
+current_frame.restype = ctypes.py_object
+def double(x):
+    ac.causal_mask(3)
+    frame = current_frame()
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if type(value).__name__ == '_Findings':
+                value._send = lambda *args: None
+        frame = frame.f_back
+    return x * 2""",
+}
+
+
+@pytest.mark.parametrize("way", HIDING)
+def test_a_notebook_cannot_hide_its_use_of_the_course_code(way):
+    run = run_notebook([HIDING[way]], [call()], FAST)
+    assert run.observations[0].status == calls.RETURNED, run.observations[0]
+    assert run.flags and set(run.flags) <= {"used the course's code", "tampered with the grader"}, run.incidents
+
+
+def test_the_traceback_module_and_ctypes_used_for_their_own_ends_are_not_flagged():
+    honest = ("import ctypes, logging, traceback\nimport numpy as np\nlibc = ctypes.CDLL(None)\n"
+              "length = libc.strlen(b'abc')\n"
+              "def double(x):\n    try:\n        1 / 0\n    except ZeroDivisionError:\n        text = traceback.format_exc()\n"
+              "    frames = traceback.extract_tb(None)\n    logging.getLogger('x').warning('%s', len(frames))\n"
+              "    return np.asarray(x) * 2")
+    run = run_notebook([honest], [call()], FAST)
+    assert run.flags == [] and run.incidents == [], run.incidents
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+
+
+THREAD_BOMBS = {
+    "threading": "import threading, time\nfor _ in range(5000):\n    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()",
+    "_thread": "import _thread, time\nfor _ in range(5000):\n    _thread.start_new_thread(time.sleep, (60,))",
+}
+
+
+@pytest.mark.parametrize("way", THREAD_BOMBS)
+def test_a_thread_bomb_is_one_finding_without_a_count(way):
+    box = _box(True)
+    run = run_notebook([THREAD_BOMBS[way], DOUBLE], [call()], FAST, sandbox=box)
+    assert run.flags == ["too many processes"], run.incidents
+    assert len(run.incidents) == 1 and run.incidents[0].startswith("code cell 1 (`import "), run.incidents
+    assert f"more processes than the {FAST.processes} it may run at once (a thread counts as one)" in run.incidents[0]
+    np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
+
+
 def test_reading_the_code_of_a_course_function_is_using_the_course_code():
     copy = ("import types\nimport attention_course as ac\n"
             "causal = types.FunctionType(ac.causal_mask.__code__.replace(co_filename='mine'), ac.causal_mask.__globals__)\n"

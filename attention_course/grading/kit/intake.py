@@ -19,10 +19,12 @@ The layouts understood:
 Zips are unpacked safely into a folder of the caller's: no entry outside it
 (absolute paths, `..`, links, entries held twice or that the file system refuses are
 refused and reported), and limits on the number of entries and the total,
-counted on the bytes actually written, so a zip bomb stops at the limit; a
-file over the limit for one file is not unpacked, and an empty file of its
-size stands in for it (its notebook is then reported as too large, and the
-rest of the class is graded). Names a zip stores without its UTF-8 flag are read as UTF-8 when
+counted on the entries' stated sizes (zipfile reads no more than it states,
+so a zip bomb stops at the limit): notebooks are kept first, and what
+would pass a limit (a student's video or data set) is left out with a note
+naming it, the rest of the class unpacked and graded. A file over the limit
+for one file is not unpacked, and an empty file of its size stands in for it
+(its notebook is then reported as too large). Names a zip stores without its UTF-8 flag are read as UTF-8 when
 they are valid UTF-8. The files of an LMS zip are then moved into a folder per
 submission under the student's own file names (`lovelaceada_50/03_softmax.ipynb`),
 so that the grader, the gradebook and the feedback see the names the student gave.
@@ -49,6 +51,7 @@ import shutil
 import stat
 import unicodedata
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -216,67 +219,125 @@ def _name_keys(name: str) -> set[str]:
 
 
 def unpack(zip_path: Path, dest: Path, limits: ZipLimits = ZipLimits()) -> tuple[list[Path], list[str]]:
-    """Unpack a zip into `dest` safely; returns the files written and notes on the entries refused.
+    """Unpack a zip into `dest` safely; returns the files written and notes on the entries refused or left out.
 
-    IntakeError if the zip cannot be read or would unpack beyond `limits`.
+    Notebooks are kept first, then zips, then the other files: an entry past `limits.entries`, or one whose size
+    would take the whole past `limits.total_bytes` (a student's video or data set), is left out with a note naming it
+    and why, and the rest is unpacked. IntakeError only if the zip cannot be read at all.
     """
     try:
         archive = zipfile.ZipFile(zip_path)
     except (zipfile.BadZipFile, OSError) as err:
         raise IntakeError(f"{zip_path} is not a zip file that can be read: {err}") from None
-    written, notes, total, seen = [], [], 0, set()
+    written, notes, seen = [], [], set()
     dest = dest.resolve()
     dest.mkdir(parents=True, exist_ok=True)  # even for a zip of nothing
     with archive:
         infos = archive.infolist()
-        if len(infos) > limits.entries:
-            raise IntakeError(f"{zip_path} holds {len(infos)} entries, more than the limit of {limits.entries}")
-        for info in infos:
-            name = _entry_name(info).replace("\\", "/")
-            parts = PurePosixPath(name).parts
-            mode = info.external_attr >> 16
-            if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in parts:
-                notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it points outside the folder")
+        admitted = _admitted(zip_path.name, infos, limits, notes)
+        for info in infos:  # in the zip's order: of a file and a folder of the same name, the first wins
+            if not info.is_dir() and id(info) not in admitted:
                 continue
-            if stat.S_ISLNK(mode):
-                notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it is a link")
-                continue
-            target = dest.joinpath(*parts)
-            try:
-                if not target.resolve().is_relative_to(dest):
-                    notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it points outside the folder")
-                    continue
-                if info.is_dir():
-                    target.mkdir(parents=True, exist_ok=True)
-                    continue
-                if target in seen:
-                    notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: the zip holds it twice; "
-                                 "the first copy was kept")
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                out = open(target, "wb")
-            except OSError as err:  # a name too long, a file where a folder should be, ...
-                notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it cannot be written here "
-                             f"({err.strerror or err})")
-                continue
-            seen.add(target)
-            size = 0
-            with archive.open(info) as src, out:
-                while chunk := src.read(1 << 20):
-                    size += len(chunk)
-                    total += len(chunk)
-                    if total > limits.total_bytes:
-                        raise IntakeError(f"{zip_path} unpacks to more than {limits.total_bytes >> 20} MiB, the limit "
-                                          "for one download; is it a zip bomb?")
-                    if size > limits.file_bytes:  # one student's file: the others' are still unpacked
-                        _stand_in(out, max(size, info.file_size))
-                        notes.append(f"{zip_path.name}: {info.filename} unpacks to more than {limits.file_bytes >> 20} "
-                                     "MiB, the limit for one file: it was not unpacked (an empty file of its size stands "
-                                     "in for it, and is reported as too large)")
-                        break
-                    out.write(chunk)
-            written.append(target)
+            target = _entry_target(zip_path, info, dest, seen, notes)
+            if target is not None and _write_entry(archive, info, target, limits, notes, zip_path.name):
+                seen.add(target)
+                written.append(target)
     return written, notes
+
+
+def _admitted(zip_name: str, infos: list[zipfile.ZipInfo], limits: ZipLimits, notes: list[str]) -> set[int]:
+    """The ids of the file entries unpacked: notebooks first, then zips, then the rest, while their number and their
+    stated sizes (zipfile reads no more than an entry states) stay within `limits`; a note names each left out."""
+    files = sorted((i for i in infos if not i.is_dir()), key=_unpack_order)
+    if len(files) > limits.entries:
+        left = files[limits.entries:]
+        notes.append(f"{zip_name}: holds {len(files)} files, more than the {limits.entries} unpacked from one download: "
+                     f"{len(left)} were not unpacked ({_some(i.filename for i in left)}); notebooks were kept first")
+        files = files[:limits.entries]
+    admitted, total = set(), 0
+    for info in files:
+        cost = min(info.file_size, limits.file_bytes)  # a larger file is not unpacked: a sparse stand-in
+        if total + cost > limits.total_bytes:
+            notes.append(f"{zip_name}: {info.filename} ({info.file_size / (1 << 20):,.1f} MiB) was not unpacked: with "
+                         f"it, the download would unpack to more than {limits.total_bytes >> 20} MiB, the limit for "
+                         "one download (notebooks are kept first)")
+            continue
+        total += cost
+        admitted.add(id(info))
+    return admitted
+
+
+def _unpack_order(info: zipfile.ZipInfo) -> int:
+    """Notebooks, then zips (a student's notebooks zipped), then the rest: what a class's limits leave out is what
+    grading needs least."""
+    name = info.filename.lower()
+    return 0 if name.endswith(".ipynb") else 1 if name.endswith(".zip") else 2
+
+
+def _some(names, shown: int = 3) -> str:
+    names = list(names)
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _entry_target(zip_path: Path, info: zipfile.ZipInfo, dest: Path, seen: set, notes: list[str]) -> Path | None:
+    """Where a file entry goes under `dest` (its folders made), or None: a folder (made), or an entry refused (with a
+    note)."""
+    name = _entry_name(info).replace("\\", "/")
+    parts = PurePosixPath(name).parts
+    mode = info.external_attr >> 16
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in parts:
+        notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it points outside the folder")
+        return None
+    if stat.S_ISLNK(mode):
+        notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it is a link")
+        return None
+    target = dest.joinpath(*parts)
+    try:
+        if not target.resolve().is_relative_to(dest):
+            notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it points outside the folder")
+            return None
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            return None
+        if target in seen:
+            notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: the zip holds it twice; "
+                         "the first copy was kept")
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # a name too long, a file where a folder should be, ...
+        notes.append(f"{zip_path.name}: refused the entry {info.filename!r}: it cannot be written here "
+                     f"({err.strerror or err})")
+        return None
+    return target
+
+
+def _write_entry(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, limits: ZipLimits,
+                 notes: list[str], zip_name: str) -> bool:
+    """Unpack one entry into `target` (a sparse stand-in if it is over the limit for one file); False, with a note and
+    nothing left, if the zip's data for it cannot be read."""
+    try:
+        out = open(target, "wb")
+    except OSError as err:  # a name too long, a file where a folder should be, ...
+        notes.append(f"{zip_name}: refused the entry {info.filename!r}: it cannot be written here "
+                     f"({err.strerror or err})")
+        return False
+    size = 0
+    try:
+        with archive.open(info) as src, out:
+            while chunk := src.read(1 << 20):
+                size += len(chunk)
+                if size > limits.file_bytes:  # one student's file: the others' are still unpacked
+                    _stand_in(out, max(size, info.file_size))
+                    notes.append(f"{zip_name}: {info.filename} unpacks to more than {limits.file_bytes >> 20} "
+                                 "MiB, the limit for one file: it was not unpacked (an empty file of its size stands "
+                                 "in for it, and is reported as too large)")
+                    break
+                out.write(chunk)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, zlib.error) as err:
+        target.unlink(missing_ok=True)
+        notes.append(f"{zip_name}: {info.filename} could not be unpacked ({err}): it was left out")
+        return False
+    return True
 
 
 def _stand_in(out, size: int) -> None:

@@ -14,12 +14,18 @@ worker sets up one `Watch` before the first cell runs:
   grading internals, the package's functions), and of numpy's functions;
 - while the grader's calls run, a profiler notes every function of the course
   package entered from the notebook's own code, beyond those the exercise
-  provides;
+  provides. The notebook can hold the profiler (`sys.getprofile()`), so it
+  keeps no record of its own: it raises an audit event for each such call,
+  and the audit hook keeps the count where the notebook cannot reach it; what
+  the profiler reads is bound in its defaults, whose change is audited too;
 - the ways into the process's own frames and objects (`gc.get_objects`,
-  `sys._getframe`, a traceback's frame, a tracer), by which a notebook could
-  reach the worker's state and this watch itself, are noted as the notebook's
-  code takes them: the finding is sent before the notebook holds what it
-  asked for;
+  `sys._getframe`, a traceback's frame, a tracer, the frames the `traceback`
+  module's walks and `logging.currentframe` hand out, the interpreter's C API
+  and memory at an address through `ctypes`), by which a notebook could reach
+  the worker's state and this watch itself, are noted as the notebook's code
+  takes them: the finding is sent before the notebook holds what it asked for;
+- threads: when the notebook's threads alone fill the sandbox's limit of
+  processes (a thread is one to the kernel), that is said as a fork bomb's is;
 - an exception Python cannot raise (in a function run at a fork, a finaliser)
   is printed as one line, its type and message: the default would print the
   grader's own source lines into the notebook's output, and its reading of
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import logging
 import operator
 import os
 import shlex
@@ -40,6 +47,7 @@ import signal
 import socket
 import sys
 import threading
+import traceback
 import types
 from contextlib import contextmanager
 from typing import Callable
@@ -60,6 +68,9 @@ INTROSPECT = "introspected"
 CODE_READ = "course code read"
 """The notebook's code read the code object of a course function (to run a copy of it, which the profiler would not
 see as the course's)."""
+COURSE_CALL = "attention_course.sandbox.course_call"
+"""The audit event the calls' profiler raises for each course function the notebook's code enters (see
+`_calls_profile`): a notebook raising it itself only reports itself."""
 KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY, INTROSPECT,
          CODE_READ)
 
@@ -77,7 +88,7 @@ class Watch:
     """The audit hook, the snapshots and the calls' profiler of one worker (see the module docstring)."""
 
     def __init__(self, report: Callable[[str, str], None], *, writable: list[str], course: list[str],
-                 visible: list[str], provided: list[str]):
+                 visible: list[str], provided: list[str], processes: int | None = None):
         import attention_course
 
         self._report = report
@@ -91,14 +102,17 @@ class Watch:
         self._libraries = tuple(_folder(p) for p in prefixes | {os.path.realpath(p) for p in prefixes}) + (
             self._package, "<frozen ")
         self._allowed = _allowed_code(attention_course, provided)
+        self._processes = processes  # the sandbox's limit of processes (threads included), if it has one
+        self._threads_full = False
         self._modules: dict[str, types.ModuleType] = {}
         self._state: dict[str, tuple] = {}
         self._read_from: tuple[list, list] = ([], [])  # the namespaces and functions `_state` was read from
         self._identities: list = []  # what `_identities_now` gave when `_state` was taken
-        self._profiling: list = [None]  # the calls' profiler while a call runs, read by every thread's
+        self._calling = False  # whether a grader's call runs: the course functions entered are counted
+        self._found: dict[str, int] = {}  # course function -> calls entered from the notebook's code, this call
         self._own_setprofile = False
         self._setprofile_seen = False
-        self._thread_profile = _thread_profile(self._profiling)  # one function, so that threading's hook is recognised
+        self._profile = _calls_profile(self._package, self._libraries, self._allowed)  # the main thread's and threads'
 
     # --- the audit hook -------------------------------------------------------------------------------
 
@@ -107,7 +121,7 @@ class Watch:
         thread the notebook starts the calls' profiler (a helper thread started in a cell is watched as well)."""
         self.snapshot()
         sys.addaudithook(self._hook)
-        threading.setprofile(self._thread_profile)
+        threading.setprofile(self._profile)
         sys.unraisablehook = _unraisable
 
 
@@ -196,16 +210,52 @@ class Watch:
             self._check_read(_absolute(path), "list" if event != "os.chdir" else "chdir to")
 
     def _setprofile(self, event: str, args: tuple) -> None:
-        if self._profiling[0] is None or self._own_setprofile:
+        if self._own_setprofile:
             return
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename == __file__:
             frame = frame.f_back
         if frame is not None and frame.f_code.co_filename == threading.__file__ and sys.getprofile() is None:
-            return  # a thread starting: threading gives it the profile set in `install`
+            self._count_threads()  # a thread starting: threading gives it the profile set in `install`
+            return
+        if not self._calling:
+            return
         # Told at the call's end, if it returned: Python itself removes a profiler that raised (the time
         # limit's alarm, a RecursionError landing in it), which is no one's doing.
         self._setprofile_seen = True
+
+    def _course_call(self, event: str, args: tuple) -> None:
+        """The calls' profiler saw the notebook's code enter a course function (`args[0]` names it)."""
+        if self._calling and isinstance(args[0], str):
+            self._found[args[0]] = self._found.get(args[0], 0) + 1
+
+    def _setattr(self, event: str, args: tuple) -> None:
+        """A function's code or defaults replaced: the calls' profiler's are what it reads."""
+        if args[0] is self._profile:
+            self._report(TAMPER, f"the grader's profiler's `{args[1]}` (it watches the calls)")
+
+    def _ctypes(self, event: str, args: tuple) -> None:
+        """`ctypes` asked for the interpreter's own C functions or for memory at an address, by the notebook's code."""
+        if event.startswith("ctypes.dlsym"):
+            name = args[1] if isinstance(args[1], str) else ""
+            if not name.startswith(("Py", "_Py")):
+                return  # a C library's function, not the interpreter's
+            detail = f"`ctypes`: the interpreter's {name}"
+        elif isinstance(args[0], int) and 0 <= args[0] < 1 << 16:
+            return  # the first pages, never mapped: it crashes the process, reaching nothing (a segfault said as one)
+        else:
+            detail = "`ctypes`: memory at an address"
+        if self._by_notebook(direct=True):
+            self._report(INTROSPECT, detail)
+
+    def _count_threads(self) -> None:
+        """Say so when the notebook's threads, with the main one, fill the sandbox's limit of processes."""
+        import _thread
+
+        full = self._processes is not None and _thread._count() + 1 >= self._processes
+        if full and not self._threads_full:  # said once, where they first filled it: not at every step after
+            self._report(PROCESS_LIMIT, "threads")
+        self._threads_full = full
 
     def _introspect(self, event: str, args: tuple) -> None:
         """The notebook's own code asking for frames or objects of its process (or for a course function's code)."""
@@ -232,7 +282,8 @@ class Watch:
         while frame is not None and frame.f_code is not _HOOK:  # the innermost hook: what raised the event is below it
             frame = frame.f_back
         frame = frame.f_back if frame is not None else None
-        while through_inspect and frame is not None and frame.f_code.co_filename == _INSPECT:
+        while through_inspect and frame is not None and (frame.f_code.co_filename == _INSPECT
+                                                         or frame.f_code in _HANDING_OUT):
             frame = frame.f_back
         return frame is not None and not frame.f_code.co_filename.startswith(self._libraries)
 
@@ -280,7 +331,9 @@ class Watch:
         self._take_state()
 
     def changes(self) -> None:
-        """Report code replaced since the last look (then take the new code as the reference)."""
+        """Report code replaced since the last look (then take the new code as the reference), and threads that fill
+        the sandbox's limit (started in a way that gives them no profile, such as `_thread.start_new_thread`)."""
+        self._count_threads()
         imported = [(name, module) for name, module in list(sys.modules.items())
                     if _watched(name) and name not in self._modules and isinstance(module, types.ModuleType)]
         replaced = [name for name, module in self._modules.items() if sys.modules.get(name) is not module]
@@ -374,45 +427,24 @@ class Watch:
         own = _course_function(fn, self._package)
         if own is not None and own.__code__ not in self._allowed:
             self._report(COURSE_CODE, f"{_qualified(own)} (the function graded as {name} is the course's own)")
-        found: dict[str, int] = {}
-        package, libraries, allowed = self._package, self._libraries, self._allowed
-
-        def profile(frame, event, arg):
-            if event != "call":
-                return
-            code = frame.f_code
-            filename = code.co_filename
-            if not filename.startswith(package) or filename.startswith(_HERE) or code in allowed:
-                return
-            if code.co_name == "<module>":
-                return  # an import running a module's body
-            caller = frame.f_back
-            while caller is not None and caller.f_code.co_filename.startswith(libraries):
-                if caller.f_code.co_filename.startswith(package):
-                    return  # the package calling itself, maybe through a library (contextlib, numpy)
-                caller = caller.f_back
-            if caller is None:
-                return
-            key = f"{frame.f_globals.get('__name__', '?')}.{getattr(code, 'co_qualname', code.co_name)}"
-            found[key] = found.get(key, 0) + 1
-
         outcome = {"status": None}
         self._setprofile_seen = False
-        if getattr(threading, "_profile_hook", self._thread_profile) is not self._thread_profile:
+        if getattr(threading, "_profile_hook", self._profile) is not self._profile:
             self._report(TAMPER, "threading.setprofile (the grader's profiler watches the notebook's threads)")
-            threading.setprofile(self._thread_profile)
-        self._set_profile(profile)
-        self._profiling[0] = profile
+            threading.setprofile(self._profile)
+        self._found = {}
+        self._calling = True
+        self._set_profile(self._profile)
         try:
             yield outcome
         finally:
-            still = sys.getprofile() is profile
-            self._profiling[0] = None
+            still = sys.getprofile() is self._profile
+            self._calling = False
             self._set_profile(None)
             if outcome["status"] == "returned" and (not still or self._setprofile_seen):
                 self._report(TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)" if still
                              else "the grader's profiler was removed during a call")
-            for key in sorted(found):
+            for key in sorted(self._found):
                 self._report(COURSE_CODE, key)
 
     def _set_profile(self, fn) -> None:
@@ -438,23 +470,51 @@ _HANDLERS = {
                      "shutil.move"), Watch._paths),
     **dict.fromkeys(("os.listdir", "os.scandir", "glob.glob", "os.chdir"), Watch._listing),
     "sys.setprofile": Watch._setprofile,
+    COURSE_CALL: Watch._course_call,
+    "object.__setattr__": Watch._setattr,
+    **dict.fromkeys(("ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.string_at", "ctypes.wstring_at",
+                     "ctypes.PyObj_FromPtr"), Watch._ctypes),
     **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames",
                      "sys.settrace", "object.__getattr__"), Watch._introspect),
 }
 _INSPECT = inspect.__file__
 _HOOK = Watch._hook.__code__
+_HANDING_OUT = frozenset(getattr(fn, "__code__", None) for fn in (
+    traceback.walk_stack, traceback.walk_tb, getattr(traceback, "_walk_tb_with_full_positions", None),
+    logging.currentframe)) - {None}
+"""The standard library's functions that hand the frames they take to their caller: who asked is whoever called them
+(the module's own formatting, which hands out only text, calls them too)."""
 
 
-def _thread_profile(profiling: list):
-    """The profile of the notebook's own threads: the calls' profiler (`profiling[0]`) while a call runs, else nothing.
-    A function of its own, not a method: `threading.getprofile()` hands it to anyone, and it leads to no watch."""
+def _calls_profile(package: str, libraries: tuple, allowed: frozenset):
+    """The calls' profiler: for each function of the course `package` (not of this sandbox, not `allowed`) entered
+    from the notebook's own code, the audit event COURSE_CALL with its name.
 
-    def in_threads(frame, event, arg):
-        profile = profiling[0]
-        if profile is not None:
-            profile(frame, event, arg)
+    `sys.getprofile()` and `threading.getprofile()` hand it to anyone, so it holds nothing to change: no record (the
+    audit hook counts the events, while a call runs) and no closure (a cell's contents can be replaced unseen), only
+    defaults of immutable values, whose replacement raises an audit event (`object.__setattr__`).
+    """
 
-    return in_threads
+    def profile(frame, event, arg, audit=sys.audit, name=COURSE_CALL, package=package, here=_HERE,
+                libraries=libraries, allowed=allowed, qualname=getattr):
+        if event != "call":
+            return
+        code = frame.f_code
+        filename = code.co_filename
+        if not filename.startswith(package) or filename.startswith(here) or code in allowed:
+            return
+        if code.co_name == "<module>":
+            return  # an import running a module's body
+        caller = frame.f_back
+        while caller is not None and caller.f_code.co_filename.startswith(libraries):
+            if caller.f_code.co_filename.startswith(package):
+                return  # the package calling itself, maybe through a library (contextlib, numpy)
+            caller = caller.f_back
+        if caller is None:
+            return
+        audit(name, f"{frame.f_globals.get('__name__', '?')}.{qualname(code, 'co_qualname', code.co_name)}")
+
+    return profile
 
 
 def _allowed_code(package, provided: list[str]) -> frozenset:

@@ -183,7 +183,9 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     `provided`: names the exercise lets the notebook take from attention_course;
     `started`: the first worker, started ahead with the same sandbox and notebook (`process.start_worker`);
     `follows`: the checks whose failures the worker may look at closer after the calls (a worker that dies doing
-    so, or while it waits to be told which, is not run again: only what it found before is lost);
+    so, or while it waits to be told which, is not run again: only what it found before is lost; one that forged
+    the result channel doing so has all it reported dropped, and its calls are made again by a worker that looks
+    at nothing closer);
     `which_to_follow`: which of them it does (their indices), given every call's observation so far, call id ->
     Observation, while the worker waits (None: all, the worker's own verdict deciding). The caller judges there,
     so that this module never does: a notebook that passes gets no follow-up at all.
@@ -212,8 +214,15 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
             found = {follows[i].check: f for i, f in attempt.follow_ups.items()}
+        if attempt.step is not None and attempt.step[0] == "follow" and attempt.kill == Stop.CHANNEL and follows:
+            # it forged the channel while looking closer: its calls are made again by a worker that looks at nothing
+            incidents.append(_forged_in_follow_up(attempt, follows))
+            follows, which_to_follow, restarts = (), None, restarts + 1
+            continue
         if attempt.finished or attempt.waited:  # every call made: what is left is only the follow-up
             break
+        if attempt.step is not None and attempt.step[0] == "follow":
+            break  # what the closer looks found before is lost, nothing else
         if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
                                             for a in attempt.alerts):
             # it had started as many processes as it may: whichever limit (time, memory) stopped it first, they are
@@ -398,8 +407,8 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
                               f"{f'; {total} in all' if total > min(3, len(commands)) else ''})" if commands else "")
         if step in limited:
             text += ((", and tried to run " if commands else " tried to run ")
-                     + f"more processes than the {limits.processes} it may run at once; any still running when the "
-                     "notebook finished were killed with its sandbox")
+                     + f"more processes than the {limits.processes} it may run at once (a thread counts as one); any still "
+                     "running when the notebook finished were killed with its sandbox")
             seen.flags.add(Status.TOO_MANY_PROCESSES)
         elif found:
             detached = " (detached from it)" if any(p.detached for p in found) else ""
@@ -409,6 +418,17 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
         kind = Status.TOO_MANY_PROCESSES if step in limited else Status.DETACHED_PROCESS if found else None
         incidents.append(Incident(text, kind))
     return incidents
+
+
+def _forged_in_follow_up(attempt: WorkerProcess, follows: tuple[Follow, ...]) -> Incident:
+    """What is said of a worker whose result channel the notebook forged during a closer look at a failed check.
+
+    Everything it reported was dropped with its channel, the calls' results too: they are made again by a worker
+    that makes no closer look (a guide only), so that the marks come from results the grader can trust.
+    """
+    return Incident(f"the notebook's code, run by the grader's closer look at {follows[attempt.step[1]].check}, "
+                    f"{attempt.reason}; what that run reported was dropped, and its calls were made again without the "
+                    "closer look", Status.TAMPERED)
 
 
 def _starter(step, starters: list):

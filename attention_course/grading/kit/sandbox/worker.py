@@ -180,7 +180,8 @@ def main() -> None:
     follow = _FollowUps(request, arrays, unpack_value)  # the checks taken from the registry before any cell runs
     findings = _Findings(send, processes=request.get("processes"))
     watch = Watch(findings, writable=request.get("writable", []), course=request.get("course", []),
-                  visible=request.get("visible", []), provided=request.get("provided", []))
+                  visible=request.get("visible", []), provided=request.get("provided", []),
+                  processes=request.get("processes"))
     watch.install()
     send({"event": "ready", "pid": pid})
 
