@@ -442,3 +442,39 @@ def test_a_tiny_bloom_attends_with_our_alibi_bias(transformers, torch, h):
     theirs = out.attentions[0][0].numpy()
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-6)  # BLOOM's slopes are float32
     assert np.abs(attention_weights(q, k, attn_mask=causal) - theirs).max() > 1e-3  # ALiBi made a difference
+
+
+def test_partial_rope_rotates_the_first_coordinates_and_passes_the_rest():
+    """rotary_dim r: the first r coordinates are RoPE of width r, the other d - r come back unchanged."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 12))  # (h, n, d)
+    positions = np.arange(5) + 7
+    for interleaved in (False, True):
+        out = apply_rope(x, positions, base=500.0, interleaved=interleaved, rotary_dim=4)
+        np.testing.assert_array_equal(out[..., 4:], x[..., 4:])
+        np.testing.assert_allclose(out[..., :4], apply_rope(x[..., :4], positions, base=500.0, interleaved=interleaved),
+                                   rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(apply_rope(x, positions, rotary_dim=12), apply_rope(x, positions))
+
+
+@pytest.mark.parametrize("rotary_dim", [0, 3, 14, 2.0, True])
+def test_partial_rope_refuses_a_rotary_dim_that_pairs_nothing(rotary_dim):
+    with pytest.raises((ValueError, TypeError), match="rotary_dim"):
+        apply_rope(np.ones((3, 12)), rotary_dim=rotary_dim)
+
+
+def test_partial_rope_equals_transformers_apply_rotary_pos_emb():
+    """Qwen3-Next's apply_rotary_pos_emb rotates cos.shape[-1] coordinates, its inv_freq from head_dim x 0.25."""
+    torch = pytest.importorskip("torch", reason="torch is not installed: pip install -e '.[torch]'")
+    qwen3_next = pytest.importorskip("transformers.models.qwen3_next.modeling_qwen3_next",
+                                     reason="transformers is not installed: pip install -e '.[torch]'")
+    rng = np.random.default_rng(4)
+    d, r, n, base = 32, 8, 6, 10000.0
+    q, k = rng.standard_normal((2, 1, 3, n, d))  # (B, h, n, d)
+    inv_freq = 1.0 / base ** (np.arange(0, r, 2) / r)  # (r/2,)
+    angles = np.arange(n)[:, None] * inv_freq  # (n, r/2)
+    emb = np.concatenate([angles, angles], axis=-1)[None]  # (1, n, r)
+    q_t, k_t = qwen3_next.apply_rotary_pos_emb(torch.tensor(q), torch.tensor(k), torch.tensor(np.cos(emb)),
+                                               torch.tensor(np.sin(emb)))
+    np.testing.assert_allclose(apply_rope(q, np.arange(n), base=base, rotary_dim=r), q_t.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(apply_rope(k, np.arange(n), base=base, rotary_dim=r), k_t.numpy(), rtol=0, atol=1e-12)

@@ -133,7 +133,8 @@ def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, interleaved: bool) 
     return np.concatenate([a_rot, b_rot], axis=-1)  # (..., n, d/2) twice -> (..., n, d)
 
 
-def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = False, frequencies=None) -> np.ndarray:
+def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = False, frequencies=None,
+               rotary_dim: int | None = None) -> np.ndarray:
     """Rotary position embedding: rotate x's pairs of coordinates by position x frequency.
 
     The vector of the token at position p has its pair i rotated by the angle
@@ -161,6 +162,12 @@ def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = Fal
         frequencies: (d/2,) the angle per position of each pair, for a
             rescaled RoPE (`core.rope_scaling`: Llama 3.1, YaRN, ...); when
             given, `base` is not used. Default `rope_frequencies(d, base)`.
+            With rotary_dim, (rotary_dim/2,) and `rope_frequencies(rotary_dim, base)`.
+        rotary_dim: partial RoPE: rotate only the first rotary_dim coordinates
+            (even, 2 <= rotary_dim <= d) and pass the other d - rotary_dim
+            through unchanged, as Qwen3-Next (a quarter of each head) and
+            MiniMax-M2 (half) do; the pairs are formed inside those
+            coordinates. Default d, the whole vector.
 
     Returns:
         (..., n, d) the rotated x, a new array with x's float dtype (float32
@@ -173,12 +180,26 @@ def apply_rope(x, positions=None, base: float = 10000.0, interleaved: bool = Fal
         raise ValueError(f"x must have an even last axis d (RoPE rotates pairs of coordinates); got shape {x.shape}")
     if not isinstance(interleaved, (bool, np.bool_)):
         raise TypeError(f"interleaved must be True or False; got {interleaved!r}")
+    r = d if rotary_dim is None else _check_rotary_dim(rotary_dim, d)
     pos = _check_positions(positions, x.shape)  # (..., n)
-    theta = rope_frequencies(d, base) if frequencies is None else _check_frequencies(frequencies, d)
-    angles = pos[..., None] * theta  # (..., n, 1) x (d/2,) -> (..., n, d/2), float64
-    cos = np.cos(angles).astype(x.dtype, copy=False)  # (..., n, d/2)
+    theta = rope_frequencies(r, base) if frequencies is None else _check_frequencies(frequencies, r)
+    angles = pos[..., None] * theta  # (..., n, 1) x (r/2,) -> (..., n, r/2), float64
+    cos = np.cos(angles).astype(x.dtype, copy=False)  # (..., n, r/2)
     sin = np.sin(angles).astype(x.dtype, copy=False)
-    return _rotate(x, cos, sin, bool(interleaved))
+    if r == d:
+        return _rotate(x, cos, sin, bool(interleaved))
+    rotated = _rotate(x[..., :r], cos, sin, bool(interleaved))  # (..., n, r): the rotary part
+    return np.concatenate([rotated, x[..., r:]], axis=-1)  # (..., n, r) and (..., n, d - r) -> (..., n, d)
+
+
+def _check_rotary_dim(rotary_dim, d: int) -> int:
+    """rotary_dim as an int: even, at least 2 and at most d."""
+    if isinstance(rotary_dim, (bool, np.bool_)) or not isinstance(rotary_dim, (int, np.integer)):
+        raise TypeError(f"rotary_dim must be an int; got {type(rotary_dim).__name__}")
+    if rotary_dim < 2 or rotary_dim > d or rotary_dim % 2:
+        raise ValueError(f"rotary_dim must be even and in 2..d = 2..{d} (RoPE rotates pairs of x's last axis); "
+                         f"got {rotary_dim}")
+    return int(rotary_dim)
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:

@@ -36,17 +36,24 @@ def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     return y if b is None else y + b
 
 
-def rotate(x: np.ndarray, positions: np.ndarray, rope: RopeScaling | None, interleaved: bool = False) -> np.ndarray:
+def rotate(x: np.ndarray, positions: np.ndarray, rope: RopeScaling | None, interleaved: bool = False,
+           rotary_dim: int | None = None) -> np.ndarray:
     """(..., n, d) -> (..., n, d): RoPE with the layer's frequencies, times its attention factor; x itself for NoPE.
 
     A dynamic rule takes its frequencies from the longest position of the
-    call, as transformers does on each forward call.
+    call, as transformers does on each forward call. With rotary_dim (partial
+    RoPE), only the first rotary_dim coordinates are rotated and scaled.
     """
     if rope is None:
         return x  # a layer without positions (NoPE): order comes from the causal mask alone
-    theta, factor = rope.frequencies(x.shape[-1], seq_len=int(np.max(positions)) + 1)
-    out = apply_rope(x, positions, interleaved=interleaved, frequencies=theta)  # same shape
-    return out if factor == 1.0 else out * factor  # YaRN: a Python float keeps float32 float32
+    r = x.shape[-1] if rotary_dim is None else rotary_dim
+    theta, factor = rope.frequencies(r, seq_len=int(np.max(positions)) + 1)
+    out = apply_rope(x, positions, interleaved=interleaved, frequencies=theta, rotary_dim=r)  # same shape
+    if factor == 1.0:
+        return out
+    if r == x.shape[-1]:
+        return out * factor  # YaRN: a Python float keeps float32 float32
+    return np.concatenate([out[..., :r] * factor, out[..., r:]], axis=-1)  # the factor scales the rotary part
 
 
 def layer_mask(n: int, n_k: int, window: int | None) -> np.ndarray:
@@ -68,8 +75,8 @@ def qkv(config: DecoderConfig, p: DecoderLayer, layer: int, h: np.ndarray, posit
         k = rms_norm(k, p.k_norm, c.rms_norm_eps)  # (h_kv, n, d)
     if rotate_qk:
         rope = c.ropes[layer]
-        q = rotate(q, positions, rope, c.rope_interleaved)  # (h_q, n, d)
-        k = rotate(k, positions, rope, c.rope_interleaved)  # (h_kv, n, d)
+        q = rotate(q, positions, rope, c.rope_interleaved, c.rope_dim)  # (h_q, n, d)
+        k = rotate(k, positions, rope, c.rope_interleaved, c.rope_dim)  # (h_kv, n, d)
     return q, k, v
 
 

@@ -99,6 +99,9 @@ class DecoderConfig:
     """The mixture of experts (gpt-oss, DeepSeek-V3), or None for a dense MLP in every layer."""
     dtype: str = "float32"
     """The dtype config.json says the checkpoint is stored in (dtype or torch_dtype)."""
+    rotary_dim: int | None = None
+    """Partial RoPE: the first rotary_dim coordinates of each query and key are rotated, the rest pass
+    through (head_dim x partial_rotary_factor); None: all of them (qk_rope_head_dim with latent attention)."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""
@@ -109,6 +112,8 @@ class DecoderConfig:
         if len(self.ropes) != self.n_layers or len(self.windows) != self.n_layers:
             raise ValueError(f"ropes and windows need one entry per layer ({self.n_layers}); got {len(self.ropes)} "
                              f"and {len(self.windows)}")
+        if self.rotary_dim is not None and not (2 <= self.rotary_dim <= self.head_dim and self.rotary_dim % 2 == 0):
+            raise ValueError(f"rotary_dim must be even and in 2..head_dim = 2..{self.head_dim}; got {self.rotary_dim}")
 
     @property
     def kv_groups(self) -> int:
@@ -122,8 +127,11 @@ class DecoderConfig:
 
     @property
     def rope_dim(self) -> int:
-        """The coordinates of each query and key that RoPE rotates (qk_rope_head_dim with latent attention)."""
-        return self.head_dim if self.latent is None else self.latent.qk_rope_head_dim
+        """The coordinates of each query and key that RoPE rotates (qk_rope_head_dim with latent attention,
+        rotary_dim with partial RoPE)."""
+        if self.latent is not None:
+            return self.latent.qk_rope_head_dim
+        return self.head_dim if self.rotary_dim is None else self.rotary_dim
 
     @property
     def v_head_dim(self) -> int:
