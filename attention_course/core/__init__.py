@@ -1,7 +1,7 @@
 """What the book teaches, short enough to read in one sitting: softmax, masks, attention, multi-head, positions.
 
 - `softmax`: the numerically stable softmax (book/stable_softmax.ipynb).
-- `masks`: causal (top-left or lower-right), sliding-window and padding masks, PyTorch's convention (book/masks.ipynb).
+- `masks`: causal (top-left or lower-right), sliding-window, chunked and padding masks, PyTorch's convention (book/masks.ipynb).
 - `attention`: scaled dot-product attention, the plain reference (book/worked_example.ipynb), with
   grouped-query attention (`enable_gqa`, `repeat_kv`; book/decoding.ipynb).
 - `backward`: its gradients for Q, K and V, from the stored weights (book/backward.ipynb).
@@ -11,6 +11,7 @@
 - `norms`: RMSNorm, of the residual stream and of each query and key (QK-norm).
 - `softcap`: c * tanh(s / c), Gemma 2's cap on scores and logits.
 - `sinks`: a learned sink logit per head joined to every softmax row (gpt-oss).
+- `temperature`: Llama 4's query scale that grows with position in its layers without RoPE.
 
 `_checks` holds the input checks every public function shares, and the rule
 for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
@@ -19,7 +20,7 @@ dtype (book/low_precision.ipynb).
 
 from .attention import attention_scores, attention_weights, repeat_kv, scaled_dot_product_attention
 from .backward import attention_backward
-from .masks import causal_mask, padding_mask, sliding_window_mask
+from .masks import causal_mask, chunked_causal_mask, padding_mask, sliding_window_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
 from .norms import rms_norm
 from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
@@ -27,6 +28,7 @@ from .rope_scaling import RopeScaling
 from .sinks import sink_attention, sink_softmax
 from .softcap import softcap
 from .softmax import softmax
+from .temperature import nope_temperature
 
 __all__ = [
     "RopeScaling",
@@ -37,8 +39,10 @@ __all__ = [
     "attention_scores",
     "attention_weights",
     "causal_mask",
+    "chunked_causal_mask",
     "merge_heads",
     "multi_head_attention",
+    "nope_temperature",
     "padding_mask",
     "repeat_kv",
     "rms_norm",

@@ -9,7 +9,8 @@ is added to the scores instead (0 keeps a score, -inf removes it).
 `lower_right=True`, bottom-right (torch's `causal_lower_right`), which is
 what new queries scored against a cache of earlier keys need;
 `sliding_window_mask` also hides keys more than a window back
-(book/decoding.ipynb).
+(book/decoding.ipynb); `chunked_causal_mask` cuts the sequence into chunks
+and lets a query see only the earlier keys of its own chunk (Llama 4).
 """
 
 from __future__ import annotations
@@ -74,6 +75,42 @@ def sliding_window_mask(n_q: int, n_k: int | None, window: int, lower_right: boo
     offset = n_k - n_q if _check_flag(lower_right, "lower_right") else 0
     too_old = np.tri(n_q, n_k, k=offset - window, dtype=bool)  # (n_q, n_k), j <= p - window
     return causal & ~too_old
+
+
+def chunked_causal_mask(n_q: int, n_k: int | None, chunk_size: int, lower_right: bool = True,
+                        first_position: int = 0) -> np.ndarray:
+    """Boolean chunked causal mask: a query sees the keys of its own chunk up to itself, nothing before the chunk.
+
+    Positions are cut into chunks of `chunk_size` from position 0 on: 0..C-1,
+    C..2C-1, ... Query at position p may attend to key at position s when
+    s <= p and s // C == p // C (Llama 4's chunked attention layers,
+    `attention_chunk_size`). Unlike a sliding window, the first query of a
+    chunk sees only itself, however many keys came before.
+
+    Args:
+        n_q: number of queries.
+        n_k: number of keys; None for `n_q`.
+        chunk_size: C, the positions in one chunk (>= 1).
+        lower_right: the queries are the last n_q of the keys' positions (new
+            tokens against a cache); False aligns them with the first n_q.
+        first_position: the position of key 0 in the sequence (> 0 when a
+            cache has dropped earlier keys): chunks are counted from the
+            sequence's start, not from the first key kept.
+
+    Returns:
+        bool array of shape (n_q, n_k), True where query i may attend to key j.
+    """
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    chunk_size = positive_int(chunk_size, "chunk_size")
+    if isinstance(first_position, (bool, np.bool_)) or not isinstance(first_position, (int, np.integer)) \
+            or first_position < 0:
+        raise ValueError(f"first_position must be a non-negative int; got {first_position!r}")
+    causal = causal_mask(n_q, n_k, lower_right=lower_right)  # (n_q, n_k), s <= p
+    offset = n_k - n_q if _check_flag(lower_right, "lower_right") else 0
+    key_chunk = (first_position + np.arange(n_k)) // chunk_size  # (n_k,)
+    query_chunk = (first_position + offset + np.arange(n_q)) // chunk_size  # (n_q,)
+    return causal & (query_chunk[:, None] == key_chunk[None, :])  # (n_q, 1) == (1, n_k) -> (n_q, n_k)
 
 
 def _check_flag(value, name: str) -> bool:

@@ -95,7 +95,8 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
         seq_len: tokens cached; 1 gives the bytes per token.
         dtype: what the cache is stored in; default the checkpoint's dtype (config.dtype).
         batch: sequences cached side by side.
-        keep_window: sliding-window layers keep only window - 1 tokens (`KVCache(window=...)`).
+        keep_window: sliding-window layers keep only window - 1 tokens (`KVCache(window=...)`), chunked
+            layers only the tokens of the current chunk, seq_len mod chunk (`KVCache(chunk=...)`).
         latent: False counts a latent-attention model as if each head's rebuilt key and value
             were cached (h x (d_nope + d_rope + d_v) per layer): what the latent saves.
 
@@ -109,17 +110,19 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     else:
         per_layer = c.n_kv_heads * (c.head_dim + c.v_head_dim)  # a key and a value per key/value head
     tokens = [min(seq_len, w - 1) if keep_window and w is not None else seq_len for w in c.windows]
+    if keep_window:
+        tokens = [t if chunk is None else seq_len % chunk for t, chunk in zip(tokens, c.chunks)]
     return per_layer * sum(tokens) * batch * itemsize(c.dtype if dtype is None else dtype)
 
 
-def _windows(n_layers: int, window) -> tuple[int | None, ...]:
-    """One window (or None: keep everything) per layer, from None, an int or a sequence."""
+def _windows(n_layers: int, window, name: str = "window") -> tuple[int | None, ...]:
+    """One window (or chunk; None: keep everything) per layer, from None, an int or a sequence."""
     if window is None or isinstance(window, (int, np.integer)):
-        return (None if window is None else positive_int(window, "window"),) * n_layers
+        return (None if window is None else positive_int(window, name),) * n_layers
     if not isinstance(window, Sequence) or isinstance(window, str) or len(window) != n_layers:
-        raise ValueError(f"window must be None, an int or a sequence of {n_layers} ints or Nones (one per layer); "
+        raise ValueError(f"{name} must be None, an int or a sequence of {n_layers} ints or Nones (one per layer); "
                          f"got {window!r}")
-    return tuple(None if w is None else positive_int(w, f"window[{i}]") for i, w in enumerate(window))
+    return tuple(None if w is None else positive_int(w, f"{name}[{i}]") for i, w in enumerate(window))
 
 
 def layer_index(layer, n_layers: int) -> int:
@@ -159,11 +162,17 @@ class KVCache:
             window - 1 tokens before it, so such a layer keeps only the
             window - 1 most recent keys and values: exactly what the next
             token can still see besides its own.
+        chunk: None, or an attention chunk per layer (an int or a sequence
+            of ints and Nones). A chunked layer's query sees only the keys of
+            its own chunk of positions (0..C-1, C..2C-1, ...), so such a
+            layer keeps only the tokens of the current chunk: seen mod C.
     """
 
-    def __init__(self, n_layers: int, window: int | Sequence[int | None] | None = None):
+    def __init__(self, n_layers: int, window: int | Sequence[int | None] | None = None,
+                 chunk: int | Sequence[int | None] | None = None):
         self.n_layers = positive_int(n_layers, "n_layers")
         self.windows = _windows(self.n_layers, window)
+        self.chunks = _windows(self.n_layers, chunk, "chunk")
         self._keys: list[np.ndarray | None] = [None] * self.n_layers
         self._values: list[np.ndarray | None] = [None] * self.n_layers
         self._seen = [0] * self.n_layers
@@ -202,8 +211,12 @@ class KVCache:
         else:
             k, v = k.copy(), v.copy()  # the cache owns its arrays: the caller may reuse theirs
         self._seen[layer] += n_new
-        window = self.windows[layer]
-        if window is not None and k.shape[-2] > window - 1:  # a sliding-window layer forgets the oldest tokens
+        window, chunk = self.windows[layer], self.chunks[layer]
+        if chunk is not None and k.shape[-2] > self._seen[layer] % chunk:  # a chunked layer starts afresh per chunk
+            keep = self._seen[layer] % chunk  # the tokens of the current chunk, 0 after its last one
+            self._keys[layer] = k[..., k.shape[-2] - keep:, :].copy()  # (..., h_kv, keep, d_k)
+            self._values[layer] = v[..., v.shape[-2] - keep:, :].copy()
+        elif window is not None and k.shape[-2] > window - 1:  # a sliding-window layer forgets the oldest tokens
             self._keys[layer] = k[..., k.shape[-2] - (window - 1):, :].copy()  # (..., h_kv, window - 1, d_k)
             self._values[layer] = v[..., v.shape[-2] - (window - 1):, :].copy()
         else:
@@ -223,7 +236,7 @@ class KVCache:
         return self._seen[self._layer(layer)]
 
     def kept(self, layer: int = 0) -> int:
-        """Tokens whose keys and values `layer` keeps (all it has seen, or at most window - 1)."""
+        """Tokens whose keys and values `layer` keeps (all it has seen, at most window - 1, or the current chunk's)."""
         k = self._keys[self._layer(layer)]
         return 0 if k is None else k.shape[-2]
 

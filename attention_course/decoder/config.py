@@ -34,7 +34,7 @@ class DecoderConfig:
 
     model_type: str
     """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
-    "gpt_oss" or "deepseek_v3"."""
+    "gpt_oss", "deepseek_v3", "minimax_m2" or "llama4_text"."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -102,6 +102,18 @@ class DecoderConfig:
     rotary_dim: int | None = None
     """Partial RoPE: the first rotary_dim coordinates of each query and key are rotated, the rest pass
     through (head_dim x partial_rotary_factor); None: all of them (qk_rope_head_dim with latent attention)."""
+    chunks: tuple[int | None, ...] = ()
+    """One entry per layer: the attention chunk (a query sees only the earlier keys of its own chunk of
+    positions, Llama 4's attention_chunk_size on its chunked_attention layers), or None. Empty: no chunks."""
+    qk_norm_scope: str = "head"
+    """Where QK-norm's RMSNorm runs: "head" (each head's query and key, a gain of size d: Qwen3, Gemma 3) or
+    "projection" (all heads' queries together, a gain of size h_q * d, and the keys likewise: MiniMax-M2)."""
+    l2_qk_norm: bool = False
+    """Llama 4's use_qk_norm: queries and keys of the RoPE layers divided by their root mean square (no
+    learned gain), after RoPE."""
+    nope_temperature: tuple[float, float] | None = None
+    """Llama 4's attn_temperature_tuning: (floor_scale, attn_scale); the queries of layers without RoPE are
+    multiplied by `core.temperature.nope_temperature` of their positions. None: not used."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""
@@ -109,6 +121,12 @@ class DecoderConfig:
     def __post_init__(self):
         if not self.ropes:
             object.__setattr__(self, "ropes", (RopeScaling("default", self.rope_theta),) * self.n_layers)
+        if not self.chunks:
+            object.__setattr__(self, "chunks", (None,) * self.n_layers)
+        if len(self.chunks) != self.n_layers:
+            raise ValueError(f"chunks needs one entry per layer ({self.n_layers}); got {len(self.chunks)}")
+        if self.qk_norm_scope not in ("head", "projection"):
+            raise ValueError(f"qk_norm_scope must be 'head' or 'projection'; got {self.qk_norm_scope!r}")
         if len(self.ropes) != self.n_layers or len(self.windows) != self.n_layers:
             raise ValueError(f"ropes and windows need one entry per layer ({self.n_layers}); got {len(self.ropes)} "
                              f"and {len(self.windows)}")
@@ -140,6 +158,8 @@ class DecoderConfig:
 
     def is_moe_layer(self, layer: int) -> bool:
         """Whether `layer` has a mixture of experts (else a dense MLP of width d_ff)."""
+        if self.moe is not None and self.moe.layers is not None:
+            return layer in self.moe.layers  # Llama 4: moe_layers, interleaved with dense ones
         return self.moe is not None and layer >= self.moe.first_layer
 
     @property

@@ -12,22 +12,27 @@ not implement is refused with an `UnsupportedConfigError` naming the key.
 from __future__ import annotations
 
 from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
+from . import config_minimax_llama4 as minimax_llama4
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
-MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
+               *minimax_llama4.MODEL_TYPES)
 """The `model_type`s of config.json that `load_decoder` runs."""
 
 LAYER_TYPES = ("full_attention", "sliding_attention")
 """The layer_types implemented."""
 
-_DEFAULT_THETA = {"gemma3_text": 1_000_000.0, "smollm3": 2_000_000.0, "gpt_oss": 150_000.0}
+_DEFAULT_THETA = {"gemma3_text": 1_000_000.0, "smollm3": 2_000_000.0, "gpt_oss": 150_000.0, "minimax_m2": 5_000_000.0,
+                  "llama4_text": 500_000.0}
 """transformers' default rope_theta per model type (10000 for the others)."""
 
-_DEFAULT_HEAD_DIM = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "gpt_oss": 64}
+_DEFAULT_HEAD_DIM = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "gpt_oss": 64, "minimax_m2": 128,
+                     "llama4_text": 128}
 """transformers' default head_dim where it is not hidden_size / num_attention_heads."""
 
 _DEFAULT_MAX_POSITIONS = {"llama": 2048, "mistral": 131072, "qwen2": 32768, "qwen3": 32768, "gemma2": 8192,
-                          "gemma3_text": 131072, "smollm3": 32768, "gpt_oss": 131072, "deepseek_v3": 4096}
+                          "gemma3_text": 131072, "smollm3": 32768, "gpt_oss": 131072, "deepseek_v3": 4096,
+                     "minimax_m2": 196608, "llama4_text": 131072}
 """transformers' default max_position_embeddings per model type."""
 
 _GPT_OSS_ROPE = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
@@ -50,9 +55,13 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     if model_type == "gemma3":
         raise UnsupportedConfigError(f"{source}: model_type 'gemma3' is Gemma 3 with its vision tower; this package "
                                      "runs the text model alone (model_type 'gemma3_text', the config under text_config)")
+    minimax_llama4.refuse_multimodal(cfg, source)
     if model_type not in MODEL_TYPES:
         raise UnsupportedConfigError(
             f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
+    given = cfg
+    if model_type in minimax_llama4.MODEL_TYPES:
+        cfg = minimax_llama4.common_view(cfg, model_type)  # partial RoPE read there
     _refuse(cfg, model_type, source)
     cfg = {**cfg, "max_position_embeddings": cfg.get("max_position_embeddings") or _DEFAULT_MAX_POSITIONS[model_type]}
     n_layers = int(_need(cfg, "num_hidden_layers", source))
@@ -75,7 +84,7 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     qkv_bias, o_bias, mlp_bias = _biases(cfg, model_type)
     gemma = model_type in ("gemma2", "gemma3_text")
     eos = cfg.get("eos_token_id")
-    return dict(
+    fields = dict(
         model_type=model_type,
         vocab_size=int(_need(cfg, "vocab_size", source)),
         d_model=d_model,
@@ -109,6 +118,10 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
         dtype=str(cfg.get("dtype") or cfg.get("torch_dtype") or "float32"),
         extra_layers=int(cfg.get("num_nextn_predict_layers", 1) or 0) if model_type == "deepseek_v3" else 0,
     )
+    if model_type in minimax_llama4.MODEL_TYPES:
+        given = {**given, "max_position_embeddings": cfg["max_position_embeddings"]}
+        fields.update(minimax_llama4.family_fields(given, model_type, fields, source))
+    return fields
 
 
 def _refuse(cfg: dict, model_type: str, source: str) -> None:
@@ -158,8 +171,9 @@ def _biases(cfg: dict, model_type: str) -> tuple[bool, bool, bool]:
 def _layer_types(cfg: dict, model_type: str, n_layers: int, source: str) -> tuple[str, ...]:
     """Each layer's type, "full_attention" or "sliding_attention", from layer_types or the family's default."""
     given = cfg.get("layer_types")
-    if model_type in ("llama", "mistral", "deepseek_v3"):
-        return ("full_attention",) * n_layers  # these read no layer_types (Mistral: one window for all layers)
+    if model_type in ("llama", "mistral", "deepseek_v3", *minimax_llama4.MODEL_TYPES):
+        return ("full_attention",) * n_layers  # these read no layer_types (Mistral: one window for all layers;
+        # Llama 4's chunked layers: config_minimax_llama4)
     if given is not None:
         if len(given) != n_layers:
             raise UnsupportedConfigError(f"{source}: layer_types has {len(given)} entries for {n_layers} layers")

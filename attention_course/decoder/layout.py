@@ -8,6 +8,7 @@ a Linear weight is (out, in).
 
 from __future__ import annotations
 
+from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig
 
 
@@ -36,7 +37,10 @@ def _attention(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
             out[a + name + ".weight"] = (width, c.d_model)
             if c.qkv_bias:
                 out[a + name + ".bias"] = (width,)
-        if c.qk_norm:
+        if c.qk_norm and c.qk_norm_scope == "projection":  # MiniMax-M2: one gain over all heads
+            out[a + "q_norm.weight"] = (q_width,)
+            out[a + "k_norm.weight"] = (kv_width,)
+        elif c.qk_norm:
             out[a + "q_norm.weight"] = (c.head_dim,)
             out[a + "k_norm.weight"] = (c.head_dim,)
         if c.sinks:
@@ -58,7 +62,10 @@ def _dense(prefix: str, d_model: int, d_ff: int, bias: bool) -> dict[str, tuple[
 
 
 def _mlp(c: DecoderConfig, layer: int, p: str) -> dict[str, tuple[int, ...]]:
-    """One layer's feed-forward tensors: dense, gpt-oss's experts, or DeepSeek's experts."""
+    """One layer's feed-forward tensors: dense, gpt-oss's experts, or DeepSeek's experts (MiniMax-M2's, Llama 4's:
+    checkpoint_minimax_llama4)."""
+    if c.model_type in minimax_llama4.MODEL_TYPES:
+        return minimax_llama4.mlp_shapes(c, layer, p)
     if not c.is_moe_layer(layer):
         return _dense(p + "mlp.", c.d_model, c.d_ff, c.mlp_bias)
     e, h, i = c.moe.n_experts, c.d_model, c.moe.d_expert

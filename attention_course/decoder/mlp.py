@@ -6,6 +6,9 @@
     DeepSeek-V3       sigmoid scores; + a correction bias to choose (never to weigh); the best topk_group of
                       n_group groups (by their two best scores), top k within them; weights normalised and
                       scaled by routed_scaling_factor; plus shared experts every token goes through
+    MiniMax-M2        DeepSeek-V3's router with one group and no scaling factor
+    Llama 4           top k router logits; sigmoid(logit) scales the token *before* its expert (not the output);
+                      plus a shared expert
 """
 
 from __future__ import annotations
@@ -83,6 +86,12 @@ def route_sigmoid_grouped(logits: np.ndarray, correction_bias: np.ndarray, moe: 
     return chosen, weights * moe.routed_scaling_factor
 
 
+def route_sigmoid_top_k(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Llama 4's router: (experts (n, k), weights (n, k)), the k best logits and their sigmoids."""
+    chosen = top_k(logits, k)  # (n, k)
+    return chosen, sigmoid(np.take_along_axis(logits, chosen, axis=-1))  # (n, k), each in (0, 1)
+
+
 def _clamped_swiglu(gate: np.ndarray, up: np.ndarray, moe: MoEConfig) -> np.ndarray:
     """gpt-oss's expert activation: (clip(up, -l, l) + 1) * g * sigmoid(alpha g), g = min(gate, l)."""
     gate = np.minimum(gate, moe.swiglu_limit)
@@ -96,18 +105,23 @@ def mixture_of_experts(config: DecoderConfig, e: Experts, x: np.ndarray) -> np.n
     logits = project(x, e.router, e.router_bias)  # (n, d_model) x (d_model, E) -> (n, E)
     if moe.router == "softmax_top_k":
         chosen, weights = route_softmax_top_k(logits, moe.top_k)  # (n, k), (n, k)
+    elif moe.router == "sigmoid_scaled_input":
+        chosen, weights = route_sigmoid_top_k(logits, moe.top_k)  # (n, k), (n, k)
     else:
         chosen, weights = route_sigmoid_grouped(logits, e.correction_bias, moe)
     out = np.zeros_like(x)  # (n, d_model)
     for expert in np.unique(chosen):  # in expert order, as transformers adds them up
         rows, slot = np.nonzero(chosen == expert)  # the tokens sent to this expert, and where in their top k
         xs = x[rows]  # (m, d_model)
+        scale_input = moe.router == "sigmoid_scaled_input"  # Llama 4 weighs the expert's input, not its output
+        if scale_input:
+            xs = xs * weights[rows, slot][:, None]  # (m, d_model) x (m, 1)
         gate = project(xs, e.w_gate[expert], None if e.b_gate is None else e.b_gate[expert])  # (m, d_expert)
         up = project(xs, e.w_up[expert], None if e.b_up is None else e.b_up[expert])  # (m, d_expert)
         hidden = _clamped_swiglu(gate, up, moe) if moe.router == "softmax_top_k" else \
             ACTIVATIONS[config.activation](gate) * up
         y = project(hidden, e.w_down[expert], None if e.b_down is None else e.b_down[expert])  # (m, d_model)
-        np.add.at(out, rows, y * weights[rows, slot][:, None])  # (m, d_model) weighted, into their rows
+        np.add.at(out, rows, y if scale_input else y * weights[rows, slot][:, None])  # (m, d_model) into their rows
     if e.shared is not None:
         out = out + gated_mlp(x, *e.shared, activation=config.activation)  # (n, d_model)
     return out

@@ -101,12 +101,13 @@ class DecoderModel:
     def new_cache(self, keep_window: bool = False) -> KVCache:
         """An empty cache for this model: a KVCache, or a LatentCache for latent attention.
 
-        With keep_window, sliding-window layers keep only what their window needs.
+        With keep_window, sliding-window layers keep only what their window needs, chunked layers only their
+        current chunk.
         """
         windows = self.config.windows if keep_window else None
         if self.config.latent is not None:
             return LatentCache(self.config.n_layers, window=windows)
-        return KVCache(self.config.n_layers, window=windows)
+        return KVCache(self.config.n_layers, window=windows, chunk=self.config.chunks if keep_window else None)
 
     def _layer_index(self, layer) -> int:
         if isinstance(layer, (bool, np.bool_)) or not isinstance(layer, (int, np.integer)) or \

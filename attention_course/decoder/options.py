@@ -1,7 +1,7 @@
 """The parts of a decoder's configuration that only some models have, and the error for what is not implemented.
 
 `LatentAttentionConfig` (DeepSeek-V3's multi-head latent attention) and
-`MoEConfig` (a mixture of experts: gpt-oss, DeepSeek-V3) are fields of
+`MoEConfig` (a mixture of experts: gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4) are fields of
 `config.DecoderConfig`; `config_json` builds them from config.json.
 """
 
@@ -46,8 +46,10 @@ class MoEConfig:
     """A mixture-of-experts feed-forward layer: a router sends each token to top_k of n_experts small MLPs."""
 
     router: str
-    """"softmax_top_k" (gpt-oss: softmax over the top_k router logits) or "sigmoid_grouped" (DeepSeek-V3:
-    sigmoid scores, a correction bias for the choice, top_k within the best topk_group of n_group groups)."""
+    """"softmax_top_k" (gpt-oss: softmax over the top_k router logits), "sigmoid_grouped" (DeepSeek-V3:
+    sigmoid scores, a correction bias for the choice, top_k within the best topk_group of n_group groups;
+    MiniMax-M2: the same with one group) or "sigmoid_scaled_input" (Llama 4: the sigmoid of each of the
+    top_k logits scales the token before it enters its expert)."""
     n_experts: int
     """Experts per layer (num_local_experts, n_routed_experts)."""
     top_k: int
@@ -56,8 +58,10 @@ class MoEConfig:
     """Width of one expert's hidden layer (intermediate_size in gpt-oss, moe_intermediate_size in DeepSeek)."""
     first_layer: int = 0
     """Layers before this one have a dense MLP of width d_ff (first_k_dense_replace)."""
+    layers: tuple[int, ...] | None = None
+    """The layers with experts, the others dense (Llama 4's moe_layers); None: every layer from first_layer."""
     n_shared_experts: int = 0
-    """Experts every token goes through besides the routed ones (DeepSeek)."""
+    """Experts every token goes through besides the routed ones (DeepSeek, Llama 4)."""
     routed_scaling_factor: float = 1.0
     """Multiplies the routed experts' weights (DeepSeek)."""
     n_group: int = 1

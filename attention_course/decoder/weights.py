@@ -22,6 +22,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig, UnsupportedConfigError
 from .layout import checkpoint_shapes
 
@@ -238,6 +239,10 @@ class _Taker:
         self.used.add(name)
         return self.tensors[name]
 
+    def frozen(self, arr: np.ndarray) -> np.ndarray:
+        """An array built from taken tensors (a stack, a slice), in the model's dtype and read-only."""
+        return _frozen(arr, self.dtype, copy=False)
+
     def get(self, name: str) -> np.ndarray | None:
         """The tensor as stored (a bias, a sink, a stacked expert tensor), or None if the config implies none."""
         return _frozen(self.raw(name), self.dtype, self.copy) if name in self.shapes else None
@@ -292,6 +297,9 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
     w_o, b_o = t.linear(a + "o_proj")
     (w_gate, b_gate), (w_up, b_up), (w_down, b_down) = (t.linear(p + "mlp." + n) for n in ("gate_proj", "up_proj", "down_proj"))
     mlp_norm = "pre_feedforward_layernorm" if c.sandwich_norms else "post_attention_layernorm"
+    family_mlp = minimax_llama4.read_mlp(t, c, i, p) if c.model_type in minimax_llama4.MODEL_TYPES else {}
+    if family_mlp:
+        w_gate, w_up, w_down = (family_mlp.get(n) for n in ("w_gate", "w_up", "w_down"))
     return DecoderLayer(
         attn_norm=t.norm(p + "input_layernorm"), mlp_norm=t.norm(p + mlp_norm), w_o=w_o, b_o=b_o,
         w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v,
@@ -300,7 +308,7 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
         post_attn_norm=t.norm(p + "post_attention_layernorm") if c.sandwich_norms else None,
         post_mlp_norm=t.norm(p + "post_feedforward_layernorm"),
         latent=latent,
-        experts=_experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None,
+        experts=family_mlp.get("experts") if family_mlp else _experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None,
     )
 
 
