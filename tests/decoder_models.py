@@ -9,7 +9,7 @@ queries or not), in ARCHITECTURES; VARIANTS adds options and corners each
 family reads its own way (RoPE rules with their rarer keys, windows of 1 or
 none, layer_types written out or left to the defaults). Used by
 tests/test_decoder_transformers.py (ARCHITECTURES),
-tests/test_decoder_transformers_variants.py (VARIANTS), by the NumPy-only
+tests/test_decoder_transformers_variants.py (VARIANTS), tests/test_decoder_minimax_llama4.py (MINIMAX_LLAMA4), by the NumPy-only
 tests (`config_json` gives the same configurations without transformers) and
 by tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
 """
@@ -252,16 +252,49 @@ VARIANTS = {
 }
 """name -> (transformers class, config options beside COMMON): options and corners beyond ARCHITECTURES."""
 
+MINIMAX_LLAMA4 = {
+    # MiniMax-M2: half of each head rotated (the released config's legacy rotary_dim), QK-norm over all heads,
+    # sigmoid routing with a correction bias.
+    "minimax_m2": ("MiniMaxM2ForCausalLM", dict(hidden_size=48, intermediate_size=20, num_hidden_layers=3,
+                                                num_key_value_heads=2, head_dim=12, num_local_experts=6,
+                                                num_experts_per_tok=2, rotary_dim=6,
+                                                rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
+    # A quarter of each head rotated (partial_rotary_factor), multi-head attention, one expert per token, tied.
+    "minimax_m2-factor-mha": ("MiniMaxM2ForCausalLM", dict(
+        intermediate_size=16, num_hidden_layers=2, num_key_value_heads=4, head_dim=8, num_local_experts=4,
+        num_experts_per_tok=1, tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000.0, "partial_rotary_factor": 0.25})),
+    # Llama 4: chunks of 5 tokens on the RoPE layers, the fourth layer NoPE over every token with a temperature
+    # that changes every 3 positions, experts on every second layer.
+    "llama4_text": ("Llama4ForCausalLM", dict(hidden_size=48, intermediate_size=20, intermediate_size_mlp=28,
+                                              num_hidden_layers=4, num_key_value_heads=2, head_dim=12,
+                                              num_local_experts=4, num_experts_per_tok=2, attention_chunk_size=5,
+                                              interleave_moe_layer_step=2, floor_scale=3, attn_scale=0.5,
+                                              rope_parameters={"rope_type": "default", "rope_theta": 10000.0})),
+    # Chunks of 3, NoPE on the second layer, multi-query attention, biases, no QK-norm, experts on layers 0 and 2,
+    # Llama 3.1's RoPE, tied.
+    "llama4_text-mqa-bias": ("Llama4ForCausalLM", dict(
+        hidden_size=48, intermediate_size=16, intermediate_size_mlp=24, num_hidden_layers=4, num_attention_heads=6,
+        num_key_value_heads=1, head_dim=8, num_local_experts=3, num_experts_per_tok=1, attention_chunk_size=3,
+        moe_layers=[0, 2], no_rope_layers=[1, 0, 1, 1], attention_bias=True, use_qk_norm=False, floor_scale=2,
+        tie_word_embeddings=True,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 4.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8})),
+}
+"""name -> (transformers class, config options beside COMMON): MiniMax-M2 and Llama 4 (text), checked by
+tests/test_decoder_minimax_llama4.py (a chunked layer's cache keeps less than transformers' does)."""
+
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
                "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
-               "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3"}
+               "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3",
+               "MiniMaxM2ForCausalLM": "minimax_m2", "Llama4ForCausalLM": "llama4_text"}
 """config.json's model_type of each transformers class above."""
 
 
 def _spec(name: str) -> tuple[str, dict]:
-    """(transformers class, a copy of the options) of `name` in ARCHITECTURES or VARIANTS."""
-    class_name, options = ARCHITECTURES[name] if name in ARCHITECTURES else VARIANTS[name]
+    """(transformers class, a copy of the options) of `name` in ARCHITECTURES, VARIANTS or MINIMAX_LLAMA4."""
+    class_name, options = {**VARIANTS, **MINIMAX_LLAMA4, **ARCHITECTURES}[name]
     return class_name, copy.deepcopy(options)  # transformers' configs fill in nested dicts they are given
 
 
@@ -328,8 +361,8 @@ def tiny_model(name: str, seed: int = 0):
                 p.normal_(0, 1)
             elif p.ndim == 2:
                 p.normal_(0, 1.5 / np.sqrt(p.shape[1]))  # (out, in): large enough for peaked attention
-            elif p.ndim == 3:  # stacked experts: gpt-oss stores them (E, in, out), DeepSeek (E, out, in)
-                p.normal_(0, 1.5 / np.sqrt(p.shape[1] if config.model_type == "gpt_oss" else p.shape[2]))
+            elif p.ndim == 3:  # stacked experts: gpt-oss and Llama 4 store them (E, in, out), the others (E, out, in)
+                p.normal_(0, 1.5 / np.sqrt(p.shape[1] if config.model_type in ("gpt_oss", "llama4_text") else p.shape[2]))
             elif param_name.endswith("sinks"):
                 p.normal_(0, 1.5)  # comparable to the scores: the sink takes a visible share
             else:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from attention_course import causal_mask, padding_mask, sliding_window_mask
-from attention_course.core.masks import check_attn_mask, mask_to_bias
+from attention_course.core.masks import check_attn_mask, chunked_causal_mask, mask_to_bias
 from reference import causal_allowed, lower_right_causal_allowed, sliding_window_allowed
 
 
@@ -59,6 +59,45 @@ def test_sliding_window_mask_rejects_bad_arguments(kwargs, error, match):
     args = {"n_q": 3, "n_k": 4, **kwargs}
     with pytest.raises(error, match=match):
         sliding_window_mask(**args)
+
+
+def _chunked_allowed(n_q, n_k, chunk, lower_right=True, first_position=0):
+    """Query i at position p, key j at position s (both from first_position): s <= p and s // chunk == p // chunk."""
+    offset = n_k - n_q if lower_right else 0
+    pos_q = [first_position + offset + i for i in range(n_q)]
+    return np.array([[first_position + j <= p and (first_position + j) // chunk == p // chunk for j in range(n_k)]
+                     for p in pos_q])
+
+
+@pytest.mark.parametrize("lower_right", [True, False])
+@pytest.mark.parametrize("first_position", [0, 1, 7])
+@pytest.mark.parametrize("n_q, n_k, chunk", [(1, 1, 1), (6, 6, 3), (13, 13, 5), (1, 9, 4), (3, 11, 4), (7, 4, 2),
+                                             (5, 5, 10), (9, 9, 1)])
+def test_chunked_mask_sees_the_earlier_keys_of_its_own_chunk(n_q, n_k, chunk, first_position, lower_right):
+    got = chunked_causal_mask(n_q, n_k, chunk, lower_right=lower_right, first_position=first_position)
+    assert got.dtype == bool and got.shape == (n_q, n_k)
+    assert np.array_equal(got, _chunked_allowed(n_q, n_k, chunk, lower_right, first_position))
+    assert (got.sum(axis=1) <= chunk).all()
+
+
+def test_chunked_mask_differs_from_a_window_at_a_chunk_start():
+    """Query 5 with chunks of 5 starts a chunk and sees only itself; a window of 5 would show it keys 1..5."""
+    mask = chunked_causal_mask(8, None, 5)
+    assert mask[5].tolist() == [False] * 5 + [True, False, False]
+    assert mask[4].tolist() == [True] * 5 + [False] * 3
+    assert np.array_equal(chunked_causal_mask(8, None, 8), causal_mask(8))  # one chunk: the causal mask
+    assert np.array_equal(chunked_causal_mask(3, 3, 1), np.eye(3, dtype=bool))  # chunks of 1: only itself
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"chunk_size": 0}, ValueError, "chunk_size"), ({"chunk_size": 2.0}, TypeError, "chunk_size"),
+    ({"chunk_size": 2, "first_position": -1}, ValueError, "first_position"),
+    ({"chunk_size": 2, "first_position": 1.5}, ValueError, "first_position"),
+    ({"chunk_size": 2, "lower_right": 1}, TypeError, "lower_right"),
+])
+def test_chunked_mask_rejects_bad_arguments(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        chunked_causal_mask(**{"n_q": 3, "n_k": 4, **kwargs})
 
 
 def test_lower_right_must_be_a_bool():
