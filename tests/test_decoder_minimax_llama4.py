@@ -165,3 +165,15 @@ def test_the_config_json_transformers_writes_reads_the_same_without_its_derived_
     else:
         pytest.skip("written with explicit keys")
     assert DecoderConfig.from_dict(cfg) == ours.config
+
+
+def test_llama4_scout_entry_is_transformers_defaults():
+    """DEFAULT_CONFIGS' Llama 4 Scout: every field it gives is Llama4TextConfig's default, and reads as the defaults do."""
+    from attention_course.decoder.published import DEFAULT_CONFIGS, published_config
+
+    entry = next(e for e in DEFAULT_CONFIGS if e.name == "meta-llama/Llama-4-Scout-17B-16E")
+    defaults = transformers.Llama4TextConfig().to_dict()
+    theta = defaults["rope_parameters"]["rope_theta"]
+    assert {k: v for k, v in entry.fields.items()} == {k: theta if k == "rope_theta" else defaults[k] for k in entry.fields}
+    c = published_config(entry.name)
+    assert (c.n_layers, sum(c.is_moe_layer(i) for i in range(c.n_layers)), c.chunks.count(8192)) == (48, 48, 36)

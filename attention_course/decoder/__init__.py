@@ -1,17 +1,23 @@
 """Decoders that generate text: the KV cache, grouped-query and latent attention, real checkpoints (book/decoding.ipynb).
 
 - `cache`: `KVCache` (per layer, keys and values appended along the sequence
-  axis), `LatentCache` (latent attention: a latent and a shared RoPE key per
+  axis; a sliding-window layer keeps its window, a chunked layer its current
+  chunk), `LatentCache` (latent attention: a latent and a shared RoPE key per
   token), and what they take, counted: `kv_cache_bytes`,
   `latent_cache_bytes`, `cache_bytes` (from a config).
 - `config`, `config_json`, `options`: what a config.json says, checked and read per
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
-  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3).
+  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3; `config_minimax_llama4`: what
+  MiniMax-M2 and Llama 4 (text) add).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
-  (bfloat16 through ml_dtypes).
-- `attention`: grouped-query attention with QK-norm, per-layer RoPE or none,
-  soft-capping, sinks and sliding windows; `latent`: multi-head latent
-  attention, expanded or absorbed; `mlp`: gated MLPs and mixtures of experts.
+  (bfloat16 through ml_dtypes); `checkpoint_minimax_llama4`: MiniMax-M2's and
+  Llama 4's feed-forward tensors.
+- `attention`: grouped-query attention with QK-norm (per head, or over the
+  whole projection), per-layer RoPE (whole or partial) or none, Llama 4's
+  weightless QK-norm and NoPE temperature, soft-capping, sinks, sliding
+  windows and chunks; `latent`: multi-head latent attention, expanded or
+  absorbed; `mlp`: gated MLPs and mixtures of experts (softmax or sigmoid
+  routers, shared experts).
 - `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
   block table, as vLLM keeps them (book/generating_cost.ipynb).
 - `reserved`: `ReservedKVCache`, one buffer per layer for the longest sequence,

@@ -8,10 +8,12 @@ layers of
 
 and a final norm before the output projection. The models differ in options,
 each a field below: where RoPE sits and how it is scaled (per layer, or not at
-all), a norm on every query and key (Qwen3, Gemma 3), the score's scale and a
-tanh cap on it (Gemma 2), a sink logit per head (gpt-oss), sliding windows per
-layer, Gemma's extra norms and scaled embeddings, multi-head latent attention
-(DeepSeek-V3) and mixtures of experts (gpt-oss, DeepSeek-V3). `config_json`
+all), a norm on every query and key (Qwen3, Gemma 3; over the whole projection in
+MiniMax-M2; Llama 4's without a gain), the score's scale and a tanh cap on it
+(Gemma 2), a sink logit per head (gpt-oss), sliding windows or chunks per
+layer (Llama 4, with a temperature on its NoPE layers), Gemma's extra norms
+and scaled embeddings, multi-head latent attention (DeepSeek-V3) and mixtures
+of experts (gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """

@@ -5,8 +5,8 @@
     logits = Norm(x_L) @ lm_head               (Gemma 2: soft-capped)
 
 Attention is `attention.grouped_query_attention` (h_q query heads reading
-h_kv <= h_q key/value heads; QK-norm, RoPE per layer, soft-capping, sinks and
-sliding windows as the config asks) or, for DeepSeek-V3, `latent.latent_attention`.
+h_kv <= h_q key/value heads; QK-norm, RoPE per layer, soft-capping, sinks,
+sliding windows and chunks as the config asks) or, for DeepSeek-V3, `latent.latent_attention`.
 The MLP is `mlp.feed_forward`: a gated MLP or a mixture of experts. Gemma
 norms the attention's and the MLP's outputs too before adding them. With a
 `KVCache`, each call appends its tokens' keys and values and attends over
@@ -42,14 +42,15 @@ class DecoderOutput:
     """(n, vocab_size) next-token scores after each of the n input tokens."""
     attentions: np.ndarray | None
     """(L, h_q, n, n_k) attention weights, n_k = tokens cached before the call + n; keys a sliding
-    window hides (or a sliding-window cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
+    window or a chunk hides (or a cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
     sums to less than 1. None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer."""
 
 
 class DecoderModel:
-    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3) run with the course's attention.
+    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4) run with the
+    course's attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -280,7 +281,8 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     """Read a Hugging Face decoder checkpoint folder and run it in NumPy.
 
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
-    Gemma 3 (text), SmolLM3, gpt-oss and DeepSeek-V3 (`config_json.MODEL_TYPES`).
+    Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, MiniMax-M2 and Llama 4
+    (text: Llama4ForCausalLM, model_type llama4_text) (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in

@@ -12,7 +12,10 @@ are the `text_config` of its multimodal config.json.
 Two tables: `PUBLISHED_CONFIGS`, the models of the chapter on today's
 attention, and `GENERATION_CONFIGS`, the decoders whose caches the generation
 chapter sizes (GPT-2 and Falcon 7B among them, in their own config.json
-names). `published_config(name)` reads an entry into a `DecoderConfig`, from
+names). A third, `DEFAULT_CONFIGS`, holds configurations taken from the
+defaults of a transformers configuration class whose docstring names the
+published model they describe (Llama 4 Scout's text model), with only the
+fields those defaults give. `published_config(name)` reads an entry into a `DecoderConfig`, from
 which `cache.cache_bytes` and `size.parameter_count` count;
 `model_shape(entry)` gives any entry's attention shape, as the generation
 chapter's `chapters.decoding.PUBLISHED_CONFIGS` lists them.
@@ -170,6 +173,23 @@ GENERATION_CONFIGS: tuple[PublishedConfig, ...] = (
 multi-query (Falcon) and grouped-query attention, and Mistral's sliding window. GPT-2 and Falcon are model types
 `DecoderConfig.from_dict` does not run: `model_shape` reads their attention fields."""
 
+DEFAULT_CONFIGS: tuple[PublishedConfig, ...] = (
+    # Llama4TextConfig's defaults: 107.8 billion parameters in the text model (`size.parameter_count`), 16.1 billion
+    # active besides the embeddings, for the model card's 109 billion with the vision tower and 17 billion active.
+    # Not among them: the Hub file's RoPE scaling for long contexts, its context length and its token ids.
+    _entry("meta-llama/Llama-4-Scout-17B-16E",
+           "transformers 5.24, Llama4TextConfig's defaults (its docstring names meta-llama/Llama-4-Scout-17B-16E)",
+           model_type="llama4_text", vocab_size=202048, hidden_size=5120, intermediate_size=8192,
+           intermediate_size_mlp=16384, num_hidden_layers=48, num_attention_heads=40, num_key_value_heads=8,
+           head_dim=128, hidden_act="silu", max_position_embeddings=131072, rms_norm_eps=1e-5,
+           tie_word_embeddings=False, num_experts_per_tok=1, num_local_experts=16, interleave_moe_layer_step=1,
+           use_qk_norm=True, no_rope_layer_interval=4, attention_chunk_size=8192, attn_temperature_tuning=True,
+           floor_scale=8192, attn_scale=0.1, attention_bias=False, rope_theta=500000.0),
+)
+"""Configurations read from transformers' configuration defaults where the class's docstring names the model.
+MiniMax-M2 is not here: MiniMaxM2Config's docstring names MiniMax-Text-01, and its defaults leave out the partial
+RoPE (rotary_dim) the released config.json gives."""
+
 _ATTRIBUTE_NAMES = {
     "gpt2": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd",
              "max_position_embeddings": "n_positions"},
@@ -239,8 +259,9 @@ def model_shape(entry: PublishedConfig) -> ModelShape:
 
 
 def published_entry(name: str) -> PublishedConfig:
-    """The entry of `PUBLISHED_CONFIGS` or `GENERATION_CONFIGS` of a published model, by its Hub name."""
-    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS
+    """The entry of `PUBLISHED_CONFIGS`, `GENERATION_CONFIGS` or `DEFAULT_CONFIGS` of a published model, by its Hub
+    name."""
+    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS + DEFAULT_CONFIGS
     for entry in entries:
         if entry.name == name:
             return entry
@@ -248,7 +269,8 @@ def published_entry(name: str) -> PublishedConfig:
 
 
 def published_config(name: str) -> DecoderConfig:
-    """The `DecoderConfig` of a published model of `PUBLISHED_CONFIGS` or `GENERATION_CONFIGS`, by its Hub name.
+    """The `DecoderConfig` of a published model of `PUBLISHED_CONFIGS`, `GENERATION_CONFIGS` or `DEFAULT_CONFIGS`, by
+    its Hub name.
 
     UnsupportedConfigError for a model type this package does not run (GPT-2, Falcon).
     """
