@@ -82,7 +82,7 @@ def _minimax_m2(cfg: dict, fields: dict, source: str) -> dict:
     moe = MoEConfig(router="sigmoid_grouped", n_experts=n_experts, top_k=top_k, d_expert=fields["d_ff"],
                     n_group=1, topk_group=1, routed_scaling_factor=1.0, norm_topk_prob=True)
     return dict(qk_norm=True, qk_norm_scope="projection", rotary_dim=None if rotary_dim == head_dim else rotary_dim,
-                moe=moe)
+                moe=moe, qkv_bias=False, o_bias=False)  # MiniMaxM2Attention has no biases, whatever attention_bias says
 
 
 def _llama4_text(cfg: dict, fields: dict, source: str) -> dict:
