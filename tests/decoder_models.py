@@ -9,7 +9,7 @@ queries or not), in ARCHITECTURES; VARIANTS adds options and corners each
 family reads its own way (RoPE rules with their rarer keys, windows of 1 or
 none, layer_types written out or left to the defaults). Used by
 tests/test_decoder_transformers.py (ARCHITECTURES),
-tests/test_decoder_transformers_variants.py (VARIANTS), tests/test_decoder_minimax_llama4.py (MINIMAX_LLAMA4), by the NumPy-only
+tests/test_decoder_transformers_variants.py (VARIANTS), tests/test_decoder_minimax_llama4.py (MINIMAX_LLAMA4), tests/test_decoder_gemma3n.py (GEMMA3N), by the NumPy-only
 tests (`config_json` gives the same configurations without transformers) and
 by tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
 """
@@ -284,17 +284,41 @@ MINIMAX_LLAMA4 = {
 """name -> (transformers class, config options beside COMMON): MiniMax-M2 and Llama 4 (text), checked by
 tests/test_decoder_minimax_llama4.py (a chunked layer's cache keeps less than transformers' does)."""
 
+GEMMA3N = {
+    # Sliding and full layers alternating, the last two reading the keys and values of layers 2 and 3, three AltUp
+    # copies, sparse gates on the first two layers, an MLP width per layer, a window shorter than the prompt.
+    "gemma3n": ("Gemma3nForCausalLM", dict(
+        hidden_size=32, vocab_size_per_layer_input=300, hidden_size_per_layer_input=8,
+        intermediate_size=[40, 48, 40, 40, 32, 40], num_hidden_layers=6, num_key_value_heads=2, head_dim=8,
+        layer_types=["sliding_attention", "full_attention"] * 3, sliding_window=4, num_kv_shared_layers=2,
+        laurel_rank=6, altup_num_inputs=3, activation_sparsity_pattern=[0.9, 0.8, 0.0, 0.0, 0.0, 0.0],
+        pad_token_id=None, eos_token_id=0, bos_token_id=None)),
+    # Four copies with the second active, no sharing, one MLP width, no sparsity, biases, untied, multi-query,
+    # a linear RoPE scaling on the full layers, the default layer pattern (every fifth layer full).
+    "gemma3n-bias-untied": ("Gemma3nForCausalLM", dict(
+        hidden_size=32, vocab_size_per_layer_input=320, hidden_size_per_layer_input=6, intermediate_size=36,
+        num_hidden_layers=5, num_key_value_heads=1, head_dim=8, sliding_window=3, num_kv_shared_layers=0,
+        laurel_rank=4, altup_num_inputs=4, altup_active_idx=1, altup_correct_scale=False,
+        activation_sparsity_pattern=[0.0] * 5, attention_bias=True, tie_word_embeddings=False,
+        final_logit_softcapping=50.0, pad_token_id=None, eos_token_id=0, bos_token_id=None,
+        rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 100.0}})),
+}
+"""name -> (transformers class, config options beside COMMON): Gemma 3n's text model, checked by
+tests/test_decoder_gemma3n.py (its hidden states are AltUp's copies, its shared layers cache nothing)."""
+
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
                "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
                "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3",
-               "MiniMaxM2ForCausalLM": "minimax_m2", "Llama4ForCausalLM": "llama4_text"}
+               "MiniMaxM2ForCausalLM": "minimax_m2", "Llama4ForCausalLM": "llama4_text",
+               "Gemma3nForCausalLM": "gemma3n_text"}
 """config.json's model_type of each transformers class above."""
 
 
 def _spec(name: str) -> tuple[str, dict]:
     """(transformers class, a copy of the options) of `name` in ARCHITECTURES, VARIANTS or MINIMAX_LLAMA4."""
-    class_name, options = {**VARIANTS, **MINIMAX_LLAMA4, **ARCHITECTURES}[name]
+    class_name, options = {**VARIANTS, **MINIMAX_LLAMA4, **GEMMA3N, **ARCHITECTURES}[name]
     return class_name, copy.deepcopy(options)  # transformers' configs fill in nested dicts they are given
 
 
@@ -349,7 +373,7 @@ def tiny_model(name: str, seed: int = 0):
     config._attn_implementation = "eager"  # returns the attention weights
     torch.manual_seed(seed)
     model = model_class(config).eval()
-    gemma = config.model_type.startswith("gemma")
+    gemma = config.model_type in ("gemma2", "gemma3_text")  # Gemma 3n's norms multiply by their weight itself
     with torch.no_grad():
         for param_name, p in model.named_parameters():
             if p.numel() == 0:

@@ -16,12 +16,12 @@ import pytest
 
 from attention_course.decoder import LatentCache, cache_bytes, random_decoder
 from attention_course.decoder.model import DecoderModel
-from decoder_models import ARCHITECTURES, MINIMAX_LLAMA4, config_json
+from decoder_models import ARCHITECTURES, GEMMA3N, MINIMAX_LLAMA4, config_json
 
 IDS = np.array([5, 17, 3, 250, 9, 9, 44, 310, 2, 71, 8, 160, 33])
 
 
-@pytest.fixture(scope="module", params=sorted((*ARCHITECTURES, *MINIMAX_LLAMA4)))
+@pytest.fixture(scope="module", params=sorted((*ARCHITECTURES, *MINIMAX_LLAMA4, *GEMMA3N)))
 def name(request):
     return request.param
 

@@ -88,7 +88,7 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
 
     Per layer and token: h_kv x (d + d_v) numbers for grouped-query (and
     multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
-    latent attention.
+    latent attention; nothing for a Gemma 3n layer that shares another's.
 
     Args:
         config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
@@ -112,6 +112,8 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     tokens = [min(seq_len, w - 1) if keep_window and w is not None else seq_len for w in c.windows]
     if keep_window:
         tokens = [t if chunk is None else seq_len % chunk for t, chunk in zip(tokens, c.chunks)]
+    if c.gemma3n is not None:  # a layer that reads another's keys and values keeps none of its own
+        tokens = [t if source == i else 0 for i, (t, source) in enumerate(zip(tokens, c.gemma3n.kv_sources))]
     return per_layer * sum(tokens) * batch * itemsize(c.dtype if dtype is None else dtype)
 
 

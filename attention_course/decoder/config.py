@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.rope_scaling import RopeScaling
+from .config_gemma3n import Gemma3nOptions
 from .config_json import config_fields
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
@@ -116,6 +117,8 @@ class DecoderConfig:
     nope_temperature: tuple[float, float] | None = None
     """Llama 4's attn_temperature_tuning: (floor_scale, attn_scale); the queries of layers without RoPE are
     multiplied by `core.temperature.nope_temperature` of their positions. None: not used."""
+    gemma3n: Gemma3nOptions | None = None
+    """Gemma 3n's text model: AltUp, LAuReL, per-layer inputs, KV sharing, sparse activations; None otherwise."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""

@@ -12,27 +12,28 @@ not implement is refused with an `UnsupportedConfigError` naming the key.
 from __future__ import annotations
 
 from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
+from . import config_gemma3n
 from . import config_minimax_llama4 as minimax_llama4
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
-               *minimax_llama4.MODEL_TYPES)
+               *minimax_llama4.MODEL_TYPES, config_gemma3n.MODEL_TYPE)
 """The `model_type`s of config.json that `load_decoder` runs."""
 
 LAYER_TYPES = ("full_attention", "sliding_attention")
 """The layer_types implemented."""
 
 _DEFAULT_THETA = {"gemma3_text": 1_000_000.0, "smollm3": 2_000_000.0, "gpt_oss": 150_000.0, "minimax_m2": 5_000_000.0,
-                  "llama4_text": 500_000.0}
+                  "llama4_text": 500_000.0, "gemma3n_text": 1_000_000.0}
 """transformers' default rope_theta per model type (10000 for the others)."""
 
 _DEFAULT_HEAD_DIM = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "gpt_oss": 64, "minimax_m2": 128,
-                     "llama4_text": 128}
+                     "llama4_text": 128, "gemma3n_text": 256}
 """transformers' default head_dim where it is not hidden_size / num_attention_heads."""
 
 _DEFAULT_MAX_POSITIONS = {"llama": 2048, "mistral": 131072, "qwen2": 32768, "qwen3": 32768, "gemma2": 8192,
                           "gemma3_text": 131072, "smollm3": 32768, "gpt_oss": 131072, "deepseek_v3": 4096,
-                     "minimax_m2": 196608, "llama4_text": 131072}
+                     "minimax_m2": 196608, "llama4_text": 131072, "gemma3n_text": 32768}
 """transformers' default max_position_embeddings per model type."""
 
 _GPT_OSS_ROPE = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
@@ -62,6 +63,8 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     given = cfg
     if model_type in minimax_llama4.MODEL_TYPES:
         cfg = minimax_llama4.common_view(cfg, model_type)  # partial RoPE read there
+    if model_type == config_gemma3n.MODEL_TYPE:
+        cfg = config_gemma3n.common_view(cfg)  # its layer types and RoPE per type filled in
     _refuse(cfg, model_type, source)
     cfg = {**cfg, "max_position_embeddings": cfg.get("max_position_embeddings") or _DEFAULT_MAX_POSITIONS[model_type]}
     n_layers = int(_need(cfg, "num_hidden_layers", source))
@@ -121,6 +124,8 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     if model_type in minimax_llama4.MODEL_TYPES:
         given = {**given, "max_position_embeddings": cfg["max_position_embeddings"]}
         fields.update(minimax_llama4.family_fields(given, model_type, fields, source))
+    if model_type == config_gemma3n.MODEL_TYPE:
+        fields.update(config_gemma3n.gemma3n_fields(given, fields, source))
     return fields
 
 

@@ -8,6 +8,7 @@ a Linear weight is (out, in).
 
 from __future__ import annotations
 
+from . import checkpoint_gemma3n
 from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig
 
@@ -95,6 +96,8 @@ def checkpoint_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
     embedding matrix itself.
     """
     c = config
+    if c.gemma3n is not None:
+        return checkpoint_gemma3n.shapes(c)  # AltUp, LAuReL, per-layer inputs, KV sharing
     shapes = {"model.embed_tokens.weight": (c.vocab_size, c.d_model)}
     for layer in range(c.n_layers):
         p = f"model.layers.{layer}."

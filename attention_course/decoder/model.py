@@ -186,13 +186,7 @@ class DecoderModel:
             or None, hidden_states (L + 1, n, d_model).
         """
         c, w = self.config, self.weights
-        ids = self._ids(ids)
-        if cache is not None and not isinstance(cache, LayerCache):
-            raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
-                            f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
-        if cache is not None and cache.n_layers != c.n_layers:
-            raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
-        past = 0 if cache is None else len(cache)
+        ids, cache, past = self._inputs(ids, cache)
         positions = past + np.arange(ids.shape[0])  # (n,) where the new tokens sit
         x = self.embed(ids)  # (n, d_model)
         hidden, attentions = [x], []
@@ -210,6 +204,16 @@ class DecoderModel:
                              hidden_states=np.stack(hidden))
 
     __call__ = forward
+
+    def _inputs(self, ids, cache):
+        """(ids (n,) checked, cache checked, tokens the cache has seen) for a forward call."""
+        ids = self._ids(ids)
+        if cache is not None and not isinstance(cache, LayerCache):
+            raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
+                            f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
+        if cache is not None and cache.n_layers != self.config.n_layers:
+            raise ValueError(f"cache has {cache.n_layers} layers; the model has {self.config.n_layers}")
+        return ids, cache, 0 if cache is None else len(cache)
 
     def generate(self, ids, max_new_tokens: int, use_cache: bool = True, stop_at_eos: bool = True):
         """Greedy generation: append the most likely next token, `max_new_tokens` times.
@@ -307,7 +311,16 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tokenizer.no_padding()
         tokenizer.no_truncation()
-    return DecoderModel(weights, tokenizer, name=folder.name)
+    return _model(weights, tokenizer, name=folder.name)
+
+
+def _model(weights: DecoderWeights, tokenizer=None, name: str = "decoder") -> DecoderModel:
+    """A `DecoderModel`, or the `gemma3n.Gemma3nModel` that runs Gemma 3n's text model."""
+    if weights.config.gemma3n is not None:
+        from .gemma3n import Gemma3nModel  # it builds on this module
+
+        return Gemma3nModel(weights, tokenizer, name)
+    return DecoderModel(weights, tokenizer, name)
 
 
 def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.float64) -> dict[str, np.ndarray]:
@@ -359,4 +372,4 @@ def random_decoder(rng: np.random.Generator, *, config: DecoderConfig | dict | N
         raise TypeError(f"config must be a DecoderConfig, a config.json dict or None; got {type(config).__name__}")
     tensors = random_tensors(rng, config, dtype)
     weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn here: ours already
-    return DecoderModel(weights, name="random decoder")
+    return _model(weights, name="random decoder")

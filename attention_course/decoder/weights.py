@@ -22,6 +22,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from . import checkpoint_gemma3n
 from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig, UnsupportedConfigError
 from .layout import checkpoint_shapes
@@ -153,6 +154,8 @@ class DecoderWeights:
     """(d_model,) RMSNorm weight after the last layer (model.norm)."""
     lm_head: np.ndarray
     """(d_model, vocab_size) output projection: embeddings.T when the two are tied."""
+    gemma3n: checkpoint_gemma3n.Gemma3nExtras | None = None
+    """Gemma 3n's AltUp, LAuReL and per-layer input tensors; None for the other families."""
 
 
 def read_safetensors(path: str | os.PathLike) -> dict[str, np.ndarray]:
@@ -341,9 +344,11 @@ def decoder_weights(tensors: dict[str, np.ndarray], config: DecoderConfig, dtype
             t.used.add("lm_head.weight")
     else:
         lm_head = t.linear("lm_head")[0]
+    extras = checkpoint_gemma3n.read(t, c) if c.gemma3n is not None else None
     unused = sorted(k for k in set(tensors) - t.used if not _ignored(k, c))
     if unused:
         shown = ", ".join(map(repr, unused[:5])) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
         raise UnsupportedConfigError(f"{source}: tensors this forward pass would not use: {shown}; "
                                      "the checkpoint has parts config.json does not describe")
-    return DecoderWeights(config=config, embeddings=embeddings, layers=layers, final_norm=final_norm, lm_head=lm_head)
+    return DecoderWeights(config=config, embeddings=embeddings, layers=layers, final_norm=final_norm, lm_head=lm_head,
+                          gemma3n=extras)
