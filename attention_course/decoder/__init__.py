@@ -8,10 +8,10 @@
 - `config`, `config_json`, `options`: what a config.json says, checked and read per
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
   Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3; `config_minimax_llama4`: what
-  MiniMax-M2 and Llama 4 (text) add).
+  MiniMax-M2 and Llama 4 (text) add; `config_gemma3n`: Gemma 3n's text model).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
   (bfloat16 through ml_dtypes); `checkpoint_minimax_llama4`: MiniMax-M2's and
-  Llama 4's feed-forward tensors.
+  Llama 4's feed-forward tensors; `checkpoint_gemma3n`: Gemma 3n's.
 - `attention`: grouped-query attention with QK-norm (per head, or over the
   whole projection), per-layer RoPE (whole or partial) or none, Llama 4's
   weightless QK-norm and NoPE temperature, soft-capping, sinks, sliding
@@ -26,7 +26,10 @@
   (book/generating_cost.ipynb).
 - `step`: `decode_step`, one new token's attention against the cache, by hand.
 - `model`: `load_decoder(folder)`, `random_decoder(rng)` and the NumPy
-  forward pass, `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`.
+  forward pass, `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`;
+  `gemma3n`: `Gemma3nModel`, the same for Gemma 3n's text model (AltUp's
+  copies of the residual stream, LAuReL, per-layer inputs, layers that read
+  another layer's keys and values).
 - `size`, `published`: parameters, memory and cache per token of published
   configurations, computed from their config.json values.
 

@@ -13,7 +13,8 @@ MiniMax-M2; Llama 4's without a gain), the score's scale and a tanh cap on it
 (Gemma 2), a sink logit per head (gpt-oss), sliding windows or chunks per
 layer (Llama 4, with a temperature on its NoPE layers), Gemma's extra norms
 and scaled embeddings, multi-head latent attention (DeepSeek-V3) and mixtures
-of experts (gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4). `config_json`
+of experts (gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4); Gemma 3n's text
+model adds its own (`config_gemma3n.Gemma3nOptions`). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -37,7 +38,7 @@ class DecoderConfig:
 
     model_type: str
     """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
-    "gpt_oss", "deepseek_v3", "minimax_m2" or "llama4_text"."""
+    "gpt_oss", "deepseek_v3", "minimax_m2", "llama4_text" or "gemma3n_text"."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int

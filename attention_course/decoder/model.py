@@ -45,7 +45,8 @@ class DecoderOutput:
     window or a chunk hides (or a cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
     sums to less than 1. None if not asked for."""
     hidden_states: np.ndarray
-    """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer."""
+    """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer. Gemma 3n:
+    (L + 1, A, n, d_model), AltUp's A copies."""
 
 
 class DecoderModel:
@@ -285,8 +286,10 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     """Read a Hugging Face decoder checkpoint folder and run it in NumPy.
 
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
-    Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, MiniMax-M2 and Llama 4
-    (text: Llama4ForCausalLM, model_type llama4_text) (`config_json.MODEL_TYPES`).
+    Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4 (text:
+    Llama4ForCausalLM, model_type llama4_text) and Gemma 3n (text:
+    Gemma3nForCausalLM, model_type gemma3n_text, run by `gemma3n.Gemma3nModel`)
+    (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in
