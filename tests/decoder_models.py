@@ -5,11 +5,14 @@ attention is far from uniform (transformers' own initialisation, normal with
 std 0.02, makes every score nearly 0), and saved with `save_pretrained` as a
 checkpoint folder. Every architecture `load_decoder` runs is here, most in
 several configurations (sizes, windows, RoPE scalings, expert counts, low-rank
-queries or not), in ARCHITECTURES; VARIANTS adds options and corners each
-family reads its own way (RoPE rules with their rarer keys, windows of 1 or
-none, layer_types written out or left to the defaults). Used by
-tests/test_decoder_transformers.py (ARCHITECTURES),
-tests/test_decoder_transformers_variants.py (VARIANTS), tests/test_decoder_minimax_llama4.py (MINIMAX_LLAMA4), tests/test_decoder_gemma3n.py (GEMMA3N), by the NumPy-only
+queries or not): in ARCHITECTURES, or, for MiniMax-M2 and Llama 4, in
+MINIMAX_LLAMA4 and, for Gemma 3n, in GEMMA3N (each with checks of its own);
+VARIANTS adds options and corners each family reads its own way (RoPE rules
+with their rarer keys, windows of 1 or none, layer_types written out or left
+to the defaults). Used by tests/test_decoder_transformers.py (ARCHITECTURES),
+tests/test_decoder_transformers_variants.py (VARIANTS),
+tests/test_decoder_minimax_llama4.py (MINIMAX_LLAMA4),
+tests/test_decoder_gemma3n.py (GEMMA3N), by the NumPy-only
 tests (`config_json` gives the same configurations without transformers) and
 by tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
 """
