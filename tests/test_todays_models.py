@@ -183,3 +183,16 @@ def test_a_written_checkpoint_is_a_safetensors_file(tmp_path):
     np.testing.assert_array_equal(back["b"], tensors["b"])
     with pytest.raises(ValueError, match="model_type"):
         write_checkpoint(tmp_path / "other", {}, tensors)
+
+
+def test_llama4_and_minimax_changes_are_named():
+    from attention_course.decoder.published import published_config as default_config
+
+    scout = model_changes(default_config("meta-llama/Llama-4-Scout-17B-16E"))
+    assert scout == ("QK-norm without gain in 36 of 48 layers", "no RoPE in 12 of 48 layers",
+                     "chunk 8,192 in 36 of 48 layers", "NoPE temperature")
+    minimax = DecoderConfig.from_dict({"model_type": "minimax_m2", "vocab_size": 64, "hidden_size": 32,
+                                       "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 8,
+                                       "intermediate_size": 16, "num_local_experts": 4, "num_experts_per_tok": 2,
+                                       "rotary_dim": 4})
+    assert model_changes(minimax) == ("QK-norm", "RoPE on 4 of 8")

@@ -44,7 +44,9 @@ def model_changes(config: DecoderConfig) -> tuple[str, ...]:
     "QK-norm"; "soft-cap c" (scores capped at c); "sinks"; "window w in k of L layers" (local
     layers); "RoPE bases b1 / b2" (local and global layers rotate with different bases); "no RoPE in
     k of L layers" (NoPE); "RoPE rule xfactor" (a scaling rule for longer contexts); "latent r + d_rope"
-    (multi-head latent attention). An empty tuple: attention as Llama 2 computed it.
+    (multi-head latent attention); "RoPE on r of d" (partial RoPE); "chunk C in k of L layers" (chunked
+    attention); "QK-norm without gain in k of L layers" and "NoPE temperature" (Llama 4). An empty tuple:
+    attention as Llama 2 computed it.
     """
     if not isinstance(config, DecoderConfig):
         raise TypeError(f"config must be a DecoderConfig (published_config(name), DecoderConfig.from_json); "
@@ -53,6 +55,8 @@ def model_changes(config: DecoderConfig) -> tuple[str, ...]:
     out = []
     if c.qk_norm:
         out.append("QK-norm")
+    if c.l2_qk_norm:
+        out.append(f"QK-norm without gain in {sum(r is not None for r in c.ropes)} of {n} layers")
     if c.attn_softcap is not None:
         out.append(f"soft-cap {c.attn_softcap:g}")
     if c.sinks:
@@ -70,6 +74,12 @@ def model_changes(config: DecoderConfig) -> tuple[str, ...]:
         out.append(f"RoPE {rule[0]} x{rule[1]:g}")
     if c.latent is not None:
         out.append(f"latent {c.latent.kv_lora_rank} + {c.latent.qk_rope_head_dim}")
+    if c.rotary_dim is not None:
+        out.append(f"RoPE on {c.rotary_dim} of {c.head_dim}")
+    for chunk in sorted({k for k in c.chunks if k is not None}):
+        out.append(f"chunk {chunk:,} in {sum(k == chunk for k in c.chunks)} of {n} layers")
+    if c.nope_temperature is not None and no_rope:
+        out.append("NoPE temperature")
     return tuple(out)
 
 
