@@ -112,3 +112,9 @@ def test_gaussian_top_k_equals_transformers(sparsity):
 def test_config_refuses_what_is_not_implemented(change, match):
     with pytest.raises(UnsupportedConfigError, match=match):
         DecoderConfig.from_dict({**config_json("gemma3n"), **change})
+
+
+def test_qkv_of_one_layer_is_refused_with_the_reason(checkpoint):
+    *_, ours, ids, _ = checkpoint
+    with pytest.raises(NotImplementedError, match="kv_sources"):
+        ours.qkv(0, np.zeros((len(ids), ours.config.d_model), np.float32), np.arange(len(ids)))

@@ -71,6 +71,11 @@ class Gemma3nModel(DecoderModel):
     transformers records them.
     """
 
+    def qkv(self, layer: int, x: np.ndarray, positions: np.ndarray, rotate: bool = True):
+        """Not offered for Gemma 3n: a layer's input is A copies, and the last layers compute no keys of their own."""
+        raise NotImplementedError("qkv is not offered for Gemma 3n: its layers attend from AltUp's predicted copy, and "
+                                  "its last layers read the keys and values of an earlier layer (config.gemma3n.kv_sources)")
+
     def per_layer_inputs(self, ids: np.ndarray, x0: np.ndarray) -> np.ndarray:
         """(n,) ids and their (n, d) embeddings -> (n, L, P): each layer's input for each token."""
         c, g, e = self.config, self.config.gemma3n, self.weights.gemma3n
