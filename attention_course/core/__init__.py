@@ -11,6 +11,7 @@
 - `norms`: RMSNorm, of the residual stream and of each query and key (QK-norm).
 - `softcap`: c * tanh(s / c), Gemma 2's cap on scores and logits.
 - `sinks`: a learned sink logit per head joined to every softmax row (gpt-oss).
+- `sparse`: a lightning indexer's scores, each query's top-k keys, attention over those alone (DeepSeek-V3.2, GLM-5).
 
 `_checks` holds the input checks every public function shares, and the rule
 for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
@@ -25,6 +26,7 @@ from .norms import rms_norm
 from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .rope_scaling import RopeScaling
 from .sinks import sink_attention, sink_softmax
+from .sparse import indexer_scores, sparse_attention, top_k_mask
 from .softcap import softcap
 from .softmax import softmax
 
@@ -37,6 +39,7 @@ __all__ = [
     "attention_scores",
     "attention_weights",
     "causal_mask",
+    "indexer_scores",
     "merge_heads",
     "multi_head_attention",
     "padding_mask",
@@ -50,5 +53,7 @@ __all__ = [
     "sliding_window_mask",
     "softcap",
     "softmax",
+    "sparse_attention",
     "split_heads",
+    "top_k_mask",
 ]
