@@ -31,6 +31,9 @@ CHECK_SECTIONS = {
     "sink_attention": "A sink beside the scores",
     "decode_attention_cost": "One multiply-add per cached number",
     "decode_step_cost": "The intensity of a decoding step",
+    # exercise 14 practises attention that does not score every key, taught beside the local and global layers
+    # until a chapter of its own exists
+    "sparse_attention": "Local and global layers",
 }
 """check name -> the `## ` heading of its exercise's chapter that teaches it."""
 
