@@ -58,7 +58,7 @@ def test_the_visible_inputs_show_every_property_the_exercise_states():
     assert any(0 < np.linalg.norm(k) < 1e-2 for _, _, k, *_ in shown)  # a key whose length the 1e-6 changes
     assert any(S.dtype == np.float32 for S, *_ in shown) and any(S.shape[0] == 1 for S, *_ in shown)
     chunks = [c.args for c in CHUNK.cases if not c.hidden]
-    assert any(q.shape[0] == 1 for _, q, *_ in chunks) and any(isinstance(a, list) for *_, a, _ in chunks)
+    assert any(q.shape[0] == 1 for _, q, *_ in chunks) and any(isinstance(a, tuple) for *_, a, _ in chunks)
     assert any(S.dtype == np.float32 for S, *_ in chunks) and any(not S.any() for S, *_ in chunks)
 
 

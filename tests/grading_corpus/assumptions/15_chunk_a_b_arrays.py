@@ -1,6 +1,6 @@
-"""gated_delta_chunk that casts a and b with .astype: it assumes they are arrays, not lists."""
+"""gated_delta_chunk that casts a and b with .astype: it assumes they are arrays, not tuples."""
 CHECK = "gated_delta_chunk"
-MESSAGE = ("AttributeError", "a and b are Python lists here")
+MESSAGE = ("AttributeError", "a and b are tuples of Python numbers here")
 MARKS = "10/12"
 
 import math

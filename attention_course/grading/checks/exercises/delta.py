@@ -329,11 +329,12 @@ def _assumption_cases_gated_delta_chunk(rngs: Rngs) -> list[Case]:
         # n > d_k: more tokens than key channels, so the keys cannot all be orthogonal
         generated("8 tokens, d_k = 2, d_v = 3: more tokens than key channels",
                   _chunk_code(27, 8, 2, 3), CHUNK_PARAMS, rngs),
-        # a and b as lists of Python numbers, not arrays
-        shown_chunk("a and b given as lists of numbers, 3 tokens", 28, 3, 3, 2, rngs,
-                    a="[0.9, 0.6, 1.0]", b="[0.5, 1.0, 1.5]"),
-        Case("a and b given as lists, 3 tokens, d_k = 5, d_v = 2",
-             args + (rng.uniform(0.5, 1.0, n).tolist(), rng.uniform(0.0, 1.5, n).tolist()), hidden=True),
+        # a and b as tuples of Python numbers, not arrays
+        shown_chunk("a and b given as tuples of numbers, 3 tokens", 28, 3, 3, 2, rngs,
+                    a="(0.9, 0.6, 1.0)", b="(0.5, 1.0, 1.5)"),
+        Case("a and b given as tuples, 3 tokens, d_k = 5, d_v = 2",
+             args + (tuple(rng.uniform(0.5, 1.0, n).tolist()), tuple(rng.uniform(0.0, 1.5, n).tolist())),
+             hidden=True),
     ]
 
 
@@ -343,16 +344,16 @@ def shown_chunk(label, seed, n, d_k, d_v, rngs, **options) -> Case:
 
 
 def _error_hint(case: Case, error: str, code: Code) -> str:
-    """What an error may mean: shapes that do not fit a state that is not square, a and b given as lists."""
+    """What an error may mean: shapes that do not fit a state that is not square, a and b given as tuples."""
     d_k, d_v = np.shape(case.args[0])
     if d_k != d_v and ("matmul" in error or "broadcast" in error or "shapes" in error):
         return (f"S is (d_k, d_v) = ({d_k}, {d_v}) here: row i belongs to key channel i, so k has d_k = {d_k} "
                 f"entries, v has d_v = {d_v}, and I - b k k^T is d_k x d_k. If your step was written for the "
                 "paper's (d_v, d_k) state, every product in it must be transposed: the erase is k_t (k_t^T S), the "
                 "write k_t v_t^T, the output S^T q_t.")
-    if any(isinstance(x, list) for x in case.args[4:]) and "list" in error:
-        return ("a and b are Python lists here, as the task allows: index them one token at a time, or make them "
-                "arrays first (np.asarray).")
+    if any(isinstance(x, tuple) for x in case.args[4:]) and "tuple" in error:
+        return ("a and b are tuples of Python numbers here, as the task allows: index them one token at a time, or "
+                "make them arrays first (np.asarray).")
     return ""
 
 
