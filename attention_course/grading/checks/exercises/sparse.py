@@ -146,8 +146,9 @@ FUTURE_HINT = (
 
 MISTAKES = (
     Mistake("relu_forgotten",
-            "The indexer's scores had no relu: a head whose dot product with a key is negative voted against it. "
-            "Each head's scaled dot product goes through relu(x) = max(x, 0) before it is weighted and summed.",
+            "The indexer's scores had no relu: a head whose scaled dot product with a key is negative still "
+            "counted, where it should abstain. Each head's scaled dot product goes through relu(x) = max(x, 0) "
+            "before it is weighted and summed.",
             _mistake(index=_relu_forgotten)),
     Mistake("relu_after_weighting", RELU_AFTER_HINT, _mistake(index=_relu_of_each_weighted_head)),
     Mistake("relu_after_weighting", RELU_AFTER_HINT, _mistake(index=_relu_of_the_sum)),
