@@ -119,6 +119,12 @@ def _no_eps(x):
     return l2_normalize(x, 0.0)
 
 
+def _eps_outside(x):
+    """x / (sqrt(sum(x^2)) + 1e-6): the small term added to the length instead of under the square root."""
+    x = np.asarray(x)
+    return x / (np.sqrt(np.sum(x * x, axis=-1, keepdims=True)) + EPS).astype(x.dtype)
+
+
 def _square_only(S, q, k, v, a, b):
     """None unless d_k == d_v: an update for the other orientation runs only on a square state."""
     return np.shape(S)[0] == np.shape(S)[1]
@@ -168,6 +174,10 @@ EPS_LEFT_OUT_HINT = (
     "sqrt(sum(x^2) + 1e-6): the small term keeps a zero vector zero and changes every result in its 7th digit, "
     "which float64 keeps."
 )
+EPS_OUTSIDE_HINT = (
+    "The 1e-6 was added to the length, sqrt(sum(x^2)) + 1e-6. It goes under the square root: divide by "
+    "sqrt(sum(x^2) + 1e-6), as Qwen3-Next's normalisation does; the two differ in the 7th digit, which float64 keeps."
+)
 STATE_TRANSPOSED_HINT = (
     "The state is the other way round. Here S is (d_k, d_v), as transformers and flash-linear-attention store "
     "it: row i belongs to key channel i. The paper's S_t = a_t S_{t-1} (I - b_t k_t k_t^T) + b_t v_t k_t^T and "
@@ -192,6 +202,7 @@ _CHANGES = (  # (id, hint, changes, condition): each mistake of one step, used b
     ("query_not_normalised", QUERY_NOT_NORMALISED_HINT, {"unit_q": _as_given}, None),
     ("query_not_scaled", QUERY_NOT_SCALED_HINT, {"scaled": False}, None),
     ("eps_left_out", EPS_LEFT_OUT_HINT, {"unit_q": _no_eps, "unit_k": _no_eps}, None),
+    ("eps_outside_the_root", EPS_OUTSIDE_HINT, {"unit_q": _eps_outside, "unit_k": _eps_outside}, None),
     ("state_transposed", STATE_TRANSPOSED_HINT, {"returned": lambda S_new: S_new.T}, None),
     ("state_transposed", STATE_TRANSPOSED_HINT, {"paper": True}, _square_only),
     ("state_transposed", STATE_TRANSPOSED_HINT, {"read": lambda S_new, q: S_new @ q}, _square_only),
