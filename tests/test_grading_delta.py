@@ -12,6 +12,7 @@ import pytest
 from attention_course.core.delta_rule import chunked_gated_delta_rule, l2_normalize
 from attention_course.grading.checks.engine.mistakes import same_values
 from attention_course.grading.checks.exercises import delta as ex
+from test_grading_sparse import separated_on_a_visible_input
 
 STEP, CHUNK = ex.GATED_DELTA_STEP, ex.GATED_DELTA_CHUNK
 
@@ -69,3 +70,10 @@ def test_the_first_input_separates_every_mistake_of_one_token(check):
     differ = {m.id for m, p in ((m, check.predictions(0).get(j)) for j, m in enumerate(check.mistakes))
               if p is not None and not same_values(p, expected, check.cases[0].tolerance)}
     assert {i for i, *_ in ex._CHANGES} <= differ
+
+
+@pytest.mark.parametrize("check", [STEP, CHUNK], ids=["step", "chunk"])
+def test_every_two_mistakes_are_told_apart_on_a_visible_input(check):
+    ids = sorted({m.id for m in check.mistakes})
+    together = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if not separated_on_a_visible_input(check, a, b)]
+    assert not together, together

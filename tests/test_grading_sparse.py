@@ -91,3 +91,22 @@ def test_the_hidden_tie_input_ties():
     case = next(c for c in CASES if c.hidden and c.label.startswith("ties"))
     scores = indexer_scores(*case.args[3:6])
     assert any(len(np.unique(row[: t + 1])) < t + 1 for t, row in enumerate(scores))
+
+
+def separated_on_a_visible_input(check, a: str, b: str) -> bool:
+    """Some visible input where a way of making mistake a differs from every way of making b, and back."""
+    for i, case in enumerate(check.cases):
+        if case.hidden:
+            continue
+        made = {m: [p for j, p in check.predictions(i).items() if check.mistakes[j].id == m and p is not None]
+                for m in (a, b)}
+        if made[a] and made[b] and all(any(all(not same_values(x, y, case.tolerance) for y in made[other])
+                                           for x in made[one]) for one, other in ((a, b), (b, a))):
+            return True
+    return False
+
+
+def test_every_two_mistakes_are_told_apart_on_a_visible_input():
+    ids = sorted({m.id for m in CHECK.mistakes})
+    together = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1:] if not separated_on_a_visible_input(CHECK, a, b)]
+    assert not together, together
