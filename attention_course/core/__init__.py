@@ -11,6 +11,11 @@
 - `norms`: RMSNorm, of the residual stream and of each query and key (QK-norm).
 - `softcap`: c * tanh(s / c), Gemma 2's cap on scores and logits.
 - `sinks`: a learned sink logit per head joined to every softmax row (gpt-oss).
+- `sparse`: a lightning indexer's scores, each query's top-k keys, attention over those alone (DeepSeek-V3.2, GLM-5).
+- `delta_rule`: the gated delta rule, a state per head instead of scores, token by token and chunk by chunk
+  (Gated DeltaNet, Kimi Delta Attention).
+- `short_conv`: the short causal depthwise convolution the delta-rule layers run on q, k and v.
+- `gates`: an output gated by sigmoid(z), and the gated RMSNorm (Qwen3-Next).
 - `temperature`: Llama 4's query scale that grows with position in its layers without RoPE.
 
 `_checks` holds the input checks every public function shares, and the rule
@@ -20,12 +25,16 @@ dtype (book/low_precision.ipynb).
 
 from .attention import attention_scores, attention_weights, repeat_kv, scaled_dot_product_attention
 from .backward import attention_backward
+from .delta_rule import chunked_gated_delta_rule, delta_rule_step, gated_delta_rule, l2_normalize
+from .gates import gated_rms_norm, output_gate
 from .masks import causal_mask, chunked_causal_mask, padding_mask, sliding_window_mask
 from .multi_head import merge_heads, multi_head_attention, split_heads
 from .norms import rms_norm
 from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
 from .rope_scaling import RopeScaling
+from .short_conv import causal_conv1d
 from .sinks import sink_attention, sink_softmax
+from .sparse import indexer_scores, sparse_attention, top_k_mask
 from .softcap import softcap
 from .softmax import softmax
 from .temperature import nope_temperature
@@ -38,11 +47,19 @@ __all__ = [
     "attention_backward",
     "attention_scores",
     "attention_weights",
+    "causal_conv1d",
     "causal_mask",
     "chunked_causal_mask",
+    "chunked_gated_delta_rule",
+    "delta_rule_step",
+    "gated_delta_rule",
+    "gated_rms_norm",
+    "indexer_scores",
+    "l2_normalize",
     "merge_heads",
     "multi_head_attention",
     "nope_temperature",
+    "output_gate",
     "padding_mask",
     "repeat_kv",
     "rms_norm",
@@ -54,5 +71,7 @@ __all__ = [
     "sliding_window_mask",
     "softcap",
     "softmax",
+    "sparse_attention",
     "split_heads",
+    "top_k_mask",
 ]

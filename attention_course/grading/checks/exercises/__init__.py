@@ -105,6 +105,10 @@ EXERCISES: tuple[Exercise, ...] = (
              ("softmax",)),
     Exercise("13_decode_step_cost", "What a decoding step costs", "generating_cost", "step_cost",
              ("decode_attention_cost", "decode_step_cost")),
+    Exercise("14_sparse_attention", "Sparse attention: each query's top-k keys", "todays_models", "sparse",
+             ("sparse_attention",), ("softmax",)),
+    Exercise("15_gated_delta_rule", "The gated delta rule: a state instead of scores", "todays_models", "delta",
+             ("gated_delta_step", "gated_delta_chunk")),
 )
 
 BY_ID = {e.id: e for e in EXERCISES}

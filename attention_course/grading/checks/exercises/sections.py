@@ -31,6 +31,11 @@ CHECK_SECTIONS = {
     "sink_attention": "A sink beside the scores",
     "decode_attention_cost": "One multiply-add per cached number",
     "decode_step_cost": "The intensity of a decoding step",
+    # exercises 14 and 15 practise attention that does not score every key, taught beside the local and global
+    # layers until a chapter of their own exists
+    "sparse_attention": "Local and global layers",
+    "gated_delta_step": "Local and global layers",
+    "gated_delta_chunk": "Local and global layers",
 }
 """check name -> the `## ` heading of its exercise's chapter that teaches it."""
 

@@ -1,0 +1,26 @@
+"""sparse_attention that takes the causal softmax over every visible key, then zeroes the keys not kept."""
+CHECK = "sparse_attention"
+MISTAKE = "softmax_over_all_keys"
+MARKS = "3/16"
+
+import math
+
+import numpy as np
+
+from attention_course import softmax
+
+
+def sparse_attention(q, k, v, q_index, k_index, w, top_k):
+    h, n_q, d = q.shape
+    n_k = k.shape[0]
+    votes = np.maximum(q_index @ k_index.T / math.sqrt(q_index.shape[-1]), 0)
+    index = np.einsum("th,hts->ts", w, votes)
+    position = np.arange(n_q)[:, None] + n_k - n_q
+    visible = np.arange(n_k)[None, :] <= position
+    order = np.argsort(-np.where(visible, index, -np.inf), axis=-1, kind="stable")
+    keep = np.zeros((n_q, n_k), dtype=bool)
+    np.put_along_axis(keep, order[:, :top_k], True, axis=-1)
+    keep &= visible
+    scores = q @ k.T / math.sqrt(d)
+    weights = softmax(np.where(visible, scores, -np.inf)) * keep
+    return weights @ v, weights

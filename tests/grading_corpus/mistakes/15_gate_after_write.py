@@ -1,0 +1,18 @@
+"""gated_delta_step that decays the state after the write."""
+CHECK = "gated_delta_step"
+MISTAKE = "gate_after_write"
+MARKS = "4/16"
+
+import math
+
+import numpy as np
+
+
+def gated_delta_step(S, q, k, v, a, b):
+    q_hat = q / math.sqrt(float(q @ q) + 1e-6) / math.sqrt(q.shape[-1])
+    k_hat = k / math.sqrt(float(k @ k) + 1e-6)
+    decayed = S
+    erased = decayed - b * np.outer(k_hat, k_hat @ decayed)
+    new = erased + b * np.outer(k_hat, v)
+    new = a * new
+    return q_hat @ new, new
