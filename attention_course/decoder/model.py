@@ -27,6 +27,7 @@ from .attention import grouped_query_attention, qkv as _qkv
 from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
 from .layout import checkpoint_shapes
+from .indexer import IndexedLatentCache, select_keys
 from .latent import latent_attention, latent_qkv
 from .mlp import feed_forward, silu, swiglu
 from .weights import DecoderWeights, decoder_weights, read_checkpoint
@@ -104,6 +105,8 @@ class DecoderModel:
         With keep_window, sliding-window layers keep only what their window needs.
         """
         windows = self.config.windows if keep_window else None
+        if self.config.indexer is not None:
+            return IndexedLatentCache(self.config.n_layers)  # the indexer keys beside the latents
         if self.config.latent is not None:
             return LatentCache(self.config.n_layers, window=windows)
         return KVCache(self.config.n_layers, window=windows)
@@ -142,12 +145,16 @@ class DecoderModel:
         k = np.concatenate([k_nope, np.broadcast_to(k_rope, k_nope.shape[:-1] + k_rope.shape[-1:])], axis=-1)
         return np.concatenate([q_nope, q_rope], axis=-1), k, latent[None] @ w_uv  # v: (h, n, d_v)
 
-    def _attention(self, layer: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None):
-        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k))."""
+    def _attention(self, layer: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None,
+                   keep: np.ndarray | None = None):
+        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k)).
+
+        keep (n, n_k): the keys DeepSeek Sparse Attention's indexer chose, or None for every visible key.
+        """
         c, p = self.config, self.weights.layers[layer]
         h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
         if c.latent is not None:
-            out, weights = latent_attention(c, p, layer, h, positions, cache)
+            out, weights = latent_attention(c, p, layer, h, positions, cache, keep=keep)
         else:
             out, weights = grouped_query_attention(c, p, layer, h, positions, cache)
         if p.post_attn_norm is not None:  # Gemma norms the attention's output before the residual
@@ -188,14 +195,21 @@ class DecoderModel:
         if cache is not None and not isinstance(cache, LayerCache):
             raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
                             f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
+        if cache is not None and c.indexer is not None and not isinstance(cache, IndexedLatentCache):
+            raise TypeError(f"{c.model_type} keeps its indexer keys in the cache: pass model.new_cache() (an "
+                            f"IndexedLatentCache); got {type(cache).__name__}")
         if cache is not None and cache.n_layers != c.n_layers:
             raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
         past = 0 if cache is None else len(cache)
         positions = past + np.arange(ids.shape[0])  # (n,) where the new tokens sit
         x = self.embed(ids)  # (n, d_model)
         hidden, attentions = [x], []
+        keep = None  # DeepSeek Sparse Attention: the keys the last indexer chose (GLM-5's shared layers reuse them)
         for i in range(c.n_layers):
-            attended, weights = self._attention(i, x, positions, cache)  # (n, d_model), (h_q, n, n_k)
+            if c.indexer is not None:
+                h = rms_norm(x, self.weights.layers[i].attn_norm, c.rms_norm_eps)  # (n, d_model), the indexer's input
+                keep = select_keys(c, self.weights.layers[i], i, h, positions, cache, keep)  # (n, n_k)
+            attended, weights = self._attention(i, x, positions, cache, keep)  # (n, d_model), (h_q, n, n_k)
             x = x + attended  # residual
             x = x + self._feed_forward(i, x)  # residual
             hidden.append(x)
@@ -324,7 +338,7 @@ def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.flo
         elif len(shape) >= 2:  # (out, in) Linear weights; gpt-oss's stacked experts are (E, in, out)
             fan_in = shape[-1] if len(shape) == 2 else shape[-2]
             tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
-        elif "norm" in name:
+        elif "norm" in name and not name.endswith(".bias"):  # a LayerNorm's bias (the indexer's) is drawn 0
             tensors[name] = np.full(shape, 1.0 - config.norm_offset, dtype)  # a gain of 1 (Gemma stores gain - 1)
         else:
             tensors[name] = np.zeros(shape, dtype)

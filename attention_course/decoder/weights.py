@@ -60,6 +60,22 @@ class LatentAttention:
 
 
 @dataclass(frozen=True)
+class Indexer:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5), row-vector convention: y = x @ w."""
+
+    w_q: np.ndarray
+    """(q_lora_rank, h_I * d_I) wq_b: the indexer's queries, from the latent attention's normed low-rank query."""
+    w_k: np.ndarray
+    """(d_model, d_I) wk: one indexer key per token."""
+    k_norm: np.ndarray
+    """(d_I,) the gain of the LayerNorm on that key."""
+    k_norm_bias: np.ndarray
+    """(d_I,) its bias."""
+    w_weights: np.ndarray
+    """(d_model, h_I) weights_proj: each query's weight for each indexer head."""
+
+
+@dataclass(frozen=True)
 class Experts:
     """A mixture of experts' parameters, stacked over the experts: expert e uses index e of each."""
 
@@ -134,6 +150,8 @@ class DecoderLayer:
     """(d_model,) Gemma: RMSNorm weight on the MLP's output (post_feedforward_layernorm)."""
     latent: LatentAttention | None = None
     """Multi-head latent attention's projections (DeepSeek-V3), instead of w_q, w_k, w_v."""
+    indexer: Indexer | None = None
+    """The lightning indexer that picks the keys the latent attention reads (DeepSeek-V3.2, GLM-5), or None."""
     experts: Experts | None = None
     """The mixture of experts, instead of the dense MLP."""
 
@@ -265,6 +283,15 @@ def _latent(t: _Taker, a: str) -> LatentAttention:
                            q_a_norm=t.norm(a + "q_a_layernorm"), w_q_b=w_q_b)
 
 
+def _indexer(t: _Taker, a: str) -> Indexer | None:
+    """The indexer under the prefix a ("model.layers.i.self_attn."), or None for a layer without one."""
+    if a + "indexer.wq_b.weight" not in t.shapes:
+        return None
+    return Indexer(w_q=t.linear(a + "indexer.wq_b")[0], w_k=t.linear(a + "indexer.wk")[0],
+                   k_norm=t.get(a + "indexer.k_norm.weight"), k_norm_bias=t.get(a + "indexer.k_norm.bias"),
+                   w_weights=t.linear(a + "indexer.weights_proj")[0])
+
+
 def _experts(t: _Taker, c: DecoderConfig, m: str) -> Experts:
     """A layer's experts under the prefix m ("model.layers.i.mlp.")."""
     if c.moe.router == "softmax_top_k":  # gpt-oss: gate and up interleaved in one (in, out) tensor
@@ -300,6 +327,7 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
         post_attn_norm=t.norm(p + "post_attention_layernorm") if c.sandwich_norms else None,
         post_mlp_norm=t.norm(p + "post_feedforward_layernorm"),
         latent=latent,
+        indexer=_indexer(t, a),
         experts=_experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None,
     )
 
