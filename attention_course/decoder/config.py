@@ -103,6 +103,9 @@ class DecoderConfig:
     rotary_dim: int | None = None
     """Partial RoPE: the first rotary_dim coordinates of each query and key are rotated, the rest pass
     through (head_dim x partial_rotary_factor); None: all of them (qk_rope_head_dim with latent attention)."""
+    weight_blocks: tuple[int, int] | None = None
+    """A checkpoint stored in FP8 with one scale per block of weights (quantization_config's weight_block_size,
+    `fp8.dequantize_fp8`), or None: the weights are stored as they are used."""
     indexer: IndexerConfig | None = None
     """DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): each query's latent attention reads only
     the keys it picks; None: every visible key."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
 from .config_dsa import DSA_TYPES, dsa_config, indexer_config
+from .fp8 import fp8_blocks
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
@@ -115,6 +116,7 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
         latent=latent,
         moe=_moe(cfg, model_type, n_layers, source),
         dtype=str(cfg.get("dtype") or cfg.get("torch_dtype") or "float32"),
+        weight_blocks=fp8_blocks(cfg["quantization_config"], source) if cfg.get("quantization_config") else None,
         indexer=indexer_config(cfg, model_type, n_layers, source) if model_type in DSA_TYPES else None,
         extra_layers=int(cfg.get("num_nextn_predict_layers", 1) or 0) if model_type in LATENT_TYPES else 0,
     )
@@ -123,9 +125,7 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
 def _refuse(cfg: dict, model_type: str, source: str) -> None:
     """Options of these families that this forward pass does not implement."""
     if cfg.get("quantization_config"):
-        method = cfg["quantization_config"].get("quant_method", "?") if isinstance(cfg["quantization_config"], dict) else "?"
-        raise UnsupportedConfigError(f"{source}: quantization_config ({method!r}) is not implemented: the weights are "
-                                     "stored quantized; use a checkpoint in bfloat16 or float32")
+        fp8_blocks(cfg["quantization_config"], source)  # every stored format but FP8 with block scales is refused
     if cfg.get("use_bidirectional_attention"):
         raise UnsupportedConfigError(f"{source}: use_bidirectional_attention = true is not implemented (a causal "
                                      "decoder only)")

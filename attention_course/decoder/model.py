@@ -27,6 +27,7 @@ from .attention import grouped_query_attention, qkv as _qkv
 from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
 from .layout import checkpoint_shapes
+from .fp8 import dequantize_fp8
 from .indexer import IndexedLatentCache, select_keys
 from .latent import latent_attention, latent_qkv
 from .mlp import feed_forward, silu, swiglu
@@ -307,7 +308,8 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64; got {np.dtype(dtype)}")
     config = DecoderConfig.from_json(folder / "config.json")
-    weights = decoder_weights(read_checkpoint(folder), config, dtype, source=str(folder), copy=False)
+    tensors = dequantize_fp8(read_checkpoint(folder), config.weight_blocks, str(folder))  # FP8 widened, if any
+    weights = decoder_weights(tensors, config, dtype, source=str(folder), copy=False)
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
         try:

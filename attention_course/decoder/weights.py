@@ -25,8 +25,10 @@ import numpy as np
 from .config import DecoderConfig, UnsupportedConfigError
 from .layout import checkpoint_shapes
 
-_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16}
-"""safetensors dtype names and the NumPy dtype that reads them; BF16 is then widened to float32."""
+_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
+           "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2, "F8_E8M0": ml_dtypes.float8_e8m0fnu}
+"""safetensors dtype names and the NumPy dtype that reads them; BF16 is then widened to float32, FP8 kept as stored
+for `fp8.dequantize_fp8` (it needs its block scales)."""
 
 
 @dataclass(frozen=True)
