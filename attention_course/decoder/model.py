@@ -6,7 +6,10 @@
 
 Attention is `attention.grouped_query_attention` (h_q query heads reading
 h_kv <= h_q key/value heads; QK-norm, RoPE per layer, soft-capping, sinks and
-sliding windows as the config asks) or, for DeepSeek-V3, `latent.latent_attention`.
+sliding windows as the config asks) or, for DeepSeek-V3, `latent.latent_attention`;
+DeepSeek-V3.2 and GLM-5 first let `indexer.select_keys` choose the keys each
+query reads (DeepSeek Sparse Attention), and the latent attention's softmax
+runs over those alone.
 The MLP is `mlp.feed_forward`: a gated MLP or a mixture of experts. Gemma
 norms the attention's and the MLP's outputs too before adding them. With a
 `KVCache`, each call appends its tokens' keys and values and attends over
@@ -44,14 +47,16 @@ class DecoderOutput:
     """(n, vocab_size) next-token scores after each of the n input tokens."""
     attentions: np.ndarray | None
     """(L, h_q, n, n_k) attention weights, n_k = tokens cached before the call + n; keys a sliding
-    window hides (or a sliding-window cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
+    window hides (or a sliding-window cache no longer keeps) have weight 0, and so have, with DeepSeek Sparse
+    Attention (DeepSeek-V3.2, GLM-5), the keys the indexer did not choose; with sinks (gpt-oss) each row
     sums to less than 1. None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer."""
 
 
 class DecoderModel:
-    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3) run with the course's attention.
+    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3/V3.2, GLM-5) run with the course's
+    attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -101,7 +106,8 @@ class DecoderModel:
     # --- the forward pass ---------------------------------------------------------------------
 
     def new_cache(self, keep_window: bool = False) -> KVCache:
-        """An empty cache for this model: a KVCache, or a LatentCache for latent attention.
+        """An empty cache for this model: a KVCache, a LatentCache for latent attention, or an IndexedLatentCache
+        (the indexer keys beside the latents) for DeepSeek Sparse Attention.
 
         With keep_window, sliding-window layers keep only what their window needs.
         """
@@ -294,11 +300,14 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     """Read a Hugging Face decoder checkpoint folder and run it in NumPy.
 
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
-    Gemma 3 (text), SmolLM3, gpt-oss and DeepSeek-V3 (`config_json.MODEL_TYPES`).
+    Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, DeepSeek-V3.2 and GLM-5
+    (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in
-    and out. `dtype` is float32 (transformers' default) or float64 for a
+    and out. Weights stored in FP8 with a scale per block (quantization_config
+    with quant_method "fp8") are widened to float32 (`fp8.dequantize_fp8`);
+    other stored formats (MXFP4) are refused with the reason. `dtype` is float32 (transformers' default) or float64 for a
     reference run. Raises UnsupportedConfigError, naming the key, for an
     option this forward pass does not implement.
     """
