@@ -47,7 +47,7 @@ Which published checkpoints fit a machine of 24 GiB, computed from their
 configurations (`published.runs_here`, README.md's table): Gemma 3 270M, Qwen3
 0.6B, Gemma 2 2B (9.7 GiB in float32) and SmolLM3 3B (11.5 GiB) do; Llama 3.1
 8B and Qwen3 8B (about 30 GiB in float32) do not, nor Gemma 3 27B; DeepSeek-V3,
-DeepSeek-V3.2 (671 billion parameters, about 2,500 GiB in float32) and GLM-5
+DeepSeek-V3.2 (672 billion parameters, about 2,500 GiB in float32) and GLM-5
 (744 billion) are published in FP8 or bfloat16 but are held in float32 here,
 far past it; gpt-oss-120b's experts are stored in MXFP4, which is refused.
 
