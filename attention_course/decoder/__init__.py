@@ -66,6 +66,7 @@ from .paged import PagedKVCache
 from .reserved import ReservedKVCache
 from .quantized import QuantizedKVCache, attention_error_bound, quantize
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
+from .indexer import IndexedLatentCache
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "DecoderModel",
     "DecoderOutput",
     "DecoderWeights",
+    "IndexedLatentCache",
     "KVCache",
     "LatentAttentionConfig",
     "LatentCache",

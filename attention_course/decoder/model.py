@@ -276,6 +276,8 @@ class DecoderModel:
         else:
             heads = f"{c.n_heads} query heads sharing {c.n_kv_heads} key/value heads of d = {c.head_dim}"
         experts = f", {c.moe.n_experts} experts (top {c.moe.top_k})" if c.moe is not None else ""
+        if c.indexer is not None:  # DeepSeek Sparse Attention
+            heads += f", each query reading the top {c.indexer.top_k} keys of {c.indexer.n_heads} indexer heads"
         return f"DecoderModel({self.name!r}: {c.model_type}, {c.n_layers} layers, {heads}, d_model = {c.d_model}{sliding}{experts})"
 
 
