@@ -88,7 +88,9 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
 
     Per layer and token: h_kv x (d + d_v) numbers for grouped-query (and
     multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
-    latent attention; nothing for a Gemma 3n layer that shares another's.
+    latent attention; and, with DeepSeek Sparse Attention, index_head_dim
+    more in each layer that runs an indexer (its key, `IndexedLatentCache`);
+    nothing for a Gemma 3n layer that shares another's.
 
     Args:
         config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
@@ -114,7 +116,10 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
         tokens = [t if chunk is None else seq_len % chunk for t, chunk in zip(tokens, c.chunks)]
     if c.gemma3n is not None:  # a layer that reads another's keys and values keeps none of its own
         tokens = [t if source == i else 0 for i, (t, source) in enumerate(zip(tokens, c.gemma3n.kv_sources))]
-    return per_layer * sum(tokens) * batch * itemsize(c.dtype if dtype is None else dtype)
+    numbers = per_layer * sum(tokens)
+    if c.indexer is not None:  # one indexer key per token in every layer with an indexer of its own
+        numbers += c.indexer.head_dim * sum(n for n, shared in zip(tokens, c.indexer.shared) if not shared)
+    return numbers * batch * itemsize(c.dtype if dtype is None else dtype)
 
 
 def _windows(n_layers: int, window, name: str = "window") -> tuple[int | None, ...]:

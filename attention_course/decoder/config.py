@@ -12,9 +12,10 @@ all), a norm on every query and key (Qwen3, Gemma 3; over the whole projection i
 MiniMax-M2; Llama 4's without a gain), the score's scale and a tanh cap on it
 (Gemma 2), a sink logit per head (gpt-oss), sliding windows or chunks per
 layer (Llama 4, with a temperature on its NoPE layers), Gemma's extra norms
-and scaled embeddings, multi-head latent attention (DeepSeek-V3) and mixtures
-of experts (gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4); Gemma 3n's text
-model adds its own (`config_gemma3n.Gemma3nOptions`). `config_json`
+and scaled embeddings, multi-head latent attention (DeepSeek-V3) with, in
+DeepSeek-V3.2 and GLM-5, a lightning indexer that picks the keys each query
+reads, and mixtures of experts (gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4);
+Gemma 3n's text model adds its own (`config_gemma3n.Gemma3nOptions`). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 from ..core.rope_scaling import RopeScaling
 from .config_gemma3n import Gemma3nOptions
 from .config_json import config_fields
-from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
+from .options import IndexerConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class DecoderConfig:
 
     model_type: str
     """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
-    "gpt_oss", "deepseek_v3", "minimax_m2", "llama4_text" or "gemma3n_text"."""
+    "gpt_oss", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "minimax_m2", "llama4_text" or "gemma3n_text"."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -120,6 +121,12 @@ class DecoderConfig:
     multiplied by `core.temperature.nope_temperature` of their positions. None: not used."""
     gemma3n: Gemma3nOptions | None = None
     """Gemma 3n's text model: AltUp, LAuReL, per-layer inputs, KV sharing, sparse activations; None otherwise."""
+    weight_blocks: tuple[int, int] | None = None
+    """A checkpoint stored in FP8 with one scale per block of weights (quantization_config's weight_block_size,
+    `fp8.dequantize_fp8`), or None: the weights are stored as they are used."""
+    indexer: IndexerConfig | None = None
+    """DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): each query's latent attention reads only
+    the keys it picks; None: every visible key."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""
