@@ -1,13 +1,13 @@
 """One decoder layer's grouped-query attention, with every option today's models add to the score (book/decoding.ipynb).
 
     q, k, v = x W_q, x W_k, x W_v                      split into h_q and h_kv heads
-    q, k    = RMSNorm(q), RMSNorm(k)                    QK-norm (Qwen3, Gemma 3), per head
+    q, k    = RMSNorm(q), RMSNorm(k)                    QK-norm (Qwen3, Gemma 3), per head (OLMo hybrid: over all heads)
     q, k    = RoPE(q), RoPE(k)                          per layer: its own base and scaling, or none (NoPE)
     s       = q k^T * scale                             scale = 1/sqrt(d), or Gemma's query_pre_attn_scalar^-1/2
     s       = c * tanh(s / c)                           soft-capping (Gemma 2), before the mask
     s       = s + mask                                  causal, or a sliding window on this layer
     w       = softmax(s)  or  softmax([s, sink_h])      a learned sink logit per head (gpt-oss), dropped after
-    out     = (w V) W_o
+    out     = (w V) W_o                                 gated attention (Qwen3-Next): (w V) * sigmoid(x W_g), then W_o
 
 Query head i reads key/value head i // (h_q / h_kv). The cache holds keys as
 attention uses them: normed, rotated and scaled.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.attention import _mix, attention_scores
+from ..core.gates import output_gate
 from ..core.masks import causal_mask, mask_to_bias, sliding_window_mask
 from ..core.multi_head import merge_heads, split_heads
 from ..core.norms import rms_norm
@@ -67,10 +68,13 @@ def qkv(config: DecoderConfig, p: DecoderLayer, layer: int, h: np.ndarray, posit
         rotate_qk: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """q (h_q, n, d), k (h_kv, n, d), v (h_kv, n, d) of the normed input h (n, d_model), QK-normed and rotated."""
     c = config
-    q = split_heads(project(h, p.w_q, p.b_q), c.n_heads)  # (n, h_q*d) -> (h_q, n, d)
-    k = split_heads(project(h, p.w_k, p.b_k), c.n_kv_heads)  # (n, h_kv*d) -> (h_kv, n, d)
+    q, k = project(h, p.w_q, p.b_q), project(h, p.w_k, p.b_k)  # (n, h_q*d), (n, h_kv*d)
+    if c.qk_norm_over_heads:  # OLMo hybrid: the root mean square over every head's coordinates at once
+        q, k = rms_norm(q, p.q_norm, c.rms_norm_eps), rms_norm(k, p.k_norm, c.rms_norm_eps)
+    q = split_heads(q, c.n_heads)  # (n, h_q*d) -> (h_q, n, d)
+    k = split_heads(k, c.n_kv_heads)  # (n, h_kv*d) -> (h_kv, n, d)
     v = split_heads(project(h, p.w_v, p.b_v), c.n_kv_heads)  # (h_kv, n, d)
-    if p.q_norm is not None:  # QK-norm: each head's query and key to root mean square 1, times a learned gain
+    if p.q_norm is not None and not c.qk_norm_over_heads:  # QK-norm: each head's query and key to RMS 1, times a gain
         q = rms_norm(q, p.q_norm, c.rms_norm_eps)  # (h_q, n, d)
         k = rms_norm(k, p.k_norm, c.rms_norm_eps)  # (h_kv, n, d)
     if rotate_qk:
@@ -104,4 +108,7 @@ def grouped_query_attention(config: DecoderConfig, p: DecoderLayer, layer: int, 
     if cache is not None:
         k, v = cache.update(layer, k, v)  # (h_kv, n_k, d): what was cached, then the new tokens
     heads, weights = attend(config, p, layer, q, k, v)  # (h_q, n, d_v), (h_q, n, n_k)
-    return project(merge_heads(heads), p.w_o, p.b_o), weights  # (n, h_q*d_v) x (h_q*d_v, d_model) -> (n, d_model)
+    out = merge_heads(heads)  # (h_q, n, d_v) -> (n, h_q*d_v)
+    if p.w_attn_gate is not None:  # gated attention: each head's channels scaled by a sigmoid of the input
+        out = output_gate(out, project(h, p.w_attn_gate, p.b_attn_gate))  # (n, h_q*d_v)
+    return project(out, p.w_o, p.b_o), weights  # (n, h_q*d_v) x (h_q*d_v, d_model) -> (n, d_model)

@@ -88,7 +88,9 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
 
     Per layer and token: h_kv x (d + d_v) numbers for grouped-query (and
     multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
-    latent attention.
+    latent attention. A delta-rule layer (Qwen3-Next, Qwen3.5, OLMo hybrid)
+    keeps n_v x d_k x d_v numbers of state and (w - 1) x (2 n_k d_k + n_v d_v)
+    convolution inputs, whatever seq_len (`hybrid_cache.HybridCache`).
 
     Args:
         config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
@@ -109,7 +111,13 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     else:
         per_layer = c.n_kv_heads * (c.head_dim + c.v_head_dim)  # a key and a value per key/value head
     tokens = [min(seq_len, w - 1) if keep_window and w is not None else seq_len for w in c.windows]
-    return per_layer * sum(tokens) * batch * itemsize(c.dtype if dtype is None else dtype)
+    constant = 0  # numbers kept per sequence whatever its length
+    if c.delta is not None:
+        d = c.delta
+        n_delta = sum(d.is_delta_layer(i) for i in range(c.n_layers))
+        tokens = [0 if d.is_delta_layer(i) else t for i, t in enumerate(tokens)]
+        constant = n_delta * (d.n_v_heads * d.d_k * d.d_v + (d.conv_width - 1) * (2 * d.key_dim + d.value_dim))
+    return (per_layer * sum(tokens) + constant) * batch * itemsize(c.dtype if dtype is None else dtype)
 
 
 def _windows(n_layers: int, window) -> tuple[int | None, ...]:

@@ -11,7 +11,9 @@ each a field below: where RoPE sits and how it is scaled (per layer, or not at
 all), a norm on every query and key (Qwen3, Gemma 3), the score's scale and a
 tanh cap on it (Gemma 2), a sink logit per head (gpt-oss), sliding windows per
 layer, Gemma's extra norms and scaled embeddings, multi-head latent attention
-(DeepSeek-V3) and mixtures of experts (gpt-oss, DeepSeek-V3). `config_json`
+(DeepSeek-V3), mixtures of experts (gpt-oss, DeepSeek-V3, Qwen3-Next), gated
+attention and layers that keep a state instead of scores (the delta rule:
+Qwen3-Next, Qwen3.5, OLMo hybrid; `config_hybrid`). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from ..core.rope_scaling import RopeScaling
 from .config_json import config_fields
+from .config_hybrid import DeltaRuleConfig
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 
@@ -33,8 +36,8 @@ class DecoderConfig:
     """The sizes and options of a decoder (see the module docstring)."""
 
     model_type: str
-    """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
-    "gpt_oss" or "deepseek_v3"."""
+    """config.json's model_type: one of `config_json.MODEL_TYPES` ("llama", "mistral", "qwen2", "qwen3",
+    "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3", "qwen3_next", "qwen3_5_text", "olmo_hybrid")."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -102,6 +105,14 @@ class DecoderConfig:
     rotary_dim: int | None = None
     """Partial RoPE: the first rotary_dim coordinates of each query and key are rotated, the rest pass
     through (head_dim x partial_rotary_factor); None: all of them (qk_rope_head_dim with latent attention)."""
+    qk_norm_over_heads: bool = False
+    """QK-norm over each whole projection (h x d numbers, one gain each: OLMo hybrid) rather than per head."""
+    attn_output_gate: bool = False
+    """Gated attention (Qwen3-Next, Qwen3.5): q_proj also makes a gate g, and the attention output is multiplied
+    by sigmoid(g), per head and channel, before o_proj."""
+    delta: DeltaRuleConfig | None = None
+    """The delta-rule layers of a hybrid decoder (Qwen3-Next, Qwen3.5, OLMo hybrid): which layers keep a state
+    instead of scores, and their sizes; None: softmax attention in every layer."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""
@@ -140,7 +151,9 @@ class DecoderConfig:
 
     def is_moe_layer(self, layer: int) -> bool:
         """Whether `layer` has a mixture of experts (else a dense MLP of width d_ff)."""
-        return self.moe is not None and layer >= self.moe.first_layer
+        if self.moe is None:
+            return False
+        return layer >= self.moe.first_layer if self.moe.layers is None else layer in self.moe.layers
 
     @property
     def attention_kind(self) -> str:

@@ -14,7 +14,11 @@ from __future__ import annotations
 from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
-MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3")
+HYBRID_MODEL_TYPES = ("qwen3_next", "qwen3_5_text", "olmo_hybrid")
+"""The `model_type`s whose layers mix the delta rule and softmax attention, read by `config_hybrid`."""
+
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
+               *HYBRID_MODEL_TYPES)
 """The `model_type`s of config.json that `load_decoder` runs."""
 
 LAYER_TYPES = ("full_attention", "sliding_attention")
@@ -50,9 +54,16 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     if model_type == "gemma3":
         raise UnsupportedConfigError(f"{source}: model_type 'gemma3' is Gemma 3 with its vision tower; this package "
                                      "runs the text model alone (model_type 'gemma3_text', the config under text_config)")
+    if model_type == "qwen3_5":
+        raise UnsupportedConfigError(f"{source}: model_type 'qwen3_5' is Qwen3.5 with its vision tower; this package "
+                                     "runs the text model alone (model_type 'qwen3_5_text', the config under text_config)")
     if model_type not in MODEL_TYPES:
         raise UnsupportedConfigError(
             f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
+    if model_type in HYBRID_MODEL_TYPES:  # delta-rule layers beside softmax attention
+        from .config_hybrid import hybrid_fields  # imported here: that module reads with this one's helpers
+
+        return hybrid_fields(cfg, model_type, source)
     _refuse(cfg, model_type, source)
     cfg = {**cfg, "max_position_embeddings": cfg.get("max_position_embeddings") or _DEFAULT_MAX_POSITIONS[model_type]}
     n_layers = int(_need(cfg, "num_hidden_layers", source))

@@ -11,6 +11,11 @@ The MLP is `mlp.feed_forward`: a gated MLP or a mixture of experts. Gemma
 norms the attention's and the MLP's outputs too before adding them. With a
 `KVCache`, each call appends its tokens' keys and values and attends over
 everything cached, so generating a token needs one query row per head.
+
+The hybrid decoders (Qwen3-Next, Qwen3.5, OLMo hybrid) replace attention in
+most layers by a Gated DeltaNet (`delta.delta_rule_mixer`): no scores, a
+state per head that each token updates. Their cache (`HybridCache`) keeps
+that state beside the softmax layers' keys and values.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from ..core.softcap import softcap
 from .attention import grouped_query_attention, qkv as _qkv
 from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
+from .delta import delta_rule_mixer
+from .hybrid_cache import HybridCache
 from .layout import checkpoint_shapes
 from .latent import latent_attention, latent_qkv
 from .mlp import feed_forward, silu, swiglu
@@ -43,13 +50,15 @@ class DecoderOutput:
     attentions: np.ndarray | None
     """(L, h_q, n, n_k) attention weights, n_k = tokens cached before the call + n; keys a sliding
     window hides (or a sliding-window cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
-    sums to less than 1. None if not asked for."""
+    sums to less than 1. A delta-rule layer (hybrid decoders) weighs no keys: its entries are all 0.
+    None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer."""
 
 
 class DecoderModel:
-    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3) run with the course's attention.
+    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3, Qwen3-Next, Qwen3.5,
+    OLMo hybrid) run with the course's attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -99,10 +108,14 @@ class DecoderModel:
     # --- the forward pass ---------------------------------------------------------------------
 
     def new_cache(self, keep_window: bool = False) -> KVCache:
-        """An empty cache for this model: a KVCache, or a LatentCache for latent attention.
+        """An empty cache for this model: a KVCache, a LatentCache for latent attention, a HybridCache for
+        a decoder with delta-rule layers.
 
         With keep_window, sliding-window layers keep only what their window needs.
         """
+        if self.config.delta is not None:
+            return HybridCache(self.config.n_layers, [self.config.delta.is_delta_layer(i)
+                                                      for i in range(self.config.n_layers)])
         windows = self.config.windows if keep_window else None
         if self.config.latent is not None:
             return LatentCache(self.config.n_layers, window=windows)
@@ -132,7 +145,9 @@ class DecoderModel:
         """
         layer = self._layer_index(layer)
         c, p = self.config, self.weights.layers[layer]
-        h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
+        if p.delta is not None:
+            raise ValueError(f"layer {layer} is a delta-rule layer: it keeps a state, and has no scores of q and k")
+        h = x if p.attn_norm is None else rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
         positions = np.asarray(positions)
         if c.latent is None:
             return _qkv(c, p, layer, h, positions, rotate_qk=rotate)
@@ -143,10 +158,19 @@ class DecoderModel:
         return np.concatenate([q_nope, q_rope], axis=-1), k, latent[None] @ w_uv  # v: (h, n, d_v)
 
     def _attention(self, layer: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None):
-        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k))."""
+        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k)).
+
+        A delta-rule layer returns weights over no key, (h_q, n, 0).
+        """
         c, p = self.config, self.weights.layers[layer]
-        h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
-        if c.latent is not None:
+        h = x if p.attn_norm is None else rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model); OLMo: none
+        if p.delta is not None:  # a Gated DeltaNet: the state carried in the cache, no scores
+            past = (None, None) if cache is None else cache.state(layer)
+            out, carried = delta_rule_mixer(c.delta, p.delta, h, past)  # (n, d_model)
+            if cache is not None:
+                cache.set_state(layer, *carried, n_new=x.shape[0])
+            weights = np.zeros((c.n_heads, x.shape[0], 0), dtype=out.dtype)  # (h_q, n, 0)
+        elif c.latent is not None:
             out, weights = latent_attention(c, p, layer, h, positions, cache)
         else:
             out, weights = grouped_query_attention(c, p, layer, h, positions, cache)
@@ -157,7 +181,8 @@ class DecoderModel:
     def _feed_forward(self, layer: int, x: np.ndarray) -> np.ndarray:
         """One layer's MLP (or mixture of experts) on the residual stream x: (n, d_model)."""
         c, p = self.config, self.weights.layers[layer]
-        out = feed_forward(c, p, rms_norm(x, p.mlp_norm, c.rms_norm_eps))  # (n, d_model)
+        h = x if p.mlp_norm is None else rms_norm(x, p.mlp_norm, c.rms_norm_eps)  # (n, d_model); OLMo: none
+        out = feed_forward(c, p, h)  # (n, d_model)
         return out if p.post_mlp_norm is None else rms_norm(out, p.post_mlp_norm, c.rms_norm_eps)
 
     def embed(self, ids) -> np.ndarray:
@@ -188,6 +213,9 @@ class DecoderModel:
         if cache is not None and not isinstance(cache, LayerCache):
             raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
                             f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
+        if cache is not None and c.delta is not None and not isinstance(cache, HybridCache):
+            raise TypeError(f"cache must be a HybridCache (model.new_cache()) for a model with delta-rule layers; "
+                            f"got {type(cache).__name__}")
         if cache is not None and cache.n_layers != c.n_layers:
             raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
         past = 0 if cache is None else len(cache)
@@ -255,6 +283,10 @@ class DecoderModel:
         else:
             heads = f"{c.n_heads} query heads sharing {c.n_kv_heads} key/value heads of d = {c.head_dim}"
         experts = f", {c.moe.n_experts} experts (top {c.moe.top_k})" if c.moe is not None else ""
+        if c.delta is not None:
+            n_delta = sum(c.delta.is_delta_layer(i) for i in range(c.n_layers))
+            heads = (f"{n_delta} delta-rule layers ({c.delta.n_v_heads} states of {c.delta.d_k} x {c.delta.d_v}) "
+                     f"and {c.n_layers - n_delta} of " + heads)
         return f"DecoderModel({self.name!r}: {c.model_type}, {c.n_layers} layers, {heads}, d_model = {c.d_model}{sliding}{experts})"
 
 
@@ -279,7 +311,9 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     """Read a Hugging Face decoder checkpoint folder and run it in NumPy.
 
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
-    Gemma 3 (text), SmolLM3, gpt-oss and DeepSeek-V3 (`config_json.MODEL_TYPES`).
+    Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, and the hybrids whose
+    layers mostly keep a state instead of scores (Gated DeltaNet): Qwen3-Next,
+    Qwen3.5 (text) and OLMo hybrid (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in

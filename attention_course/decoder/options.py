@@ -46,8 +46,9 @@ class MoEConfig:
     """A mixture-of-experts feed-forward layer: a router sends each token to top_k of n_experts small MLPs."""
 
     router: str
-    """"softmax_top_k" (gpt-oss: softmax over the top_k router logits) or "sigmoid_grouped" (DeepSeek-V3:
-    sigmoid scores, a correction bias for the choice, top_k within the best topk_group of n_group groups)."""
+    """"softmax_top_k" (gpt-oss: softmax over the top_k router logits), "sigmoid_grouped" (DeepSeek-V3:
+    sigmoid scores, a correction bias for the choice, top_k within the best topk_group of n_group groups) or
+    "softmax" (Qwen3-Next: softmax over every expert, then the top_k, renormalised if norm_topk_prob)."""
     n_experts: int
     """Experts per layer (num_local_experts, n_routed_experts)."""
     top_k: int
@@ -70,3 +71,10 @@ class MoEConfig:
     """gpt-oss: gate * sigmoid(alpha * gate), its experts' activation."""
     swiglu_limit: float = 7.0
     """gpt-oss: the gate is clamped above at limit, the up projection to [-limit, limit]."""
+    shared_width: int | None = None
+    """Width of the shared experts' MLP; None: n_shared_experts x d_expert (DeepSeek). Qwen3-Next:
+    shared_expert_intermediate_size."""
+    shared_gate: bool = False
+    """Qwen3-Next: the shared expert's output is multiplied by sigmoid(x w), w a learned (d_model,) vector."""
+    layers: tuple[int, ...] | None = None
+    """The layers with experts (Qwen3-Next: decoder_sparse_step and mlp_only_layers); None: first_layer on."""
