@@ -6,12 +6,17 @@
   `latent_cache_bytes`, `cache_bytes` (from a config).
 - `config`, `config_json`, `options`: what a config.json says, checked and read per
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
-  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3).
+  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3); `config_hybrid` for the hybrids
+  (Qwen3-Next, Qwen3.5, OLMo hybrid).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
   (bfloat16 through ml_dtypes).
 - `attention`: grouped-query attention with QK-norm, per-layer RoPE or none,
   soft-capping, sinks and sliding windows; `latent`: multi-head latent
-  attention, expanded or absorbed; `mlp`: gated MLPs and mixtures of experts.
+  attention, expanded or absorbed; `mlp`: gated MLPs and mixtures of experts;
+  `delta`: a Gated DeltaNet layer (`core.delta_rule`), the hybrids' layers
+  that keep a state instead of scores.
+- `hybrid_cache`: `HybridCache`, the softmax layers' keys and values beside
+  each delta-rule layer's state and last convolution inputs (constant in n).
 - `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
   block table, as vLLM keeps them (book/generating_cost.ipynb).
 - `reserved`: `ReservedKVCache`, one buffer per layer for the longest sequence,
@@ -51,6 +56,7 @@ from .step import decode_step
 from .paged import PagedKVCache
 from .reserved import ReservedKVCache
 from .quantized import QuantizedKVCache, attention_error_bound, quantize
+from .hybrid_cache import HybridCache
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 
@@ -60,6 +66,7 @@ __all__ = [
     "DecoderModel",
     "DecoderOutput",
     "DecoderWeights",
+    "HybridCache",
     "KVCache",
     "LatentAttentionConfig",
     "LatentCache",

@@ -26,7 +26,7 @@ class HybridCache(KVCache):
     >>> cache.set_state(0, np.zeros((3, 6)), np.zeros((2, 4, 4)), n_new=5)     # layer 0 saw 5 tokens
     >>> keys, values = cache.update(1, np.ones((2, 5, 4)), np.ones((2, 5, 4)))
     >>> len(cache), cache.nbytes      # (3*6 + 2*4*4) + 2 x (2*5*4) float64 numbers
-    (5, 720)
+    (5, 1040)
 
     Args:
         n_layers: L, the decoder layers.

@@ -358,8 +358,8 @@ def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.flo
         elif len(shape) >= 2:  # (out, in) Linear weights; gpt-oss's stacked experts are (E, in, out)
             fan_in = shape[-1] if len(shape) == 2 else shape[-2]
             tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
-        elif "norm" in name:
-            tensors[name] = np.full(shape, 1.0 - config.norm_offset, dtype)  # a gain of 1 (Gemma stores gain - 1)
+        elif "norm" in name:  # a gain of 1 (Gemma and Qwen3-Next store gain - 1, but for the gated norm)
+            tensors[name] = np.full(shape, 1.0 - (0.0 if ".linear_attn." in name else config.norm_offset), dtype)
         else:
             tensors[name] = np.zeros(shape, dtype)
     return tensors
