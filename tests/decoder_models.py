@@ -298,6 +298,25 @@ HYBRIDS = {
                                                         layer_types=["linear_attention", "full_attention",
                                                                      "linear_attention", "full_attention"],
                                                         rope_parameters={"rope_type": "default", "rope_theta": None})),
+    # Kimi Linear: Kimi Delta Attention (a decay per key channel, low-rank decay and gate, a sigmoid-gated norm)
+    # in four layers, then latent attention without positions; a dense first layer, then DeepSeek's experts.
+    "kimi-linear": ("KimiLinearForCausalLM", dict(num_hidden_layers=5, num_key_value_heads=4, kv_lora_rank=8,
+                                                   qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=6,
+                                                   linear_num_heads=2, linear_head_dim=6, num_local_experts=4,
+                                                   num_experts_per_tok=2, moe_intermediate_size=8,
+                                                   routed_scaling_factor=1.5)),
+    # Kimi Linear with low-rank queries, layer_types and mlp_layer_types written out, biases, 8 experts in 2
+    # groups with 1 kept and weights not renormalised, 3 heads of 4 in its delta-rule layers, 3 taps.
+    "kimi-linear-options": ("KimiLinearForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=4, q_lora_rank=12,
+                                                           kv_lora_rank=8, qk_nope_head_dim=6, qk_rope_head_dim=2,
+                                                           v_head_dim=4, attention_bias=True,
+                                                           layer_types=["full_attention", "linear_attention",
+                                                                        "linear_attention", "full_attention"],
+                                                           mlp_layer_types=["sparse", "dense", "sparse", "sparse"],
+                                                           linear_num_heads=3, linear_head_dim=4,
+                                                           linear_conv_kernel_dim=3, num_local_experts=8, n_group=2,
+                                                           topk_group=1, num_experts_per_tok=2, moe_intermediate_size=8,
+                                                           n_shared_experts=2, norm_topk_prob=False)),
 }
 """name -> (transformers class, config options beside COMMON): decoders whose layers mostly keep a state instead
 of scores (Gated DeltaNet) beside softmax attention."""
@@ -307,7 +326,7 @@ MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qw
                "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
                "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3",
                "Qwen3NextForCausalLM": "qwen3_next", "Qwen3_5ForCausalLM": "qwen3_5_text",
-               "OlmoHybridForCausalLM": "olmo_hybrid"}
+               "OlmoHybridForCausalLM": "olmo_hybrid", "KimiLinearForCausalLM": "kimi_linear"}
 """config.json's model_type of each transformers class above."""
 
 
@@ -371,7 +390,7 @@ def tiny_model(name: str, seed: int = 0):
     gain_minus_one = config.model_type.startswith("gemma") or config.model_type in ("qwen3_next", "qwen3_5_text")
     # the hybrids' norms of small vectors (L2 on q and k, the gated norm per head) amplify float32's rounding:
     # smaller projections keep their residual stream, and so the two sides' rounding, in the range of the others'
-    spread = 1.0 if config.model_type in ("qwen3_next", "qwen3_5_text", "olmo_hybrid") else 1.5
+    spread = 1.0 if config.model_type in ("qwen3_next", "qwen3_5_text", "olmo_hybrid", "kimi_linear") else 1.5
     with torch.no_grad():
         for param_name, p in model.named_parameters():
             if p.numel() == 0:

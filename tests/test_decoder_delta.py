@@ -55,7 +55,8 @@ def test_a_delta_rule_layer_keeps_the_same_bytes_whatever_the_length(model):
         else:
             assert long.kept(layer) == len(IDS) and short.kept(layer) == 3
     softmax_layers = sum(not c.delta.is_delta_layer(i) for i in range(c.n_layers))
-    per_token = softmax_layers * c.n_kv_heads * (c.head_dim + c.v_head_dim) * 8
+    per_layer = c.latent.kv_lora_rank + c.latent.qk_rope_head_dim if c.latent else c.n_kv_heads * (c.head_dim + c.v_head_dim)
+    per_token = softmax_layers * per_layer * 8  # float64 keys and values (latents and RoPE keys for Kimi)
     assert long.nbytes - short.nbytes == (len(IDS) - 3) * per_token
 
 
@@ -177,3 +178,14 @@ def test_the_families_defaults_are_transformers():
     assert o.delta.layer_types == ("linear_attention", "linear_attention", "full_attention")  # the last one at least
     assert (o.delta.d_k, o.delta.d_v, o.delta.beta_scale, o.delta.norm_eps) == (96, 192, 2.0, 1e-5)
     assert o.qk_norm_over_heads and o.delta.attention_post_norms and o.rotary_dim is None
+    k = DecoderConfig.from_dict({"model_type": "kimi_linear", "num_key_value_heads": 32})  # Kimi Linear 48B's shape
+    assert k.delta.layer_types[:5] == ("linear_attention",) * 4 + ("full_attention",) and k.ropes == (None,) * 27
+    assert (k.delta.n_v_heads, k.delta.d_k, k.delta.per_channel_decay, k.delta.gate_activation) == (32, 128, True, "sigmoid")
+    assert (k.latent.kv_lora_rank, k.moe.n_experts, k.moe.top_k, k.is_moe_layer(0), k.is_moe_layer(1)) == (512, 256, 8, False, True)
+    renamed = DecoderConfig.from_dict({"model_type": "kimi_linear", "num_hidden_layers": 4, "num_experts": 16,
+                                       "num_experts_per_token": 3, "model_max_length": 4096,
+                                       "linear_attn_config": {"head_dim": 16, "num_heads": 2, "short_conv_kernel_size": 2,
+                                                              "full_attn_layers": [2], "kda_layers": [1, 3, 4]}})
+    assert (renamed.moe.n_experts, renamed.moe.top_k, renamed.max_positions) == (16, 3, 4096)
+    assert renamed.delta.layer_types == ("linear_attention", "full_attention", "linear_attention", "linear_attention")
+    assert (renamed.delta.d_k, renamed.delta.n_v_heads, renamed.delta.conv_width) == (16, 2, 2)

@@ -1,7 +1,7 @@
 """load_decoder against transformers on the hybrid decoders: Gated DeltaNet layers beside softmax attention.
 
 For each configuration of tests/decoder_models.py's HYBRIDS (Qwen3-Next with its experts, Qwen3.5, OLMo
-hybrid, each with its options), transformers builds a tiny model from a config (no download), saves it with
+hybrid, Kimi Linear with its per-channel decay and latent attention, each with its options), transformers builds a tiny model from a config (no download), saves it with
 save_pretrained and runs it in float32 with eager attention, its delta rule through its pure-torch fallbacks.
 A prompt of 70 tokens (longer than the rule's chunks of 64, so a prefill takes a full chunk and a part) gives:
 logits to 1e-4, every softmax layer's attention weights to 1e-5, every layer's hidden state to 1e-4; the
@@ -59,13 +59,19 @@ def test_the_configuration_is_read_as_transformers_reads_it(checkpoint):
     assert c.delta.layer_types == tuple(h.layer_types)
     assert "linear_attention" in c.delta.layer_types and "full_attention" in c.delta.layer_types
     assert (c.n_layers, c.n_heads, c.n_kv_heads) == (h.num_hidden_layers, h.num_attention_heads, h.num_key_value_heads)
-    assert (c.delta.n_k_heads, c.delta.n_v_heads, c.delta.d_k, c.delta.d_v, c.delta.conv_width) == (
-        h.linear_num_key_heads, h.linear_num_value_heads, h.linear_key_head_dim, h.linear_value_head_dim,
-        h.linear_conv_kernel_dim)
-    attn = next(layer.self_attn for layer in hf.model.layers if hasattr(layer, "self_attn"))
-    assert c.head_dim == attn.head_dim
-    rotary = hf.model.rotary_emb
-    if rotary is None:  # OLMo hybrid with a null rope_theta: no positions in its softmax layers
+    if c.latent is not None:  # Kimi Linear: one number of heads and one size for keys and values
+        assert (c.delta.n_k_heads, c.delta.n_v_heads, c.delta.d_k, c.delta.d_v) == (
+            h.linear_num_heads, h.linear_num_heads, h.linear_head_dim, h.linear_head_dim)
+        assert c.delta.per_channel_decay and c.head_dim == h.qk_head_dim
+        assert tuple(h.mlp_layer_types) == tuple("sparse" if c.is_moe_layer(i) else "dense" for i in range(c.n_layers))
+    else:
+        assert (c.delta.n_k_heads, c.delta.n_v_heads, c.delta.d_k, c.delta.d_v) == (
+            h.linear_num_key_heads, h.linear_num_value_heads, h.linear_key_head_dim, h.linear_value_head_dim)
+        attn = next(layer.self_attn for layer in hf.model.layers if hasattr(layer, "self_attn"))
+        assert c.head_dim == attn.head_dim
+    assert c.delta.conv_width == h.linear_conv_kernel_dim
+    rotary = getattr(hf.model, "rotary_emb", None)
+    if rotary is None:  # OLMo hybrid with a null rope_theta, Kimi Linear: no positions in the softmax layers
         assert all(r is None for r in c.ropes)
     else:
         assert c.rope_dim == 2 * rotary.inv_freq.shape[0]
@@ -140,7 +146,8 @@ def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cac
         else:
             np.testing.assert_allclose(cache.keys(layer), hf_cache.layers[layer].keys[0].numpy(), rtol=0, atol=1e-4)
     assert cache.nbytes == cache_bytes(c, len(ids), dtype="float32")
-    per_token = len(_softmax_layers(c)) * c.n_kv_heads * (c.head_dim + c.v_head_dim) * 4  # float32 keys and values
+    per_layer = c.latent.kv_lora_rank + c.latent.qk_rope_head_dim if c.latent else c.n_kv_heads * (c.head_dim + c.v_head_dim)
+    per_token = len(_softmax_layers(c)) * per_layer * 4  # float32 keys and values (Kimi: latents and RoPE keys)
     assert cache_bytes(c, 2 * len(ids), dtype="float32") - cache.nbytes == len(ids) * per_token  # the states stay
 
 
@@ -153,7 +160,8 @@ def test_greedy_tokens_equal_transformers(checkpoint, use_cache):
 def test_the_parameters_counted_from_the_config_are_those_in_the_file(checkpoint):
     _, hf, folder, ours, _, _ = checkpoint
     in_file = sum(t.size for t in read_checkpoint(folder).values())
-    assert parameter_count(ours.config) == in_file == hf.num_parameters()
+    buffers = sum(b.numel() for n, b in hf.named_buffers() if n.endswith("e_score_correction_bias"))
+    assert parameter_count(ours.config) == in_file == hf.num_parameters() + buffers  # Kimi's correction bias: a buffer
 
 
 def test_a_delta_rule_layer_has_no_queries_and_keys_to_show(checkpoint):

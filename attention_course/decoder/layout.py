@@ -103,7 +103,7 @@ def checkpoint_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
         p = f"model.layers.{layer}."
         shapes.update(_norms(c, p, layer))
         if c.delta is not None and c.delta.is_delta_layer(layer):  # a layer that keeps a state instead of scores
-            shapes.update(delta_layer_shapes(c.delta, c.d_model, p + "linear_attn."))
+            shapes.update(delta_layer_shapes(c.delta, c.d_model, p + c.delta.module))
         else:
             shapes.update(_attention(c, p))
         shapes.update(_mlp(c, layer, p))

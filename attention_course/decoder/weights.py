@@ -300,7 +300,7 @@ def _delta_layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
     """A hybrid decoder's delta-rule layer: its norms, its Gated DeltaNet, its MLP or experts."""
     p = f"model.layers.{i}."
     (w_gate, _), (w_up, _), (w_down, _) = (t.linear(p + "mlp." + n) for n in ("gate_proj", "up_proj", "down_proj"))
-    delta = read_delta_weights(c.delta, p + "linear_attn.", t.raw, lambda a: _frozen(a, t.dtype, t.copy))
+    delta = read_delta_weights(c.delta, p + c.delta.module, t.raw, lambda a: _frozen(a, t.dtype, t.copy))
     return DecoderLayer(attn_norm=t.norm(p + "input_layernorm"), mlp_norm=t.norm(p + "post_attention_layernorm"),
                         w_o=None, w_gate=w_gate, w_up=w_up, w_down=w_down, delta=delta,
                         experts=_experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None)
