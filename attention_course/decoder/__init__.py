@@ -7,7 +7,7 @@
 - `config`, `config_json`, `options`: what a config.json says, checked and read per
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
   Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3); `config_hybrid` for the hybrids
-  (Qwen3-Next, Qwen3.5, OLMo hybrid).
+  (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
   (bfloat16 through ml_dtypes).
 - `attention`: grouped-query attention with QK-norm, per-layer RoPE or none,

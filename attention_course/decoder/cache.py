@@ -88,7 +88,7 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
 
     Per layer and token: h_kv x (d + d_v) numbers for grouped-query (and
     multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
-    latent attention. A delta-rule layer (Qwen3-Next, Qwen3.5, OLMo hybrid)
+    latent attention. A delta-rule layer (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi)
     keeps n_v x d_k x d_v numbers of state and (w - 1) x (2 n_k d_k + n_v d_v)
     convolution inputs, whatever seq_len (`hybrid_cache.HybridCache`).
 

@@ -13,7 +13,7 @@ tanh cap on it (Gemma 2), a sink logit per head (gpt-oss), sliding windows per
 layer, Gemma's extra norms and scaled embeddings, multi-head latent attention
 (DeepSeek-V3), mixtures of experts (gpt-oss, DeepSeek-V3, Qwen3-Next), gated
 attention and layers that keep a state instead of scores (the delta rule:
-Qwen3-Next, Qwen3.5, OLMo hybrid; `config_hybrid`). `config_json`
+Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear; `config_hybrid`). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -37,7 +37,8 @@ class DecoderConfig:
 
     model_type: str
     """config.json's model_type: one of `config_json.MODEL_TYPES` ("llama", "mistral", "qwen2", "qwen3",
-    "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3", "qwen3_next", "qwen3_5_text", "olmo_hybrid")."""
+    "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3", "qwen3_next", "qwen3_5_text", "olmo_hybrid",
+    "kimi_linear")."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -111,7 +112,7 @@ class DecoderConfig:
     """Gated attention (Qwen3-Next, Qwen3.5): q_proj also makes a gate g, and the attention output is multiplied
     by sigmoid(g), per head and channel, before o_proj."""
     delta: DeltaRuleConfig | None = None
-    """The delta-rule layers of a hybrid decoder (Qwen3-Next, Qwen3.5, OLMo hybrid): which layers keep a state
+    """The delta-rule layers of a hybrid decoder (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear): which layers keep a state
     instead of scores, and their sizes; None: softmax attention in every layer."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token

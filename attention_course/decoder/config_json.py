@@ -15,7 +15,7 @@ from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 HYBRID_MODEL_TYPES = ("qwen3_next", "qwen3_5_text", "olmo_hybrid", "kimi_linear")
-"""The `model_type`s whose layers mix the delta rule and softmax attention, read by `config_hybrid`."""
+"""The `model_type`s whose layers mix the delta rule and softmax (or latent) attention, read by `config_hybrid`."""
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
                *HYBRID_MODEL_TYPES)

@@ -12,9 +12,9 @@ norms the attention's and the MLP's outputs too before adding them. With a
 `KVCache`, each call appends its tokens' keys and values and attends over
 everything cached, so generating a token needs one query row per head.
 
-The hybrid decoders (Qwen3-Next, Qwen3.5, OLMo hybrid) replace attention in
-most layers by a Gated DeltaNet (`delta.delta_rule_mixer`): no scores, a
-state per head that each token updates. Their cache (`HybridCache`) keeps
+The hybrid decoders (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear) replace
+attention in most layers by a Gated DeltaNet (`delta.delta_rule_mixer`): no
+scores, a state per head that each token updates. Their cache (`HybridCache`) keeps
 that state beside the softmax layers' keys and values.
 """
 
@@ -58,7 +58,7 @@ class DecoderOutput:
 
 class DecoderModel:
     """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3, Qwen3-Next, Qwen3.5,
-    OLMo hybrid) run with the course's attention.
+    OLMo hybrid, Kimi Linear) run with the course's attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -313,7 +313,7 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
     Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, and the hybrids whose
     layers mostly keep a state instead of scores (Gated DeltaNet): Qwen3-Next,
-    Qwen3.5 (text) and OLMo hybrid (`config_json.MODEL_TYPES`).
+    Qwen3.5 (text), OLMo hybrid and Kimi Linear (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in

@@ -145,7 +145,7 @@ class DecoderLayer:
     b_attn_gate: np.ndarray | None = None
     """(h_q * d_v,) its bias (attention_bias), or None."""
     delta: DeltaWeights | None = None
-    """A delta-rule layer's parameters (Qwen3-Next, Qwen3.5, OLMo hybrid), instead of attention's."""
+    """A delta-rule layer's parameters (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear), instead of attention's."""
 
 
 @dataclass(frozen=True)
