@@ -189,3 +189,16 @@ def test_the_families_defaults_are_transformers():
     assert (renamed.moe.n_experts, renamed.moe.top_k, renamed.max_positions) == (16, 3, 4096)
     assert renamed.delta.layer_types == ("linear_attention", "full_attention", "linear_attention", "linear_attention")
     assert (renamed.delta.d_k, renamed.delta.n_v_heads, renamed.delta.conv_width) == (16, 2, 2)
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(HYBRIDS) if "kimi" not in n])
+def test_the_older_top_level_rope_keys_read_the_same(name):
+    """Qwen3-Next's published config.json: rope_theta and partial_rotary_factor at the top level, rope_scaling null."""
+    new = config_json(name)
+    old = {k: v for k, v in new.items() if k != "rope_parameters"}
+    params = dict(new["rope_parameters"])
+    old["rope_theta"] = params.pop("rope_theta")
+    if "partial_rotary_factor" in params:
+        old["partial_rotary_factor"] = params.pop("partial_rotary_factor")
+    old["rope_scaling"] = None
+    assert DecoderConfig.from_dict(old) == DecoderConfig.from_dict(new)
