@@ -323,6 +323,74 @@ GEMMA3N = {
 }
 """name -> (transformers class, config options beside COMMON): Gemma 3n's text model, checked by
 tests/test_decoder_gemma3n.py (its hidden states are AltUp's copies, its shared layers cache nothing)."""
+HYBRIDS = {
+    # Qwen3-Next: three Gated DeltaNet layers then gated softmax attention, 2 key heads shared by 4 value heads
+    # (d_k 8, d_v 6), partial RoPE on a quarter of head_dim 16, experts behind a softmax router with a gated
+    # shared expert in every layer but layer 1 (mlp_only_layers).
+    "qwen3-next": ("Qwen3NextForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=2, head_dim=16,
+                                                 linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=8,
+                                                 linear_value_head_dim=6, num_experts=4, num_experts_per_tok=2,
+                                                 moe_intermediate_size=16, shared_expert_intermediate_size=24,
+                                                 mlp_only_layers=[1],
+                                                 rope_parameters={"rope_type": "default", "rope_theta": 1000.0,
+                                                                  "partial_rotary_factor": 0.25})),
+    # Qwen3-Next with its other options: layer_types written out (softmax first), biases, tied embeddings, half of
+    # each head rotated, a convolution of 3 taps, as many value heads as key heads, experts every second layer
+    # (decoder_sparse_step) with their weights not renormalised.
+    "qwen3-next-options": ("Qwen3NextForCausalLM", dict(num_hidden_layers=5, num_key_value_heads=1, head_dim=8,
+                                                         layer_types=["full_attention", "linear_attention",
+                                                                      "linear_attention", "full_attention",
+                                                                      "linear_attention"],
+                                                         attention_bias=True, tie_word_embeddings=True,
+                                                         linear_num_key_heads=2, linear_num_value_heads=2,
+                                                         linear_key_head_dim=4, linear_value_head_dim=8,
+                                                         linear_conv_kernel_dim=3, num_experts=6, num_experts_per_tok=3,
+                                                         moe_intermediate_size=8, shared_expert_intermediate_size=12,
+                                                         decoder_sparse_step=2, norm_topk_prob=False,
+                                                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                                          "partial_rotary_factor": 0.5})),
+    # Qwen3.5 (text): the same layers with split projections, a dense MLP, multi-query softmax layers, its
+    # multimodal RoPE sections (one position for text: plain RoPE).
+    "qwen3.5": ("Qwen3_5ForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=1, head_dim=8,
+                                            linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=6,
+                                            linear_value_head_dim=4,
+                                            rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                             "partial_rotary_factor": 0.5, "mrope_section": [1, 1, 0],
+                                                             "mrope_interleaved": True})),
+    # OLMo hybrid: b up to 2, QK-norm over all heads, post-norms on the softmax layers, defaults for the sizes.
+    "olmo-hybrid": ("OlmoHybridForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=2,
+                                                   rope_parameters={"rope_type": "default", "rope_theta": 500.0})),
+    # OLMo hybrid without positions in its softmax layers (rope_theta null), b in (0, 1), two key heads for four
+    # value heads, biases, layer_types written out.
+    "olmo-hybrid-nope": ("OlmoHybridForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=4, attention_bias=True,
+                                                        linear_allow_neg_eigval=False, linear_num_key_heads=2,
+                                                        linear_num_value_heads=4, linear_key_head_dim=8,
+                                                        linear_value_head_dim=4,
+                                                        layer_types=["linear_attention", "full_attention",
+                                                                     "linear_attention", "full_attention"],
+                                                        rope_parameters={"rope_type": "default", "rope_theta": None})),
+    # Kimi Linear: Kimi Delta Attention (a decay per key channel, low-rank decay and gate, a sigmoid-gated norm)
+    # in four layers, then latent attention without positions; a dense first layer, then DeepSeek's experts.
+    "kimi-linear": ("KimiLinearForCausalLM", dict(num_hidden_layers=5, num_key_value_heads=4, kv_lora_rank=8,
+                                                   qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=6,
+                                                   linear_num_heads=2, linear_head_dim=6, num_local_experts=4,
+                                                   num_experts_per_tok=2, moe_intermediate_size=8,
+                                                   routed_scaling_factor=1.5)),
+    # Kimi Linear with low-rank queries, layer_types and mlp_layer_types written out, biases, 8 experts in 2
+    # groups with 1 kept and weights not renormalised, 3 heads of 4 in its delta-rule layers, 3 taps.
+    "kimi-linear-options": ("KimiLinearForCausalLM", dict(num_hidden_layers=4, num_key_value_heads=4, q_lora_rank=12,
+                                                           kv_lora_rank=8, qk_nope_head_dim=6, qk_rope_head_dim=2,
+                                                           v_head_dim=4, attention_bias=True,
+                                                           layer_types=["full_attention", "linear_attention",
+                                                                        "linear_attention", "full_attention"],
+                                                           mlp_layer_types=["sparse", "dense", "sparse", "sparse"],
+                                                           linear_num_heads=3, linear_head_dim=4,
+                                                           linear_conv_kernel_dim=3, num_local_experts=8, n_group=2,
+                                                           topk_group=1, num_experts_per_tok=2, moe_intermediate_size=8,
+                                                           n_shared_experts=2, norm_topk_prob=False)),
+}
+"""name -> (transformers class, config options beside COMMON): decoders whose layers mostly keep a state instead
+of scores (Gated DeltaNet) beside softmax attention."""
 
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
@@ -330,13 +398,17 @@ MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qw
                "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3",
                "DeepseekV32ForCausalLM": "deepseek_v32", "GlmMoeDsaForCausalLM": "glm_moe_dsa",
                "MiniMaxM2ForCausalLM": "minimax_m2", "Llama4ForCausalLM": "llama4_text",
-               "Gemma3nForCausalLM": "gemma3n_text"}
+               "Gemma3nForCausalLM": "gemma3n_text",
+               "Qwen3NextForCausalLM": "qwen3_next", "Qwen3_5ForCausalLM": "qwen3_5_text",
+               "OlmoHybridForCausalLM": "olmo_hybrid", "KimiLinearForCausalLM": "kimi_linear"}
 """config.json's model_type of each transformers class above."""
 
 
 def _spec(name: str) -> tuple[str, dict]:
-    """(transformers class, a copy of the options) of `name` in ARCHITECTURES, VARIANTS or MINIMAX_LLAMA4."""
-    class_name, options = {**VARIANTS, **MINIMAX_LLAMA4, **GEMMA3N, **ARCHITECTURES}[name]
+    """(transformers class, a copy of the options) of `name` in ARCHITECTURES, VARIANTS, MINIMAX_LLAMA4, GEMMA3N or
+    HYBRIDS."""
+    class_name, options = next(specs[name] for specs in (ARCHITECTURES, VARIANTS, MINIMAX_LLAMA4, GEMMA3N, HYBRIDS)
+                               if name in specs)
     return class_name, copy.deepcopy(options)  # transformers' configs fill in nested dicts they are given
 
 
@@ -391,20 +463,26 @@ def tiny_model(name: str, seed: int = 0):
     config._attn_implementation = "eager"  # returns the attention weights
     torch.manual_seed(seed)
     model = model_class(config).eval()
-    gemma = config.model_type in ("gemma2", "gemma3_text")  # Gemma 3n's norms multiply by their weight itself
+    # Gemma 2 and 3 and Qwen3-Next store gain - 1 (Gemma 3n's norms multiply by their weight itself)
+    gain_minus_one = config.model_type in ("gemma2", "gemma3_text", "qwen3_next", "qwen3_5_text")
+    # the hybrids' norms of small vectors (L2 on q and k, the gated norm per head) amplify float32's rounding:
+    # smaller projections keep their residual stream, and so the two sides' rounding, in the range of the others'
+    spread = 1.0 if config.model_type in ("qwen3_next", "qwen3_5_text", "olmo_hybrid", "kimi_linear") else 1.5
     with torch.no_grad():
         for param_name, p in model.named_parameters():
             if p.numel() == 0:
                 continue  # DeepSeek's shared experts when there are none: stored with zero width
             if param_name.endswith("norm.weight"):
-                # RMSNorm gains near 1, each different (Gemma stores gain - 1)
-                p.copy_((0 if gemma else 1) + 0.3 * torch.randn_like(p))
+                # RMSNorm gains near 1, each different (Gemma and Qwen3-Next store gain - 1, but for their gated norm)
+                p.copy_((0 if gain_minus_one and "linear_attn." not in param_name else 1) + 0.3 * torch.randn_like(p))
+            elif param_name.endswith("A_log"):
+                p.normal_(-1.5, 1.0)  # state decays from about 0.99 to 0.5 per token, head by head
             elif param_name.endswith("embed_tokens.weight"):
                 p.normal_(0, 1)
             elif p.ndim == 2:
-                p.normal_(0, 1.5 / np.sqrt(p.shape[1]))  # (out, in): large enough for peaked attention
+                p.normal_(0, spread / np.sqrt(p.shape[1]))  # (out, in): large enough for peaked attention
             elif p.ndim == 3:  # stacked experts: gpt-oss and Llama 4 store them (E, in, out), the others (E, out, in)
-                p.normal_(0, 1.5 / np.sqrt(p.shape[1] if config.model_type in ("gpt_oss", "llama4_text") else p.shape[2]))
+                p.normal_(0, spread / np.sqrt(p.shape[1] if config.model_type in ("gpt_oss", "llama4_text") else p.shape[2]))
             elif param_name.endswith("sinks"):
                 p.normal_(0, 1.5)  # comparable to the scores: the sink takes a visible share
             else:

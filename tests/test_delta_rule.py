@@ -179,3 +179,20 @@ def test_short_conv_and_gated_norm_against_transformers():
         z = rng.standard_normal((13, 6)).astype(np.float32)
         theirs = norm(torch.tensor(x), torch.tensor(z)).numpy()
     np.testing.assert_allclose(gated_rms_norm(x, z, norm.weight.detach().numpy(), 1e-6), theirs, atol=1e-5)
+
+
+def test_kimi_s_sigmoid_gated_norm_against_transformers():
+    _torch_fns()
+    import torch
+    from transformers.models.kimi_linear.modeling_kimi_linear import KimiLinearRMSNormGated
+
+    rng = np.random.default_rng(10)
+    x, z = (rng.standard_normal((2, 7, 5)).astype(np.float32) for _ in range(2))
+    norm = KimiLinearRMSNormGated(5, eps=1e-5)
+    with torch.no_grad():
+        norm.weight.copy_(torch.tensor(rng.standard_normal(5)))
+        theirs = norm(torch.tensor(x), torch.tensor(z)).numpy()
+    ours = gated_rms_norm(x, z, norm.weight.detach().numpy(), 1e-5, activation="sigmoid")
+    np.testing.assert_allclose(ours, theirs, atol=1e-5)
+    with pytest.raises(ValueError, match="activation"):
+        gated_rms_norm(x, z, np.ones(5), 1e-5, activation="relu")

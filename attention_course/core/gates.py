@@ -1,7 +1,7 @@
 """Gates: a sigmoid or SiLU of a learned projection that scales what a layer writes (Qwen3-Next, Qwen3.5, Kimi).
 
     output_gate(o, z) = o * sigmoid(z)                  each head's output, channel by channel
-    gated_rms_norm(o, z) = RMSNorm(o) * weight * silu(z)  a delta-rule layer's output
+    gated_rms_norm(o, z) = RMSNorm(o) * weight * silu(z)  a delta-rule layer's output (Kimi: sigmoid(z))
 
 A gate near 0 closes a channel, near 1 lets it through: the layer learns, per
 token, how much of its attention output to pass on to the output projection.
@@ -43,17 +43,24 @@ def output_gate(out, gate) -> np.ndarray:
     return (o * sigmoid(z)).astype(out_dtype, copy=False)
 
 
-def gated_rms_norm(x, gate, weight, eps: float) -> np.ndarray:
-    """(..., d) -> (..., d): RMSNorm(x) * weight * silu(gate), the norm in float32 at least (as transformers does).
+GATE_ACTIVATIONS = {"silu": silu, "sigmoid": sigmoid}
+"""What a gated norm applies to its gate: SiLU (Qwen3-Next, OLMo hybrid) or a sigmoid (Kimi Linear)."""
+
+
+def gated_rms_norm(x, gate, weight, eps: float, activation: str = "silu") -> np.ndarray:
+    """(..., d) -> (..., d): RMSNorm(x) * weight * act(gate), the norm in float32 at least (as transformers does).
 
     Args:
         x: (..., d) e.g. a delta-rule layer's output (h, n, d_v), one head's vector per row.
         gate: (..., d) x's shape. weight: (d,). eps: added to the mean square.
+        activation: "silu" or "sigmoid", what the gate goes through.
     """
+    if activation not in GATE_ACTIVATIONS:
+        raise ValueError(f"activation must be one of {sorted(GATE_ACTIVATIONS)}; got {activation!r}")
     o = as_float_array(x, "x")
     z = as_float_array(gate, "gate")
     if z.shape != o.shape:
         raise ValueError(f"gate must have x's shape {o.shape}; got shape {z.shape}")
     work = np.result_type(o.dtype, np.float32)
     normed = rms_norm(o, np.asarray(weight), eps)  # (..., d)
-    return (normed.astype(work) * silu(z.astype(work))).astype(o.dtype, copy=False)
+    return (normed.astype(work) * GATE_ACTIVATIONS[activation](z.astype(work))).astype(o.dtype, copy=False)

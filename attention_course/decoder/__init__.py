@@ -9,7 +9,8 @@
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
   Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3; `config_dsa`: DeepSeek-V3.2 and
   GLM-5; `config_minimax_llama4`: what MiniMax-M2 and Llama 4 (text) add;
-  `config_gemma3n`: Gemma 3n's text model).
+  `config_gemma3n`: Gemma 3n's text model; `config_hybrid`: the hybrids
+  Qwen3-Next, Qwen3.5, OLMo hybrid and Kimi Linear).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
   (bfloat16 through ml_dtypes); `fp8`: FP8 weights with a scale per block
   (DeepSeek's and GLM's published format) widened to float32 at load, other
@@ -19,11 +20,15 @@
 - `attention`: grouped-query attention with QK-norm (per head, or over the
   whole projection), per-layer RoPE (whole or partial) or none, Llama 4's
   weightless QK-norm and NoPE temperature, soft-capping, sinks, sliding
-  windows and chunks; `latent`: multi-head latent attention, expanded or
-  absorbed; `indexer`: DeepSeek Sparse Attention's lightning indexer, which
-  picks the keys each query's latent attention reads (`core.sparse`), and
-  `IndexedLatentCache`, which keeps its keys; `mlp`: gated MLPs and mixtures
-  of experts (softmax or sigmoid routers, shared experts).
+  windows and chunks, and gated attention's output gate; `latent`: multi-head
+  latent attention, expanded or absorbed; `indexer`: DeepSeek Sparse
+  Attention's lightning indexer, which picks the keys each query's latent
+  attention reads (`core.sparse`), and `IndexedLatentCache`, which keeps its
+  keys; `mlp`: gated MLPs and mixtures of experts (softmax or sigmoid
+  routers, shared experts); `delta`: a Gated DeltaNet layer
+  (`core.delta_rule`), the hybrids' layers that keep a state instead of scores.
+- `hybrid_cache`: `HybridCache`, the softmax layers' keys and values beside
+  each delta-rule layer's state and last convolution inputs (constant in n).
 - `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
   block table, as vLLM keeps them (book/generating_cost.ipynb).
 - `reserved`: `ReservedKVCache`, one buffer per layer for the longest sequence,
@@ -74,6 +79,7 @@ from .step import decode_step
 from .paged import PagedKVCache
 from .reserved import ReservedKVCache
 from .quantized import QuantizedKVCache, attention_error_bound, quantize
+from .hybrid_cache import HybridCache
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
 from .indexer import IndexedLatentCache
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
@@ -84,6 +90,7 @@ __all__ = [
     "DecoderModel",
     "DecoderOutput",
     "DecoderWeights",
+    "HybridCache",
     "IndexedLatentCache",
     "KVCache",
     "LatentAttentionConfig",

@@ -1,7 +1,7 @@
 """One decoder layer's grouped-query attention, with every option today's models add to the score (book/decoding.ipynb).
 
     q, k, v = x W_q, x W_k, x W_v                      split into h_q and h_kv heads
-    q, k    = RMSNorm(q), RMSNorm(k)                    QK-norm (Qwen3, Gemma 3), per head; MiniMax-M2: over all heads
+    q, k    = RMSNorm(q), RMSNorm(k)                    QK-norm (Qwen3, Gemma 3), per head; MiniMax-M2, OLMo hybrid: over all heads
     q, k    = RoPE(q), RoPE(k)                          per layer: its own base and scaling, or none (NoPE)
     q, k    = q / rms(q), k / rms(k)                    Llama 4's weightless norm, RoPE layers only
     q       = q * temperature(position)                 Llama 4's NoPE layers (core.temperature)
@@ -9,7 +9,7 @@
     s       = c * tanh(s / c)                           soft-capping (Gemma 2), before the mask
     s       = s + mask                                  causal, or a sliding window or a chunk on this layer
     w       = softmax(s)  or  softmax([s, sink_h])      a learned sink logit per head (gpt-oss), dropped after
-    out     = (w V) W_o
+    out     = (w V) W_o                                 gated attention (Qwen3-Next): (w V) * sigmoid(x W_g), then W_o
 
 Query head i reads key/value head i // (h_q / h_kv). The cache holds keys as
 attention uses them: normed, rotated and scaled.
@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.attention import _mix, attention_scores
+from ..core.gates import output_gate
 from ..core.masks import causal_mask, chunked_causal_mask, mask_to_bias, sliding_window_mask
 from ..core.multi_head import merge_heads, split_heads
 from ..core.norms import rms_norm
@@ -74,7 +75,7 @@ def qkv(config: DecoderConfig, p: DecoderLayer, layer: int, h: np.ndarray, posit
     """q (h_q, n, d), k (h_kv, n, d), v (h_kv, n, d) of the normed input h (n, d_model), QK-normed and rotated."""
     c = config
     q, k = project(h, p.w_q, p.b_q), project(h, p.w_k, p.b_k)  # (n, h_q*d), (n, h_kv*d)
-    if p.q_norm is not None and c.qk_norm_scope == "projection":  # MiniMax-M2: all heads' queries as one vector
+    if p.q_norm is not None and c.qk_norm_scope == "projection":  # MiniMax-M2, OLMo hybrid: all heads' queries as one
         q = rms_norm(q, p.q_norm, c.rms_norm_eps)  # (n, h_q*d)
         k = rms_norm(k, p.k_norm, c.rms_norm_eps)  # (n, h_kv*d)
     q = split_heads(q, c.n_heads)  # (n, h_q*d) -> (h_q, n, d)
@@ -123,4 +124,7 @@ def grouped_query_attention(config: DecoderConfig, p: DecoderLayer, layer: int, 
         k, v = cache.update(layer, k, v)  # (h_kv, n_k, d): what was cached, then the new tokens
     first_position = int(positions[-1]) + 1 - k.shape[-2]  # the keys are the last n_k positions up to the queries'
     heads, weights = attend(config, p, layer, q, k, v, first_position)  # (h_q, n, d_v), (h_q, n, n_k)
-    return project(merge_heads(heads), p.w_o, p.b_o), weights  # (n, h_q*d_v) x (h_q*d_v, d_model) -> (n, d_model)
+    out = merge_heads(heads)  # (h_q, n, d_v) -> (n, h_q*d_v)
+    if p.w_attn_gate is not None:  # gated attention: each head's channels scaled by a sigmoid of the input
+        out = output_gate(out, project(h, p.w_attn_gate, p.b_attn_gate))  # (n, h_q*d_v)
+    return project(out, p.w_o, p.b_o), weights  # (n, h_q*d_v) x (h_q*d_v, d_model) -> (n, d_model)

@@ -90,7 +90,10 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
     latent attention; and, with DeepSeek Sparse Attention, index_head_dim
     more in each layer that runs an indexer (its key, `IndexedLatentCache`);
-    nothing for a Gemma 3n layer that shares another's.
+    nothing for a Gemma 3n layer that shares another's. A delta-rule layer
+    (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi) keeps n_v x d_k x d_v numbers of
+    state and (w - 1) x (2 n_k d_k + n_v d_v) convolution inputs, whatever
+    seq_len (`hybrid_cache.HybridCache`).
 
     Args:
         config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
@@ -116,7 +119,13 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
         tokens = [t if chunk is None else seq_len % chunk for t, chunk in zip(tokens, c.chunks)]
     if c.gemma3n is not None:  # a layer that reads another's keys and values keeps none of its own
         tokens = [t if source == i else 0 for i, (t, source) in enumerate(zip(tokens, c.gemma3n.kv_sources))]
-    numbers = per_layer * sum(tokens)
+    constant = 0  # numbers kept per sequence whatever its length
+    if c.delta is not None:
+        d = c.delta
+        n_delta = sum(d.is_delta_layer(i) for i in range(c.n_layers))
+        tokens = [0 if d.is_delta_layer(i) else t for i, t in enumerate(tokens)]
+        constant = n_delta * (d.n_v_heads * d.d_k * d.d_v + (d.conv_width - 1) * (2 * d.key_dim + d.value_dim))
+    numbers = per_layer * sum(tokens) + constant
     if c.indexer is not None:  # one indexer key per token in every layer with an indexer of its own
         numbers += c.indexer.head_dim * sum(n for n, shared in zip(tokens, c.indexer.shared) if not shared)
     return numbers * batch * itemsize(c.dtype if dtype is None else dtype)

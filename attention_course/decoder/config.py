@@ -9,13 +9,16 @@ layers of
 and a final norm before the output projection. The models differ in options,
 each a field below: where RoPE sits and how it is scaled (per layer, or not at
 all), a norm on every query and key (Qwen3, Gemma 3; over the whole projection in
-MiniMax-M2; Llama 4's without a gain), the score's scale and a tanh cap on it
-(Gemma 2), a sink logit per head (gpt-oss), sliding windows or chunks per
-layer (Llama 4, with a temperature on its NoPE layers), Gemma's extra norms
-and scaled embeddings, multi-head latent attention (DeepSeek-V3) with, in
-DeepSeek-V3.2 and GLM-5, a lightning indexer that picks the keys each query
-reads, and mixtures of experts (gpt-oss, DeepSeek-V3, MiniMax-M2, Llama 4);
-Gemma 3n's text model adds its own (`config_gemma3n.Gemma3nOptions`). `config_json`
+MiniMax-M2 and OLMo hybrid; Llama 4's without a gain), the score's scale and a
+tanh cap on it (Gemma 2), a sink logit per head (gpt-oss), sliding windows or
+chunks per layer (Llama 4, with a temperature on its NoPE layers), Gemma's
+extra norms and scaled embeddings, multi-head latent attention (DeepSeek-V3)
+with, in DeepSeek-V3.2 and GLM-5, a lightning indexer that picks the keys
+each query reads, mixtures of experts (gpt-oss, DeepSeek-V3, MiniMax-M2,
+Llama 4, Qwen3-Next), gated attention and layers that keep a state instead of
+scores (the delta rule: Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear;
+`config_hybrid`); Gemma 3n's text model adds its own
+(`config_gemma3n.Gemma3nOptions`). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -30,6 +33,7 @@ from pathlib import Path
 from ..core.rope_scaling import RopeScaling
 from .config_gemma3n import Gemma3nOptions
 from .config_json import config_fields
+from .config_hybrid import DeltaRuleConfig
 from .options import IndexerConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 
@@ -38,8 +42,7 @@ class DecoderConfig:
     """The sizes and options of a decoder (see the module docstring)."""
 
     model_type: str
-    """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
-    "gpt_oss", "deepseek_v3", "deepseek_v32", "glm_moe_dsa", "minimax_m2", "llama4_text" or "gemma3n_text"."""
+    """config.json's model_type: one of `config_json.MODEL_TYPES`."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -112,7 +115,8 @@ class DecoderConfig:
     positions, Llama 4's attention_chunk_size on its chunked_attention layers), or None. Empty: no chunks."""
     qk_norm_scope: str = "head"
     """Where QK-norm's RMSNorm runs: "head" (each head's query and key, a gain of size d: Qwen3, Gemma 3) or
-    "projection" (all heads' queries together, a gain of size h_q * d, and the keys likewise: MiniMax-M2)."""
+    "projection" (all heads' queries together, a gain of size h_q * d, and the keys likewise: MiniMax-M2, OLMo
+    hybrid)."""
     l2_qk_norm: bool = False
     """Llama 4's use_qk_norm: queries and keys of the RoPE layers divided by their root mean square (no
     learned gain), after RoPE."""
@@ -127,6 +131,12 @@ class DecoderConfig:
     indexer: IndexerConfig | None = None
     """DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): each query's latent attention reads only
     the keys it picks; None: every visible key."""
+    attn_output_gate: bool = False
+    """Gated attention (Qwen3-Next, Qwen3.5): q_proj also makes a gate g, and the attention output is multiplied
+    by sigmoid(g), per head and channel, before o_proj."""
+    delta: DeltaRuleConfig | None = None
+    """The delta-rule layers of a hybrid decoder (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear): which layers keep a state
+    instead of scores, and their sizes; None: softmax attention in every layer."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""
@@ -171,9 +181,9 @@ class DecoderConfig:
 
     def is_moe_layer(self, layer: int) -> bool:
         """Whether `layer` has a mixture of experts (else a dense MLP of width d_ff)."""
-        if self.moe is not None and self.moe.layers is not None:
-            return layer in self.moe.layers  # Llama 4: moe_layers, interleaved with dense ones
-        return self.moe is not None and layer >= self.moe.first_layer
+        if self.moe is None:
+            return False
+        return layer >= self.moe.first_layer if self.moe.layers is None else layer in self.moe.layers
 
     @property
     def attention_kind(self) -> str:

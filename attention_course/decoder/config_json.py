@@ -18,8 +18,11 @@ from .config_dsa import DSA_TYPES, dsa_config, indexer_config
 from .fp8 import fp8_blocks
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
+HYBRID_MODEL_TYPES = ("qwen3_next", "qwen3_5_text", "olmo_hybrid", "kimi_linear")
+"""The `model_type`s whose layers mix the delta rule and softmax (or latent) attention, read by `config_hybrid`."""
+
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
-               *DSA_TYPES, *minimax_llama4.MODEL_TYPES, config_gemma3n.MODEL_TYPE)
+               *DSA_TYPES, *minimax_llama4.MODEL_TYPES, config_gemma3n.MODEL_TYPE, *HYBRID_MODEL_TYPES)
 """The `model_type`s of config.json that `load_decoder` runs."""
 
 LATENT_TYPES = ("deepseek_v3", *DSA_TYPES)
@@ -62,10 +65,17 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     if model_type == "gemma3":
         raise UnsupportedConfigError(f"{source}: model_type 'gemma3' is Gemma 3 with its vision tower; this package "
                                      "runs the text model alone (model_type 'gemma3_text', the config under text_config)")
+    if model_type == "qwen3_5":
+        raise UnsupportedConfigError(f"{source}: model_type 'qwen3_5' is Qwen3.5 with its vision tower; this package "
+                                     "runs the text model alone (model_type 'qwen3_5_text', the config under text_config)")
     minimax_llama4.refuse_multimodal(cfg, source)
     if model_type not in MODEL_TYPES:
         raise UnsupportedConfigError(
             f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
+    if model_type in HYBRID_MODEL_TYPES:  # delta-rule layers beside softmax attention
+        from .config_hybrid import hybrid_fields  # imported here: that module reads with this one's helpers
+
+        return hybrid_fields(cfg, model_type, source)
     given = cfg
     if model_type in minimax_llama4.MODEL_TYPES:
         cfg = minimax_llama4.common_view(cfg, model_type)  # partial RoPE read there

@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import checkpoint_gemma3n
 from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig
+from .delta import delta_layer_shapes
 
 
 def _attention(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
@@ -42,11 +43,12 @@ def _attention(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
             out[a + "indexer.weights_proj.weight"] = (ix.n_heads, c.d_model)
     else:
         q_width, kv_width = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
-        for name, width in (("q_proj", q_width), ("k_proj", kv_width), ("v_proj", kv_width)):
+        gate = 2 if c.attn_output_gate else 1  # gated attention: each head's query, then its gate
+        for name, width in (("q_proj", gate * q_width), ("k_proj", kv_width), ("v_proj", kv_width)):
             out[a + name + ".weight"] = (width, c.d_model)
             if c.qkv_bias:
                 out[a + name + ".bias"] = (width,)
-        if c.qk_norm and c.qk_norm_scope == "projection":  # MiniMax-M2: one gain over all heads
+        if c.qk_norm and c.qk_norm_scope == "projection":  # MiniMax-M2, OLMo hybrid: one gain over all heads
             out[a + "q_norm.weight"] = (q_width,)
             out[a + "k_norm.weight"] = (kv_width,)
         elif c.qk_norm:
@@ -78,6 +80,12 @@ def _mlp(c: DecoderConfig, layer: int, p: str) -> dict[str, tuple[int, ...]]:
     if not c.is_moe_layer(layer):
         return _dense(p + "mlp.", c.d_model, c.d_ff, c.mlp_bias)
     e, h, i = c.moe.n_experts, c.d_model, c.moe.d_expert
+    if c.moe.router == "softmax":  # Qwen3-Next: one MLP per expert, a shared expert and its gate
+        out = {p + "mlp.gate.weight": (e, h), p + "mlp.shared_expert_gate.weight": (1, h)}
+        for j in range(e):
+            out.update(_dense(f"{p}mlp.experts.{j}.", h, i, False))
+        out.update(_dense(p + "mlp.shared_expert.", h, c.moe.shared_width, False))
+        return out
     if c.moe.router == "softmax_top_k":  # gpt-oss: fused expert tensors, stored (in, out)
         return {p + "mlp.router.weight": (e, h), p + "mlp.router.bias": (e,),
                 p + "mlp.experts.gate_up_proj": (e, h, 2 * i), p + "mlp.experts.gate_up_proj_bias": (e, 2 * i),
@@ -90,8 +98,10 @@ def _mlp(c: DecoderConfig, layer: int, p: str) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def _norms(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
+def _norms(c: DecoderConfig, p: str, layer: int) -> dict[str, tuple[int, ...]]:
     names = ["input_layernorm", "post_attention_layernorm"]
+    if c.delta is not None and c.delta.attention_post_norms and not c.delta.is_delta_layer(layer):
+        names = ["post_attention_layernorm", "post_feedforward_layernorm"]  # OLMo: on the outputs alone
     if c.sandwich_norms:
         names += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
     return {p + name + ".weight": (c.d_model,) for name in names}
@@ -109,8 +119,11 @@ def checkpoint_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
     shapes = {"model.embed_tokens.weight": (c.vocab_size, c.d_model)}
     for layer in range(c.n_layers):
         p = f"model.layers.{layer}."
-        shapes.update(_norms(c, p))
-        shapes.update(_attention(c, p))
+        shapes.update(_norms(c, p, layer))
+        if c.delta is not None and c.delta.is_delta_layer(layer):  # a layer that keeps a state instead of scores
+            shapes.update(delta_layer_shapes(c.delta, c.d_model, p + c.delta.module))
+        else:
+            shapes.update(_attention(c, p))
         shapes.update(_mlp(c, layer, p))
     shapes["model.norm.weight"] = (c.d_model,)
     if not c.tie_word_embeddings:

@@ -9,6 +9,8 @@
     MiniMax-M2        DeepSeek-V3's router with one group and no scaling factor
     Llama 4           top k router logits; sigmoid(logit) scales the token *before* its expert (not the output);
                       plus a shared expert
+    Qwen3-Next        softmax over every expert's logit, the top k (renormalised, with norm_topk_prob); plus a
+                      shared expert whose output is scaled by sigmoid(x w_shared_gate)
 """
 
 from __future__ import annotations
@@ -68,6 +70,14 @@ def route_softmax_top_k(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     return chosen, softmax(np.take_along_axis(logits, chosen, axis=-1))  # (n, k), each row sums to 1
 
 
+def route_softmax(logits: np.ndarray, k: int, renormalise: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Qwen3-Next's router: (experts (n, k), weights (n, k)), the top k of a softmax over every expert."""
+    probs = softmax(logits)  # (n, E)
+    chosen = top_k(probs, k)  # (n, k)
+    weights = np.take_along_axis(probs, chosen, axis=-1)  # (n, k)
+    return chosen, weights / weights.sum(axis=-1, keepdims=True) if renormalise else weights
+
+
 def route_sigmoid_grouped(logits: np.ndarray, correction_bias: np.ndarray, moe: MoEConfig) -> tuple[np.ndarray, np.ndarray]:
     """DeepSeek-V3's router: (experts (n, k), weights (n, k)) from sigmoid scores and group-limited top-k."""
     scores = sigmoid(logits)  # (n, E)
@@ -107,6 +117,8 @@ def mixture_of_experts(config: DecoderConfig, e: Experts, x: np.ndarray) -> np.n
         chosen, weights = route_softmax_top_k(logits, moe.top_k)  # (n, k), (n, k)
     elif moe.router == "sigmoid_scaled_input":
         chosen, weights = route_sigmoid_top_k(logits, moe.top_k)  # (n, k), (n, k)
+    elif moe.router == "softmax":
+        chosen, weights = route_softmax(logits, moe.top_k, moe.norm_topk_prob)  # (n, k), (n, k)
     else:
         chosen, weights = route_sigmoid_grouped(logits, e.correction_bias, moe)
     out = np.zeros_like(x)  # (n, d_model)
@@ -123,7 +135,10 @@ def mixture_of_experts(config: DecoderConfig, e: Experts, x: np.ndarray) -> np.n
         y = project(hidden, e.w_down[expert], None if e.b_down is None else e.b_down[expert])  # (m, d_model)
         np.add.at(out, rows, y if scale_input else y * weights[rows, slot][:, None])  # (m, d_model) into their rows
     if e.shared is not None:
-        out = out + gated_mlp(x, *e.shared, activation=config.activation)  # (n, d_model)
+        shared = gated_mlp(x, *e.shared, activation=config.activation)  # (n, d_model)
+        if e.shared_gate is not None:  # Qwen3-Next: a learned sigmoid gate per token on the shared expert
+            shared = sigmoid(x @ e.shared_gate) * shared  # (n, d_model) x (d_model, 1) -> (n, 1), times (n, d_model)
+        out = out + shared
     return out
 
 

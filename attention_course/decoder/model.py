@@ -14,6 +14,11 @@ The MLP is `mlp.feed_forward`: a gated MLP or a mixture of experts. Gemma
 norms the attention's and the MLP's outputs too before adding them. With a
 `KVCache`, each call appends its tokens' keys and values and attends over
 everything cached, so generating a token needs one query row per head.
+
+The hybrid decoders (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear) replace
+attention in most layers by a Gated DeltaNet (`delta.delta_rule_mixer`): no
+scores, a state per head that each token updates. Their cache (`HybridCache`) keeps
+that state beside the softmax layers' keys and values.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from ..core.softcap import softcap
 from .attention import grouped_query_attention, qkv as _qkv
 from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
+from .delta import delta_rule_mixer
+from .hybrid_cache import HybridCache
 from .layout import checkpoint_shapes
 from .fp8 import dequantize_fp8
 from .indexer import IndexedLatentCache, select_keys
@@ -49,15 +56,16 @@ class DecoderOutput:
     """(L, h_q, n, n_k) attention weights, n_k = tokens cached before the call + n; keys a sliding
     window or a chunk hides (or a cache no longer keeps) have weight 0, and so have, with DeepSeek Sparse
     Attention (DeepSeek-V3.2, GLM-5), the keys the indexer did not choose; with sinks (gpt-oss) each row
-    sums to less than 1. None if not asked for."""
+    sums to less than 1. A delta-rule layer (hybrid decoders) weighs no keys: its entries are all 0.
+    None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer. Gemma 3n:
     (L + 1, A, n, d_model), AltUp's A copies."""
 
 
 class DecoderModel:
-    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3/V3.2, GLM-5, MiniMax-M2, Llama 4)
-    run with the course's attention.
+    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3/V3.2, GLM-5, MiniMax-M2, Llama 4,
+    Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear) run with the course's attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -107,12 +115,16 @@ class DecoderModel:
     # --- the forward pass ---------------------------------------------------------------------
 
     def new_cache(self, keep_window: bool = False) -> KVCache:
-        """An empty cache for this model: a KVCache, a LatentCache for latent attention, or an IndexedLatentCache
-        (the indexer keys beside the latents) for DeepSeek Sparse Attention.
+        """An empty cache for this model: a KVCache, a LatentCache for latent attention, an IndexedLatentCache
+        (the indexer keys beside the latents) for DeepSeek Sparse Attention, a HybridCache for a decoder with
+        delta-rule layers.
 
         With keep_window, sliding-window layers keep only what their window needs, chunked layers only their
         current chunk.
         """
+        if self.config.delta is not None:
+            return HybridCache(self.config.n_layers, [self.config.delta.is_delta_layer(i)
+                                                      for i in range(self.config.n_layers)])
         windows = self.config.windows if keep_window else None
         if self.config.indexer is not None:
             return IndexedLatentCache(self.config.n_layers)  # the indexer keys beside the latents
@@ -144,7 +156,9 @@ class DecoderModel:
         """
         layer = self._layer_index(layer)
         c, p = self.config, self.weights.layers[layer]
-        h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
+        if p.delta is not None:
+            raise ValueError(f"layer {layer} is a delta-rule layer: it keeps a state, and has no scores of q and k")
+        h = x if p.attn_norm is None else rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
         positions = np.asarray(positions)
         if c.latent is None:
             return _qkv(c, p, layer, h, positions, rotate_qk=rotate)
@@ -159,10 +173,17 @@ class DecoderModel:
         """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k)).
 
         keep (n, n_k): the keys DeepSeek Sparse Attention's indexer chose, or None for every visible key.
+        A delta-rule layer returns weights over no key, (h_q, n, 0).
         """
         c, p = self.config, self.weights.layers[layer]
-        h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
-        if c.latent is not None:
+        h = x if p.attn_norm is None else rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model); OLMo: none
+        if p.delta is not None:  # a Gated DeltaNet: the state carried in the cache, no scores
+            past = (None, None) if cache is None else cache.state(layer)
+            out, carried = delta_rule_mixer(c.delta, p.delta, h, past)  # (n, d_model)
+            if cache is not None:
+                cache.set_state(layer, *carried, n_new=x.shape[0])
+            weights = np.zeros((c.n_heads, x.shape[0], 0), dtype=out.dtype)  # (h_q, n, 0)
+        elif c.latent is not None:
             out, weights = latent_attention(c, p, layer, h, positions, cache, keep=keep)
         else:
             out, weights = grouped_query_attention(c, p, layer, h, positions, cache)
@@ -173,7 +194,8 @@ class DecoderModel:
     def _feed_forward(self, layer: int, x: np.ndarray) -> np.ndarray:
         """One layer's MLP (or mixture of experts) on the residual stream x: (n, d_model)."""
         c, p = self.config, self.weights.layers[layer]
-        out = feed_forward(c, p, rms_norm(x, p.mlp_norm, c.rms_norm_eps))  # (n, d_model)
+        h = x if p.mlp_norm is None else rms_norm(x, p.mlp_norm, c.rms_norm_eps)  # (n, d_model); OLMo: none
+        out = feed_forward(c, p, h)  # (n, d_model)
         return out if p.post_mlp_norm is None else rms_norm(out, p.post_mlp_norm, c.rms_norm_eps)
 
     def embed(self, ids) -> np.ndarray:
@@ -230,6 +252,9 @@ class DecoderModel:
             raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
                             f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
         c = self.config
+        if cache is not None and c.delta is not None and not isinstance(cache, HybridCache):
+            raise TypeError(f"cache must be a HybridCache (model.new_cache()) for a model with delta-rule layers; "
+                            f"got {type(cache).__name__}")
         if cache is not None and c.indexer is not None and not isinstance(cache, IndexedLatentCache):
             raise TypeError(f"{c.model_type} keeps its indexer keys in the cache: pass model.new_cache() (an "
                             f"IndexedLatentCache); got {type(cache).__name__}")
@@ -285,6 +310,10 @@ class DecoderModel:
         experts = f", {c.moe.n_experts} experts (top {c.moe.top_k})" if c.moe is not None else ""
         if c.indexer is not None:  # DeepSeek Sparse Attention
             heads += f", each query reading the top {c.indexer.top_k} keys of {c.indexer.n_heads} indexer heads"
+        if c.delta is not None:
+            n_delta = sum(c.delta.is_delta_layer(i) for i in range(c.n_layers))
+            heads = (f"{n_delta} delta-rule layers ({c.delta.n_v_heads} states of {c.delta.d_k} x {c.delta.d_v}) "
+                     f"and {c.n_layers - n_delta} of " + heads)
         return f"DecoderModel({self.name!r}: {c.model_type}, {c.n_layers} layers, {heads}, d_model = {c.d_model}{sliding}{experts})"
 
 
@@ -310,8 +339,10 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
 
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
     Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, DeepSeek-V3.2, GLM-5, MiniMax-M2, Llama 4 (text:
-    Llama4ForCausalLM, model_type llama4_text) and Gemma 3n (text:
-    Gemma3nForCausalLM, model_type gemma3n_text, run by `gemma3n.Gemma3nModel`)
+    Llama4ForCausalLM, model_type llama4_text), Gemma 3n (text:
+    Gemma3nForCausalLM, model_type gemma3n_text, run by `gemma3n.Gemma3nModel`),
+    and the hybrids whose layers mostly keep a state instead of scores (Gated
+    DeltaNet): Qwen3-Next, Qwen3.5 (text), OLMo hybrid and Kimi Linear
     (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
@@ -370,7 +401,8 @@ def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.flo
             fan_in = shape[-1] if len(shape) == 2 else shape[-2]
             tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
         elif "norm" in name and not name.endswith(".bias"):  # a LayerNorm's bias (the indexer's) is drawn 0
-            tensors[name] = np.full(shape, 1.0 - config.norm_offset, dtype)  # a gain of 1 (Gemma stores gain - 1)
+            # a gain of 1 (Gemma and Qwen3-Next store gain - 1, but for the gated norm)
+            tensors[name] = np.full(shape, 1.0 - (0.0 if ".linear_attn." in name else config.norm_offset), dtype)
         else:
             tensors[name] = np.zeros(shape, dtype)
     return tensors

@@ -48,8 +48,9 @@ class MoEConfig:
     router: str
     """"softmax_top_k" (gpt-oss: softmax over the top_k router logits), "sigmoid_grouped" (DeepSeek-V3:
     sigmoid scores, a correction bias for the choice, top_k within the best topk_group of n_group groups;
-    MiniMax-M2: the same with one group) or "sigmoid_scaled_input" (Llama 4: the sigmoid of each of the
-    top_k logits scales the token before it enters its expert)."""
+    MiniMax-M2: the same with one group), "sigmoid_scaled_input" (Llama 4: the sigmoid of each of the
+    top_k logits scales the token before it enters its expert) or "softmax" (Qwen3-Next: softmax over every
+    expert, then the top_k, renormalised if norm_topk_prob)."""
     n_experts: int
     """Experts per layer (num_local_experts, n_routed_experts)."""
     top_k: int
@@ -59,7 +60,8 @@ class MoEConfig:
     first_layer: int = 0
     """Layers before this one have a dense MLP of width d_ff (first_k_dense_replace)."""
     layers: tuple[int, ...] | None = None
-    """The layers with experts, the others dense (Llama 4's moe_layers); None: every layer from first_layer."""
+    """The layers with experts, the others dense (Llama 4's moe_layers; Qwen3-Next's decoder_sparse_step and
+    mlp_only_layers); None: every layer from first_layer."""
     n_shared_experts: int = 0
     """Experts every token goes through besides the routed ones (DeepSeek, Llama 4)."""
     routed_scaling_factor: float = 1.0
@@ -74,6 +76,11 @@ class MoEConfig:
     """gpt-oss: gate * sigmoid(alpha * gate), its experts' activation."""
     swiglu_limit: float = 7.0
     """gpt-oss: the gate is clamped above at limit, the up projection to [-limit, limit]."""
+    shared_width: int | None = None
+    """Width of the shared experts' MLP; None: n_shared_experts x d_expert (DeepSeek). Qwen3-Next:
+    shared_expert_intermediate_size."""
+    shared_gate: bool = False
+    """Qwen3-Next: the shared expert's output is multiplied by sigmoid(x w), w a learned (d_model,) vector."""
 
 
 @dataclass(frozen=True)

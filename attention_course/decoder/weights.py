@@ -25,6 +25,7 @@ import numpy as np
 from . import checkpoint_gemma3n
 from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig, UnsupportedConfigError
+from .delta import DeltaWeights, canonical_names, read_delta_weights
 from .layout import checkpoint_shapes
 
 _DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
@@ -103,19 +104,21 @@ class Experts:
     """(E, d_model) gpt-oss."""
     shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     """DeepSeek's shared experts as one MLP: (gate (d_model, s), up (d_model, s), down (s, d_model))."""
+    shared_gate: np.ndarray | None = None
+    """(d_model, 1) Qwen3-Next: the shared expert's output is multiplied by sigmoid(x @ shared_gate)."""
 
 
 @dataclass(frozen=True)
 class DecoderLayer:
     """The learned parameters of one decoder layer (row-vector convention: y = x @ w + b)."""
 
-    attn_norm: np.ndarray
-    """(d_model,) RMSNorm weight before attention (input_layernorm)."""
-    mlp_norm: np.ndarray
+    attn_norm: np.ndarray | None
+    """(d_model,) RMSNorm weight before attention (input_layernorm); None: OLMo hybrid's softmax layers."""
+    mlp_norm: np.ndarray | None
     """(d_model,) RMSNorm weight before the feed-forward layer (post_attention_layernorm; Gemma:
-    pre_feedforward_layernorm)."""
-    w_o: np.ndarray
-    """(h_q * d_v, d_model) output projection that mixes the heads."""
+    pre_feedforward_layernorm); None: OLMo hybrid's softmax layers."""
+    w_o: np.ndarray | None
+    """(h_q * d_v, d_model) output projection that mixes the heads (None in a delta-rule layer)."""
     w_q: np.ndarray | None = None
     """(d_model, h_q * d) query projection; head i uses columns i*d:(i+1)*d. None with latent attention."""
     w_k: np.ndarray | None = None
@@ -158,6 +161,13 @@ class DecoderLayer:
     """The lightning indexer that picks the keys the latent attention reads (DeepSeek-V3.2, GLM-5), or None."""
     experts: Experts | None = None
     """The mixture of experts, instead of the dense MLP."""
+    w_attn_gate: np.ndarray | None = None
+    """(d_model, h_q * d_v) gated attention (Qwen3-Next, Qwen3.5): the output is multiplied by sigmoid(x @ w)
+    before w_o (the files store it inside q_proj, each head's query followed by its gate)."""
+    b_attn_gate: np.ndarray | None = None
+    """(h_q * d_v,) its bias (attention_bias), or None."""
+    delta: DeltaWeights | None = None
+    """A delta-rule layer's parameters (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear), instead of attention's."""
 
 
 @dataclass(frozen=True)
@@ -313,14 +323,38 @@ def _experts(t: _Taker, c: DecoderConfig, m: str) -> Experts:
     experts = [[t.linear(f"{m}experts.{j}.{name}")[0] for j in range(c.moe.n_experts)]
                for name in ("gate_proj", "up_proj", "down_proj")]
     w_gate, w_up, w_down = (_frozen(np.stack(ws), t.dtype, copy=False) for ws in experts)  # E x (in, out) -> (E, in, out)
-    shared = tuple(t.linear(m + "shared_experts." + name)[0] for name in ("gate_proj", "up_proj", "down_proj"))
+    qwen = c.moe.router == "softmax"  # Qwen3-Next: one shared expert, behind a gate
+    shared_name = "shared_expert." if qwen else "shared_experts."
+    shared = tuple(t.linear(m + shared_name + name)[0] for name in ("gate_proj", "up_proj", "down_proj"))
     shared = shared if c.moe.n_shared_experts else None  # stored with zero width when there are none
     router = _frozen(t.raw(m + "gate.weight").T, t.dtype, t.copy)  # (E, d_model) -> (d_model, E)
     return Experts(router=router, correction_bias=t.get(m + "gate.e_score_correction_bias"),
-                   w_gate=w_gate, w_up=w_up, w_down=w_down, shared=shared)
+                   w_gate=w_gate, w_up=w_up, w_down=w_down, shared=shared,
+                   shared_gate=t.linear(m + "shared_expert_gate")[0] if qwen else None)
+
+
+def _delta_layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
+    """A hybrid decoder's delta-rule layer: its norms, its Gated DeltaNet, its MLP or experts."""
+    p = f"model.layers.{i}."
+    (w_gate, _), (w_up, _), (w_down, _) = (t.linear(p + "mlp." + n) for n in ("gate_proj", "up_proj", "down_proj"))
+    delta = read_delta_weights(c.delta, p + c.delta.module, t.raw, lambda a: _frozen(a, t.dtype, t.copy))
+    return DecoderLayer(attn_norm=t.norm(p + "input_layernorm"), mlp_norm=t.norm(p + "post_attention_layernorm"),
+                        w_o=None, w_gate=w_gate, w_up=w_up, w_down=w_down, delta=delta,
+                        experts=_experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None)
+
+
+def _gated_query(w: np.ndarray | None, n_heads: int, d: int):
+    """(query part, gate part) of a gated-attention q_proj, as (in, h*d) each: the file keeps per head [q_i, g_i]."""
+    if w is None:
+        return None, None
+    per_head = w.reshape(*w.shape[:-1], n_heads, 2, d)  # (..., h*2d) -> (..., h, 2, d)
+    return (_frozen(per_head[..., 0, :].reshape(*w.shape[:-1], n_heads * d), w.dtype),  # (..., h*d)
+            _frozen(per_head[..., 1, :].reshape(*w.shape[:-1], n_heads * d), w.dtype))
 
 
 def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
+    if c.delta is not None and c.delta.is_delta_layer(i):
+        return _delta_layer(t, c, i)
     p = f"model.layers.{i}."
     a = p + "self_attn."
     latent = _latent(t, a) if c.latent else None  # its q_proj, if any, is read there
@@ -332,12 +366,18 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
     family_mlp = minimax_llama4.read_mlp(t, c, i, p) if c.model_type in minimax_llama4.MODEL_TYPES else {}
     if family_mlp:
         w_gate, w_up, w_down = (family_mlp.get(n) for n in ("w_gate", "w_up", "w_down"))
+    (w_q, w_attn_gate), (b_q, b_attn_gate) = ((_gated_query(w_q, c.n_heads, c.head_dim),
+                                               _gated_query(b_q, c.n_heads, c.head_dim))
+                                              if c.attn_output_gate else ((w_q, None), (b_q, None)))
+    post_norms = c.delta is not None and c.delta.attention_post_norms  # OLMo hybrid: norms on the outputs alone
     return DecoderLayer(
-        attn_norm=t.norm(p + "input_layernorm"), mlp_norm=t.norm(p + mlp_norm), w_o=w_o, b_o=b_o,
+        attn_norm=None if post_norms else t.norm(p + "input_layernorm"),
+        mlp_norm=None if post_norms else t.norm(p + mlp_norm), w_o=w_o, b_o=b_o,
+        w_attn_gate=w_attn_gate, b_attn_gate=b_attn_gate,
         w_q=w_q, w_k=w_k, w_v=w_v, b_q=b_q, b_k=b_k, b_v=b_v,
         w_gate=w_gate, w_up=w_up, w_down=w_down, b_gate=b_gate, b_up=b_up, b_down=b_down,
         q_norm=t.norm(a + "q_norm"), k_norm=t.norm(a + "k_norm"), sinks=t.get(a + "sinks"),
-        post_attn_norm=t.norm(p + "post_attention_layernorm") if c.sandwich_norms else None,
+        post_attn_norm=t.norm(p + "post_attention_layernorm") if c.sandwich_norms or post_norms else None,
         post_mlp_norm=t.norm(p + "post_feedforward_layernorm"),
         latent=latent,
         indexer=_indexer(t, a),
@@ -348,6 +388,8 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
 def _ignored(name: str, config: DecoderConfig) -> bool:
     """Tensors transformers does not load either: RoPE tables, the layers past n_layers of a multi-token predictor."""
     if name.endswith("rotary_emb.inv_freq"):
+        return True
+    if config.delta is not None and name.startswith("mtp."):  # Qwen3-Next's multi-token predictor
         return True
     found = re.match(r"model\.layers\.(\d+)\.", name)
     return bool(config.extra_layers and found and int(found.group(1)) >= config.n_layers)
@@ -364,6 +406,8 @@ def decoder_weights(tensors: dict[str, np.ndarray], config: DecoderConfig, dtype
     c = config
     tensors = {("model." + k if k.split(".")[0] in ("layers", "embed_tokens", "norm") else k): v
                for k, v in tensors.items()}  # some files leave out the "model." prefix
+    if c.delta is not None:
+        tensors = canonical_names(tensors)  # OLMo hybrid's file names, Qwen3.5's language_model prefix
     t = _Taker(tensors, c, dtype, source, copy)
     layers = tuple(_layer(t, c, i) for i in range(c.n_layers))
     embeddings = t.get("model.embed_tokens.weight")
