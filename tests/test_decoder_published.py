@@ -13,7 +13,7 @@ import attention_course.decoder as decoder
 from attention_course.decoder import cache_bytes, kv_cache_bytes, latent_cache_bytes, random_decoder
 from attention_course.decoder import UnsupportedConfigError
 from attention_course.decoder.published import (
-    GENERATION_CONFIGS, PUBLISHED_CONFIGS, ModelShape, model_shape, published_config,
+    GENERATION_CONFIGS, PUBLISHED_CONFIGS, ModelShape, checkpoint_refusal, model_shape, published_config,
 )
 from attention_course.decoder.size import (
     active_parameter_count, decode_flops_per_token, parameter_count, weight_bytes,
@@ -29,6 +29,18 @@ def test_every_published_configuration_reads_and_names_its_source():
         published_config("gpt-5")
     with pytest.raises(TypeError):
         PUBLISHED_CONFIGS[0].fields["num_hidden_layers"] = 1  # the table is read-only
+
+
+def test_a_published_checkpoint_stored_quantized_or_multimodal_is_refused_by_the_key_that_says_so():
+    refusals = {e.name: checkpoint_refusal(e) for e in PUBLISHED_CONFIGS}
+    assert "quantization_config ('fp8')" in refusals.pop("deepseek-ai/DeepSeek-V3")
+    assert "quantization_config ('mxfp4')" in refusals.pop("openai/gpt-oss-120b")
+    assert "model_type 'gemma3'" in refusals.pop("google/gemma-3-27b-it")
+    assert set(refusals.values()) == {None}  # the others load as published
+    for entry in PUBLISHED_CONFIGS:  # the architecture the fields describe runs either way
+        assert entry.config.n_layers > 0 and not set(entry.checkpoint_fields) & {"num_hidden_layers", "hidden_size"}
+    with pytest.raises(TypeError, match="PublishedConfig"):
+        checkpoint_refusal("deepseek-ai/DeepSeek-V3")
 
 
 def test_the_generation_chapters_models_read_as_transformers_reads_them():

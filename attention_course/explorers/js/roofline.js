@@ -154,7 +154,8 @@ function render({ model, el }) {
     }
     show(status, `A decoding step does ${fixed(r.decode.intensity, 2)} FLOPs per byte it reads: `
       + `${r.decode.bound === "memory" ? "it waits for memory" : "it waits for arithmetic"}; `
-      + `prefill of ${now.context.toLocaleString("en")} tokens does ${fixed(r.prefill.intensity, 1)}.`);
+      + `prefill of ${now.context.toLocaleString("en")} tokens does at most ${fixed(r.prefill.intensity, 1)} `
+      + "(counted with every cached key and value read once; a tiled kernel reads them again for each tile of queries).");
     drawChart(now, r);
   }
 
