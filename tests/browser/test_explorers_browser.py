@@ -531,6 +531,14 @@ def test_roofline_explorer_counts_like_the_package_and_states_the_measured_ceili
     box.get_by_label("context length (tokens)").fill("0")  # out of range: flagged, the state keeps the last good value
     assert box.get_by_label("context length (tokens)").get_attribute("aria-invalid") == "true"
     assert state_of(page, "roofline")["context"] == 131072
+    cells = [f"{phase}-{key}" for phase in ("prefill", "decode") for key in ("flops", "bytes", "intensity", "time")]
+    assert_entry_refused(box, "context", "context length (tokens)", cells, "status", "a whole number from 1 to ",
+                         screenshots / "roofline-refused.png")
+    assert not box.locator("svg circle").is_visible()  # no point drawn for a context the box does not say
+    box.get_by_label("context length (tokens)").fill("4096")
+    assert_entry_accepted(box, "context", "context length (tokens)")
+    check_roofline(box, state_of(page, "roofline"))
+    assert box.locator("svg circle").is_visible()
 
 
 def smallest_chart_text(box) -> float:
