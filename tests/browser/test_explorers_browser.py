@@ -291,6 +291,14 @@ def test_cost_explorer_counts_like_the_package(playground, screenshots):
     growth = box.locator('[data-role="growth"]').text_content()
     assert "FLOPs by 4.00" in growth and "plain score memory by 4.00" in growth and "tiled score memory by 1.00" in growth
     box.screenshot(path=screenshots / "cost-131072.png")
+    cells = ["plain-flops", "tiled-flops", "plain-memory", "tiled-memory", "io-memory", "tile-pairs"]
+    assert_entry_refused(box, "d", "d (head size)", cells, "growth", "a whole number from 1 to ",
+                         screenshots / "cost-refused.png")
+    assert state_of(page, "cost")["d"] == 128
+    box.get_by_label("d (head size)").fill("64")
+    assert_entry_accepted(box, "d", "d (head size)")
+    state, c = check()
+    assert state["d"] == 64
 
 
 # --- 5. positions ------------------------------------------------------------------------
