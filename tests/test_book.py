@@ -338,6 +338,68 @@ def test_the_notebook_rule_is_enforced_on_something():
     assert "book" in folders and len(NOTEBOOKS) >= 4
 
 
+# -- which models and options the package runs: a chapter prints the package's lists ---------------
+
+SUPPORTED_LISTS = {"book/decoding.ipynb": ("MODEL_TYPES", "ROPE_TYPES"), "book/todays_models.ipynb": ("MODEL_TYPES",)}
+"""The chapters that say which model families (`decoder.config_json.MODEL_TYPES`) and RoPE rules
+(`core.rope_scaling.ROPE_TYPES`) the decoder runs, and the lists each prints from the package."""
+
+_SUPPORT = re.compile(r"\b(runs?|reads?|loads?|supports?|implements?)\b")
+_WHAT = re.compile(r"checkpoint|model_type|famil|architecture")
+
+
+def typed_support_lists(text: str) -> list[str]:
+    """The sentences of `text` (a chapter's prose) that type a list the package keeps: three or more of
+    its model types or RoPE rules by their config.json names, or three or more model families named
+    in a sentence about what the package runs."""
+    from attention_course.core.rope_scaling import ROPE_TYPES
+    from attention_course.decoder.config_json import MODEL_TYPES
+
+    families = {re.match(r"[a-z]+", t).group() for t in MODEL_TYPES}  # llama, qwen, gemma, gpt, deepseek, ...
+    found = []
+    for sentence in re.split(r"(?<=[.:;!?])\s+", text):
+        model_types = {t for t in MODEL_TYPES if re.search(rf"(?<![\w.-]){re.escape(t)}(?![\w-])", sentence)}
+        rules = {t for t in ROPE_TYPES if t != "default" and re.search(rf"(?<![\w.-]){re.escape(t)}(?![\w-])", sentence)}
+        named = {f for f in families if re.search(rf"\b{f}", sentence, re.IGNORECASE)}
+        about_support = _SUPPORT.search(sentence) and _WHAT.search(sentence)
+        if len(model_types) >= 3 or len(rules) >= 3 or (about_support and len(named) >= 3):
+            found.append(sentence)
+    return found
+
+
+def prose_of(path: Path) -> str:
+    """The markdown of a chapter: its markdown cells, or the file itself."""
+    if path.suffix == ".md":
+        return path.read_text(encoding="utf8")
+    cells = json.loads(path.read_text(encoding="utf8"))["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def test_the_typed_list_check_catches_a_typed_list():
+    stale = ("The decoder also reads Hugging Face checkpoints of the Llama architecture (Llama, Mistral and "
+             "Qwen2 and their options).")
+    assert typed_support_lists(stale) == [stale]
+    assert typed_support_lists("Change the rule to yarn, linear and dynamic.")
+    assert not typed_support_lists("Qwen3 and Gemma 3 pass each head's query and key through an RMSNorm.")
+
+
+@pytest.mark.parametrize("docname", CHAPTERS)
+def test_no_chapter_types_a_list_of_the_models_or_options_the_package_runs(docname):
+    typed = typed_support_lists(prose_of(source_of(docname)))
+    assert not typed, f"{docname} types a list the package keeps; print it from the package instead: {typed}"
+
+
+@pytest.mark.parametrize("chapter", sorted(SUPPORTED_LISTS))
+def test_a_chapters_list_of_supported_models_and_options_is_printed_from_the_package(chapter):
+    cells = json.loads((ROOT / chapter).read_text(encoding="utf8"))["cells"]
+    visible = "\n".join("".join(c["source"]) for c in cells
+                        if c["cell_type"] == "code" and "remove-cell" not in c["metadata"].get("tags", []))
+    for constant in SUPPORTED_LISTS[chapter]:
+        assert re.search(rf"^from attention_course\.[\w.]+ import .*\b{constant}\b", visible, re.MULTILINE), (
+            f"{chapter} must import {constant} from the package in a visible cell")
+        assert re.search(rf"\.join\({constant}\)", visible), f"{chapter} must print {constant} (\", \".join({constant}))"
+
+
 # -- the test command runs the notebooks -----------------------------------------------------
 
 

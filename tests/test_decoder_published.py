@@ -13,7 +13,7 @@ import attention_course.decoder as decoder
 from attention_course.decoder import cache_bytes, kv_cache_bytes, latent_cache_bytes, random_decoder
 from attention_course.decoder import UnsupportedConfigError
 from attention_course.decoder.published import (
-    GENERATION_CONFIGS, PUBLISHED_CONFIGS, ModelShape, model_shape, published_config,
+    GENERATION_CONFIGS, PUBLISHED_CONFIGS, ModelShape, checkpoint_refusal, model_shape, published_config,
 )
 from attention_course.decoder.size import (
     active_parameter_count, decode_flops_per_token, parameter_count, weight_bytes,
@@ -29,6 +29,18 @@ def test_every_published_configuration_reads_and_names_its_source():
         published_config("gpt-5")
     with pytest.raises(TypeError):
         PUBLISHED_CONFIGS[0].fields["num_hidden_layers"] = 1  # the table is read-only
+
+
+def test_a_published_checkpoint_stored_quantized_or_multimodal_is_refused_by_the_key_that_says_so():
+    refusals = {e.name: checkpoint_refusal(e) for e in PUBLISHED_CONFIGS}
+    assert refusals.pop("deepseek-ai/DeepSeek-V3") is None  # FP8 with block scales: widened to float32 at load
+    assert "quantization_config ('mxfp4')" in refusals.pop("openai/gpt-oss-120b")
+    assert "model_type 'gemma3'" in refusals.pop("google/gemma-3-27b-it")
+    assert set(refusals.values()) == {None}  # the others load as published
+    for entry in PUBLISHED_CONFIGS:  # the architecture the fields describe runs either way
+        assert entry.config.n_layers > 0 and not set(entry.checkpoint_fields) & {"num_hidden_layers", "hidden_size"}
+    with pytest.raises(TypeError, match="PublishedConfig"):
+        checkpoint_refusal("deepseek-ai/DeepSeek-V3")
 
 
 def test_the_generation_chapters_models_read_as_transformers_reads_them():
@@ -149,7 +161,7 @@ def test_runs_here_weighs_float32_and_refuses_mxfp4():
     assert small.runs and small.loaded_bytes == 4 * small.parameters < MACHINE_MEMORY
     assert not runs_here(published_entry("meta-llama/Llama-3.1-8B")).runs  # 8 billion x 4 bytes > 24 GiB
     assert runs_here(published_entry("meta-llama/Llama-3.1-8B"), memory=40 * 2 ** 30).runs
-    assert "MXFP4" in runs_here(published_entry("openai/gpt-oss-120b"), memory=2 ** 50).reason
+    assert "quantization_config ('mxfp4')" in runs_here(published_entry("openai/gpt-oss-120b"), memory=2 ** 50).reason
     glm = runs_here(published_entry("zai-org/GLM-5"))
     assert not glm.runs and 743e9 < glm.parameters < 745e9  # GLM-5's published 744 billion, from its defaults
 

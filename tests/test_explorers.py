@@ -450,6 +450,23 @@ def test_todays_models_explorer_counts_every_published_cache_with_cache_bytes():
     assert llama.numbers()["cache"]["own"] == "GQA"
 
 
+def test_todays_models_explorer_counts_the_unturned_pairs_over_the_trained_and_the_whole_context():
+    from attention_course.explorers import TodaysModelsExplorer
+
+    counts = {}
+    for name in ("deepseek-ai/DeepSeek-V3", "meta-llama/Llama-3.1-8B", "google/gemma-3-27b-it"):
+        widget = TodaysModelsExplorer(name)
+        rope = widget.numbers()["rope"]
+        wavelength, ratio = np.array(rope["wavelength"]), np.array(rope["ratio"])
+        assert rope["unturned_trained"] == (wavelength > widget.original_context).sum()
+        assert rope["unturned_context"] == (wavelength / ratio > widget.context).sum()
+        counts[name] = (rope["unturned_trained"], rope["unturned_context"], widget.original_context)
+    assert counts["deepseek-ai/DeepSeek-V3"] == (9, 9, 4096)  # YaRN: as many as in training
+    assert counts["meta-llama/Llama-3.1-8B"] == (29, 25, 8192)
+    # Gemma 3's linear rule names no trained context: the context over the factor stands in
+    assert counts["google/gemma-3-27b-it"][2] == 131072 // 8
+
+
 def test_todays_models_explorer_refuses_what_cannot_be():
     from attention_course.explorers import TodaysModelsExplorer
 

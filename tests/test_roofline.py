@@ -162,6 +162,28 @@ def test_the_roofline_figure_draws_both_ceilings_and_the_points():
     matplotlib.pyplot.close(ax.figure)
 
 
+def test_the_memory_label_of_the_roofline_covers_no_point_under_the_slope():
+    ceilings = Ceilings(bandwidth=25.7e9, flops=90e9)  # a ridge near 3.5, as on the course machine
+    points = [roofline.RooflinePoint(f"decode {i}", Cost(flops=int(f * 1e6), bytes=10**6), f * 1e6 / (share * 25.7e9 * f))
+              for i, (f, share) in enumerate([(0.5, 0.2), (0.55, 0.4), (0.7, 0.3), (1.0, 0.15), (0.9, 0.45)])]
+    # the figure as the book draws it (plots.PHONE_WIDTH wide; a phone shows the same image, scaled)
+    ax = roofline.roofline_plot(ceilings, points, intensity_range=(0.1, 1000))
+    ax.figure.canvas.draw()
+    label, = [t for t in ax.texts if t.get_text().startswith("memory:")]
+    box = label.get_window_extent()
+    for line in ax.lines[1:]:  # the points (the first line is the roof)
+        x, y = ax.transData.transform((line.get_xdata()[0], line.get_ydata()[0]))
+        assert not (box.x0 - 6 <= x <= box.x1 + 6 and box.y0 - 6 <= y <= box.y1 + 6), line.get_label()
+    assert ax.bbox.x0 <= box.x0 and box.x1 <= ax.bbox.x1  # inside the axes
+    matplotlib.pyplot.close(ax.figure)
+
+
+def test_a_gpus_cited_ridge_is_about_295_flops_per_byte():
+    gpu = roofline.H100_SXM
+    assert round(gpu.ceilings.ridge) == 295 and gpu.ceilings.ridge == 989e12 / 3.35e12
+    assert "dense" in gpu.what and "datasheet" in gpu.source
+
+
 def test_memory_held_reads_each_cache_and_paging_wastes_less_than_reservation():
     lengths = np.array([5, 40, 17, 1, 64])
     shape = dict(n_layers=2, n_kv_heads=2, head_dim=4)

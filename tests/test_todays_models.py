@@ -146,6 +146,15 @@ def test_train_spread_shows_the_plain_scores_growing_with_the_weights_and_the_no
     assert plain.spread[-1] > 2 * plain.spread[100]  # still growing
     assert abs(normed.spread[-1] / normed.spread[100] - 1) < 0.1  # flat
     assert normed.accuracy[-1] == 1.0 and set(normed.params) == {"w_q", "w_k", "w_v", "g_q", "g_k"}
+    # with QK-norm the loss does not depend on the size of W_q: its gradient is orthogonal to W_q ...
+    assert normed.gradient_cosine.shape == normed.step_cosine.shape == normed.step_size.shape == (300,)
+    assert np.abs(normed.gradient_cosine).max() < 1e-5 < np.abs(plain.gradient_cosine).max()
+    # ... but Adam's step, scaled entry by entry, is not: the projections grow until the steps shrink
+    assert normed.step_cosine[:50].max() > 0.5
+    step = normed.params["w_q"] - train_spread(qk_norm=True, steps=299).params["w_q"]
+    np.testing.assert_allclose(normed.step_size[-1], np.linalg.norm(step), rtol=1e-10)
+    assert normed.step_size[100:].max() < normed.step_size[0] / 100 and normed.loss[100] < 0.05
+    assert plain.step_size[100:].max() > 10 * normed.step_size[100:].max()
     again = train_spread(qk_norm=True, steps=300)
     np.testing.assert_array_equal(again.spread, normed.spread)
     with pytest.raises(ValueError, match="lr"):

@@ -160,6 +160,10 @@ def attention_cost(layout: AttentionLayout, n_new: int, n_past: int = 0, *, batc
     Bytes count what a fused kernel (one that keeps the scores in fast memory,
     as FlashAttention does) must move: every cached number read once, the new
     tokens' keys and values written, the queries read and the outputs written.
+    For a decoding step (one query) that is what a kernel moves. For prefill
+    it is the least: a kernel whose fast memory cannot hold every key and
+    value reads them again for each tile of queries (`io_traffic` counts it),
+    so the bytes are a lower bound and the intensity an upper bound.
 
     Args:
         layout: the attention shape.
@@ -385,6 +389,27 @@ def measure_ceilings(repeat: int = 5, n_bytes: int = 2**28, n: int = 1024, blas_
     return Ceilings(bandwidth=bandwidth.per_second, flops=rate.per_second, threads=blas_threads)
 
 
+@dataclass(frozen=True)
+class CitedCeilings:
+    """A processor's two ceilings as its maker publishes them: cited, not measured here."""
+
+    name: str
+    """The processor: "NVIDIA H100 SXM"."""
+    ceilings: Ceilings
+    """Its memory bandwidth and its peak FLOP/s (dense, no sparsity), in the dtype `what` names."""
+    what: str
+    """Which numbers: "bfloat16 tensor cores, dense; HBM3"."""
+    source: str
+    """Where they are published."""
+
+
+H100_SXM = CitedCeilings(
+    "NVIDIA H100 SXM", Ceilings(bandwidth=3.35e12, flops=989e12, threads=None),
+    "bfloat16 on its tensor cores, dense (half the 1,979 TFLOP/s quoted with sparsity); 3.35 TB/s of HBM3",
+    "NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column)")
+"""A data-centre GPU's ceilings, for comparison with the ones measured here: a ridge near 295 FLOPs per byte."""
+
+
 def time_decode_step(model, context: int, repeat: int = 5, blas_threads: int | None = 1, cache=None) -> np.ndarray:
     """Seconds of `repeat` decoding steps after `context` cached tokens (one token each; each step adds one).
 
@@ -469,9 +494,10 @@ def roofline_plot(ceilings: Ceilings, points=(), *, ax=None, styles=None, intens
     grid = np.geomspace(low, high, 200)
     ax.plot(grid, ceilings.attainable(grid) / 1e9, color="black", linewidth=1.5)
     ax.axvline(ceilings.ridge, color="0.6", linestyle=":", linewidth=1)
-    start = low * 1.5  # label the slope a little inside the axes, below the line
-    ax.annotate(f"memory: {ceilings.bandwidth / 1e9:.1f} GB/s", (start, ceilings.bandwidth * start / 1e9),
-                xytext=(8, 0), textcoords="offset points", va="top", fontsize=8)
+    # label the slope above the line, ending left of the ridge: no measured point lies above the roof
+    end = max(low * 12, ceilings.ridge / 1.5)
+    ax.annotate(f"memory: {ceilings.bandwidth / 1e9:.1f} GB/s", (end, ceilings.attainable(end) / 1e9),
+                xytext=(-2, 6), textcoords="offset points", ha="right", va="bottom", fontsize=8)
     ax.annotate(f"compute: {ceilings.flops / 1e9:.1f} GFLOP/s", (high, ceilings.flops / 1e9),
                 xytext=(-4, 4), textcoords="offset points", ha="right", fontsize=8)
     lowest = min([ceilings.bandwidth * low] + [p.achieved for p in points])

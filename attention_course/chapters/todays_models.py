@@ -199,6 +199,13 @@ class SpreadRun:
     """(steps + 1,) the share of evaluation sequences whose largest weight is on the matching token."""
     loss: np.ndarray
     """(steps + 1,) the loss on the evaluation batch."""
+    gradient_cosine: np.ndarray
+    """(steps,) the cosine between the training batch's gradient dL/dW_q and W_q at each step: 0 where the loss
+    does not depend on the size of W_q (QK-norm), so that no part of the gradient points along W_q."""
+    step_cosine: np.ndarray
+    """(steps,) the cosine between Adam's step on W_q and W_q: its part along W_q, which grows or shrinks it."""
+    step_size: np.ndarray
+    """(steps,) ||W_q after the step - W_q before|| (Frobenius norm): how far Adam moved W_q."""
     params: dict
     """The parameters at the end."""
 
@@ -209,7 +216,10 @@ def train_spread(task: ToyTask = ToyTask(), *, qk_norm: bool, d_k: int = 8, step
 
     The two runs of a seed start from the same W_q, W_k, W_v (the gains of QK-norm start at 1) and
     see the same batches. The default learning rate is large on purpose: the projections grow fast,
-    which is when the scores of a layer without QK-norm grow with them.
+    which is when the scores of a layer without QK-norm grow with them. Besides the evaluation's
+    numbers, each step's gradient and Adam's step on W_q are recorded by direction (their cosine with
+    W_q) and the step by size: with QK-norm the gradient is orthogonal to W_q, yet Adam's step, which
+    divides each entry by that entry's own running gradient size, is not.
     """
     steps = positive_int(steps, "steps")
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < np.inf:
@@ -219,7 +229,8 @@ def train_spread(task: ToyTask = ToyTask(), *, qk_norm: bool, d_k: int = 8, step
     params = init_params(task, d_k, rng)
     if qk_norm:
         params = {**params, "g_q": np.ones(d_k), "g_k": np.ones(d_k)}
-    record = {"spread": [], "projection_size": [], "accuracy": [], "loss": []}
+    record = {"spread": [], "projection_size": [], "accuracy": [], "loss": [], "gradient_cosine": [], "step_cosine": [],
+              "step_size": []}
 
     def measure(p):
         f = _qk_forward(p, evaluation.x, qk_norm)
@@ -228,12 +239,20 @@ def train_spread(task: ToyTask = ToyTask(), *, qk_norm: bool, d_k: int = 8, step
         record["accuracy"].append(float((f["weights"].argmax(axis=-1) == evaluation.target).mean()))
         record["loss"].append(float(np.mean(np.sum((f["output"] - evaluation.y) ** 2, axis=-1))))
 
+    def cosine(a, b):
+        return float(np.sum(a * b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
     measure(params)
     state = None
     for _ in range(steps):
         batch = task.sample(batch_size, rng)
         _, grads = qk_loss_and_grads(params, batch.x, batch.y, qk_norm)
-        params, state = adam_step(params, grads, state, lr)
+        new, state = adam_step(params, grads, state, lr)
+        step = new["w_q"] - params["w_q"]  # (d_model, d_k)
+        record["gradient_cosine"].append(cosine(grads["w_q"], params["w_q"]))
+        record["step_cosine"].append(cosine(step, params["w_q"]))
+        record["step_size"].append(float(np.linalg.norm(step)))
+        params = new
         measure(params)
     return SpreadRun(qk_norm=bool(qk_norm), params=params, **{k: np.array(v) for k, v in record.items()})
 

@@ -4,11 +4,14 @@ Each entry keeps the config.json fields `DecoderConfig.from_dict` reads, with
 the values the model's repository on the Hugging Face Hub publishes (checked
 against the defaults and docstrings of transformers' configuration classes
 where those describe the same model: `DeepseekV3Config`, `GptOssConfig`).
-Left out: fields that concern only training or serving, and the
-`quantization_config` of checkpoints stored in FP8 (DeepSeek-V3) or MXFP4
-(gpt-oss's experts) (`STORED_FORMATS`: `load_decoder` widens FP8 to float32
-and refuses MXFP4). Gemma 3 27B's fields are the `text_config` of its
-multimodal config.json.
+Left out: fields that concern only training or serving. What the published
+checkpoint's own config.json says beyond the fields is kept apart in
+`PublishedConfig.checkpoint_fields`: the `quantization_config` of weights
+stored in FP8 (DeepSeek-V3, which `load_decoder` widens to float32) or MXFP4
+(gpt-oss's experts, which it refuses), and the `model_type` of Gemma 3 27B's
+multimodal config.json, whose `text_config` the fields are.
+`checkpoint_refusal(entry)` says why `load_decoder` would refuse the
+published folder, or None.
 
 Two tables: `PUBLISHED_CONFIGS`, the models of the chapter on today's
 attention, and `GENERATION_CONFIGS`, the decoders whose caches the generation
@@ -28,10 +31,12 @@ chapter's `chapters.decoding.PUBLISHED_CONFIGS` lists them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .config import DecoderConfig
+from .options import UnsupportedConfigError
 from .size import parameter_count
 
 
@@ -45,6 +50,9 @@ class PublishedConfig:
     """Where the values come from."""
     fields: MappingProxyType
     """The config.json fields, read-only."""
+    checkpoint_fields: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    """Keys of the published checkpoint's config.json that override `fields` there: what makes the published
+    folder differ from the architecture the fields describe (how its weights are stored, its multimodal wrapper)."""
 
     @property
     def config(self) -> DecoderConfig:
@@ -52,8 +60,8 @@ class PublishedConfig:
         return DecoderConfig.from_dict(dict(self.fields), f"{self.name} (published config.json)")
 
 
-def _entry(name: str, source: str, **fields) -> PublishedConfig:
-    return PublishedConfig(name, source, MappingProxyType(fields))
+def _entry(name: str, source: str, checkpoint_fields: dict | None = None, **fields) -> PublishedConfig:
+    return PublishedConfig(name, source, MappingProxyType(fields), MappingProxyType(checkpoint_fields or {}))
 
 
 def _hub(name: str, part: str = "config.json") -> str:
@@ -71,7 +79,9 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
            rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
                          "original_max_position_embeddings": 4096, "type": "yarn"},
            rms_norm_eps=1e-06, tie_word_embeddings=False, num_nextn_predict_layers=1, hidden_act="silu",
-           attention_bias=False, bos_token_id=0, eos_token_id=1, torch_dtype="bfloat16"),
+           attention_bias=False, bos_token_id=0, eos_token_id=1, torch_dtype="bfloat16",
+           checkpoint_fields={"quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3",
+                                                      "quant_method": "fp8", "weight_block_size": [128, 128]}}),
     _entry("meta-llama/Llama-3.1-8B", _hub("meta-llama/Llama-3.1-8B"),
            model_type="llama", vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
            num_attention_heads=32, num_key_value_heads=8, head_dim=128, max_position_embeddings=131072,
@@ -87,6 +97,7 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
            use_sliding_window=False, tie_word_embeddings=False, attention_bias=False, hidden_act="silu",
            bos_token_id=151643, eos_token_id=151645, torch_dtype="bfloat16"),
     _entry("google/gemma-3-27b-it", _hub("google/gemma-3-27b-it") + ", text_config",
+           checkpoint_fields={"model_type": "gemma3"},
            model_type="gemma3_text", vocab_size=262208, hidden_size=5376, intermediate_size=21504,
            num_hidden_layers=62, num_attention_heads=32, num_key_value_heads=16, head_dim=128,
            query_pre_attn_scalar=168, sliding_window=1024, sliding_window_pattern=6, rope_theta=1000000.0,
@@ -102,7 +113,11 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
            rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
                          "rope_type": "yarn", "truncate": False},
            swiglu_limit=7.0, rms_norm_eps=1e-05, attention_bias=True, tie_word_embeddings=False, hidden_act="silu",
-           eos_token_id=200002, pad_token_id=199999, torch_dtype="bfloat16"),
+           eos_token_id=200002, pad_token_id=199999, torch_dtype="bfloat16",
+           checkpoint_fields={"quantization_config": {
+               "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                          "model.embed_tokens", "lm_head"],
+               "quant_method": "mxfp4"}}),
     _entry("google/gemma-2-2b-it", _hub("google/gemma-2-2b-it"),
            model_type="gemma2", vocab_size=256000, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
            num_attention_heads=8, num_key_value_heads=4, head_dim=256, query_pre_attn_scalar=256, sliding_window=4096,
@@ -161,11 +176,6 @@ these checkpoints (their RoPE scaling is not among those defaults; it changes no
 MACHINE_MEMORY = 24 * 2 ** 30
 """The memory of the machine `runs_here` asks about: 24 GiB."""
 
-STORED_FORMATS = MappingProxyType({"deepseek-ai/DeepSeek-V3": "fp8", "openai/gpt-oss-120b": "mxfp4"})
-"""The published checkpoints of these tables stored quantized (their quantization_config's quant_method, left out
-of the entries above): DeepSeek-V3 in FP8 with block scales, gpt-oss's experts in MXFP4."""
-
-
 @dataclass(frozen=True)
 class MemoryFit:
     """Whether a published checkpoint runs with `load_decoder` on a machine of MACHINE_MEMORY bytes, and why."""
@@ -184,12 +194,15 @@ class MemoryFit:
 
 def runs_here(entry: PublishedConfig, memory: int = MACHINE_MEMORY) -> MemoryFit:
     """Whether `entry`'s checkpoint runs on a machine with `memory` bytes: its float32 weights must fit (loading
-    reads one tensor at a time, so that is what it needs), and gpt-oss's MXFP4 experts are refused whatever the size."""
+    reads one tensor at a time, so that is what it needs), and a published folder `load_decoder` refuses
+    (`checkpoint_refusal`: gpt-oss's MXFP4 experts, Gemma 3's multimodal wrapper) does not run whatever the size."""
     n = parameter_count(entry.config)
     loaded = 4 * n
     gib = f"{loaded / 2 ** 30:,.1f} GiB in float32"
-    if STORED_FORMATS.get(entry.name) == "mxfp4":
-        return MemoryFit(entry.name, n, loaded, False, f"experts stored as MXFP4, not read; {gib}")
+    refusal = checkpoint_refusal(entry)
+    if refusal is not None:
+        key = re.split(r"[:;]", refusal.split(": ", 1)[-1])[0]  # "quantization_config ('mxfp4')", after the source
+        return MemoryFit(entry.name, n, loaded, False, f"refused, {key}; {gib}")
     if loaded > memory:
         return MemoryFit(entry.name, n, loaded, False, f"{gib} > {memory / 2 ** 30:g} GiB")
     return MemoryFit(entry.name, n, loaded, True, gib)
@@ -333,6 +346,21 @@ def published_entry(name: str) -> PublishedConfig:
         if entry.name == name:
             return entry
     raise ValueError(f"name must be one of {', '.join(e.name for e in entries)}; got {name!r}")
+
+
+def checkpoint_refusal(entry: PublishedConfig) -> str | None:
+    """Why `load_decoder` refuses the published checkpoint of `entry` (its `UnsupportedConfigError`), or None.
+
+    The entry's fields with its `checkpoint_fields` over them, read as `load_decoder` reads the folder's
+    config.json: a quantized storage or a multimodal wrapper is refused, naming the key.
+    """
+    if not isinstance(entry, PublishedConfig):
+        raise TypeError(f"entry must be a PublishedConfig (an entry of PUBLISHED_CONFIGS); got {type(entry).__name__}")
+    try:
+        DecoderConfig.from_dict({**entry.fields, **entry.checkpoint_fields}, f"{entry.name} (published config.json)")
+    except UnsupportedConfigError as error:
+        return str(error)
+    return None
 
 
 def published_config(name: str) -> DecoderConfig:

@@ -61,7 +61,11 @@ def _preset(entry) -> dict:
         "qk_rope_head_dim": c.latent.qk_rope_head_dim if c.latent else c.head_dim // 2,  # ... and d / 2
         "window": max(windows, default=0), "sliding_layers": len(windows), "context": c.max_positions,
         "rope_type": rope.rope_type, "rope_base": rope.base, "rope_dim": c.rope_dim, "factor": rope.factor,
-        "original_context": rope.original_context or rope.max_positions or c.max_positions,
+        # the configuration's trained context where it names one (llama3, yarn: original_max_position_embeddings;
+        # dynamic: max_position_embeddings); else (linear, Gemma 3) the context whose angles the rule spreads over
+        # the whole: max_position_embeddings / factor
+        "original_context": rope.original_context or (rope.max_positions if rope.rope_type == "dynamic" else None)
+                            or round(c.max_positions / rope.factor),
         "low_freq_factor": rope.low_freq_factor, "high_freq_factor": rope.high_freq_factor,
         "beta_fast": rope.beta_fast, "beta_slow": rope.beta_slow, "truncate": rope.truncate,
         "mscale": rope.mscale or 0.0, "mscale_all_dim": rope.mscale_all_dim or 0.0,
@@ -136,7 +140,10 @@ def compute_todays_models(state: dict) -> dict:
         layers keeping window - 1: `cache_bytes(config, context, keep_window=True)`).
         "rope": "theta" and "scaled" (d/2 frequencies before and after the rule), "ratio",
         "wavelength" (tokens per turn before), "kept", "between", "slowed" (pair counts) and
-        "attention_factor" (`rescaled_pairs`).
+        "attention_factor" (`rescaled_pairs`); "unturned_trained", the pairs that turn less than once in
+        the trained context before the rule, and "unturned_context", those that turn less than once in
+        the whole context after it (a rule that slows the slow pairs by context / trained context keeps
+        the two equal).
     """
     out = {}
     error = cache_error(state)
@@ -164,7 +171,9 @@ def compute_todays_models(state: dict) -> dict:
         theta = RopeScaling("default", state["rope_base"]).frequencies(state["rope_dim"])[0]
         out["rope"] = {"theta": theta.tolist(), "scaled": scaling.frequencies(state["rope_dim"], state["context"])[0].tolist(),
                        "ratio": pairs.ratio.tolist(), "wavelength": pairs.wavelength.tolist(), "kept": pairs.kept,
-                       "between": pairs.between, "slowed": pairs.slowed, "attention_factor": pairs.attention_factor}
+                       "between": pairs.between, "slowed": pairs.slowed, "attention_factor": pairs.attention_factor,
+                       "unturned_trained": int((pairs.wavelength > state["original_context"]).sum()),
+                       "unturned_context": int((pairs.wavelength / pairs.ratio > state["context"]).sum())}
     return out
 
 

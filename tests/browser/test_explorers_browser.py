@@ -291,6 +291,14 @@ def test_cost_explorer_counts_like_the_package(playground, screenshots):
     growth = box.locator('[data-role="growth"]').text_content()
     assert "FLOPs by 4.00" in growth and "plain score memory by 4.00" in growth and "tiled score memory by 1.00" in growth
     box.screenshot(path=screenshots / "cost-131072.png")
+    cells = ["plain-flops", "tiled-flops", "plain-memory", "tiled-memory", "io-memory", "tile-pairs"]
+    assert_entry_refused(box, "d", "d (head size)", cells, "growth", "a whole number from 1 to ",
+                         screenshots / "cost-refused.png")
+    assert state_of(page, "cost")["d"] == 128
+    box.get_by_label("d (head size)").fill("64")
+    assert_entry_accepted(box, "d", "d (head size)")
+    state, c = check()
+    assert state["d"] == 64
 
 
 # --- 5. positions ------------------------------------------------------------------------
@@ -436,6 +444,42 @@ def test_kv_cache_explorer_counts_like_the_package(playground, screenshots):
     box.get_by_label("key/value heads h_kv").fill("0")  # out of range: flagged, the state keeps the last good value
     assert box.get_by_label("key/value heads h_kv").get_attribute("aria-invalid") == "true"
     assert state_of(page, "kv-cache")["n_kv_heads"] == 5
+    assert_entry_refused(box, "n_kv_heads", "key/value heads h_kv", ["per-token", "tokens-kept", "total", "mha-total"],
+                         "status", "a whole number from 1 to ", screenshots / "kv-cache-refused.png")
+    box.get_by_label("key/value heads h_kv").fill("8")  # valid again: the note goes, the table counts 8
+    assert_entry_accepted(box, "n_kv_heads", "key/value heads h_kv")
+    r = check_kv_cache(box, state_of(page, "kv-cache"))
+    assert state_of(page, "kv-cache")["n_kv_heads"] == 8 and "multiple" not in box.locator('[data-role="status"]').text_content()
+
+
+def assert_entry_refused(box, role, label, cells, status_role, rule, screenshot):
+    """Each entry an explorer cannot use (0, -3, 2.5, empty) is flagged, the note beside it says what it needs
+    and that it is not used, the results it would change are blank, and no earlier message stays."""
+    field = box.get_by_label(label, exact=True)
+    note = box.locator(f'[data-role="{role}-note"]')
+    assert field.get_attribute("aria-describedby") == note.get_attribute("id")  # read with the field
+    for typed in ("0", "-3", "2.5", ""):
+        field.fill(typed)
+        assert field.get_attribute("aria-invalid") == "true", typed
+        text = note.text_content()
+        assert text.startswith("Empty" if typed == "" else f"“{typed}”") and "not used" in text and rule in text, text
+        assert note.is_visible()
+        for cell in cells:  # nothing shown that the box does not say
+            assert box.locator(f'[data-role="{cell}"]').text_content() == "–", (typed, cell)
+        status = box.locator(f'[data-role="{status_role}"]').text_content()
+        assert "cannot share" not in status and "entry above cannot be used" in status, status
+        # the note sits beside the field, under or right of it, not elsewhere on the page
+        f, n = field.bounding_box(), note.bounding_box()
+        assert abs(n["y"] - f["y"]) < 3 * f["height"], (f, n)
+        if typed == "-3":
+            box.screenshot(path=screenshot)
+
+
+def assert_entry_accepted(box, role, label):
+    field = box.get_by_label(label, exact=True)
+    assert field.get_attribute("aria-invalid") is None
+    assert box.locator(f'[data-role="{role}-note"]').text_content() == ""
+    assert not box.locator(f'[data-role="{role}-note"]').is_visible()
 
 
 def test_kv_cache_explorer_fits_a_phone_screen(playground, screenshots):
@@ -495,6 +539,14 @@ def test_roofline_explorer_counts_like_the_package_and_states_the_measured_ceili
     box.get_by_label("context length (tokens)").fill("0")  # out of range: flagged, the state keeps the last good value
     assert box.get_by_label("context length (tokens)").get_attribute("aria-invalid") == "true"
     assert state_of(page, "roofline")["context"] == 131072
+    cells = [f"{phase}-{key}" for phase in ("prefill", "decode") for key in ("flops", "bytes", "intensity", "time")]
+    assert_entry_refused(box, "context", "context length (tokens)", cells, "status", "a whole number from 1 to ",
+                         screenshots / "roofline-refused.png")
+    assert not box.locator("svg circle").is_visible()  # no point drawn for a context the box does not say
+    box.get_by_label("context length (tokens)").fill("4096")
+    assert_entry_accepted(box, "context", "context length (tokens)")
+    check_roofline(box, state_of(page, "roofline"))
+    assert box.locator("svg circle").is_visible()
 
 
 def smallest_chart_text(box) -> float:
@@ -625,13 +677,13 @@ def check_todays_models(box, state):
         under = [d for d in dots if d["left"] < label["x"] + label["width"] and d["right"] > label["x"]
                  and d["top"] < label["y"] + label["height"] and d["bottom"] > label["y"]]
         assert not under, f"the label 'trained context' covers {len(under)} dots"
-        # the pairs that turn less than once in the trained context, before the rule and after it
-        context = state["original_context"]
-        before = sum(w > context for w in rope["wavelength"])
-        after = sum(w / ratio > context for w, ratio in zip(rope["wavelength"], rope["ratio"]))
+        # the pairs that turn less than once: in the trained context before the rule, in the whole context after it
+        before = sum(w > state["original_context"] for w in rope["wavelength"])
+        after = sum(w / ratio > state["context"] for w, ratio in zip(rope["wavelength"], rope["ratio"]))
+        assert (before, after) == (rope["unturned_trained"], rope["unturned_context"])
         status = box.locator('[data-role="rope-status"]').text_content()
         assert f"Before the rule {before} turn less than once in the trained " in status, status
-        assert status.endswith(f"; after it, {after}."), status
+        assert f"; after it, {after} turn less than once in the " in status and status.endswith(" tokens of the context."), status
     return r
 
 
@@ -678,6 +730,20 @@ def test_todays_models_explorer_counts_like_the_package(playground, screenshots)
     box.get_by_label("rotated size d").fill("63")  # odd: refused, the state keeps the last good value
     assert box.get_by_label("rotated size d").get_attribute("aria-invalid") == "true"
     assert state_of(page, "todays-models")["rope_dim"] == 128
+    assert "an even whole number from 4 to" in box.locator('[data-role="rope_dim-note"]').text_content()
+    assert box.locator('[data-role="kept"]').text_content() == "–" and box.locator("svg circle").count() == 0
+    box.get_by_label("rotated size d").fill("64")
+    assert_entry_accepted(box, "rope_dim", "rotated size d")
+    check_todays_models(box, state_of(page, "todays-models"))
+    # a cache entry it cannot use, after the error of 5 heads: flagged beside it, the table blank, the error gone
+    cells = [f"{name}-{part}" for name in ("MHA", "GQA", "MQA", "MLA") for part in ("per-token", "total")]
+    assert_entry_refused(box, "n_kv_heads", "key/value heads (GQA)", cells, "cache-status", "a whole number from 1 to ",
+                         screenshots / "todays-models-refused.png")
+    assert box.locator('[data-role="kept"]').text_content() != "–"  # RoPE's part does not depend on it
+    box.get_by_label("key/value heads (GQA)").fill("4")
+    assert_entry_accepted(box, "n_kv_heads", "key/value heads (GQA)")
+    check_todays_models(box, state_of(page, "todays-models"))
+    assert state_of(page, "todays-models")["n_kv_heads"] == 4
 
 
 def test_todays_models_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html, screenshots):

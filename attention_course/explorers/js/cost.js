@@ -6,7 +6,7 @@
 // itemsizes ({dtype: bytes}), softmax_flops_per_score, n_max, d_max.
 
 import { bytesText } from "./format.js";
-import { bind, dtypeSelect, h, labelled, onNumber, show, showNumber, svgElement } from "./ui.js";
+import { bind, dtypeSelect, entryNote, h, labelled, onNumber, show, showNumber, svgElement, wholeRule } from "./ui.js";
 
 /** attention_flops(n, n, d, d): the three parts and their total (exact below 2^53). */
 export function attentionFlops(n, d, softmaxFlopsPerScore) {
@@ -89,13 +89,23 @@ function render({ model, el }) {
   const root = h("div", { class: "ac-explorer ac-cost", "data-explorer": "cost" },
     h("p", { class: "ac-title" }, "Cost: how the work and the memory of attention grow with n"),
     h("div", { class: "ac-controls" },
-      labelled("n (tokens)", nInput), labelled("d (head size)", dInput),
-      labelled("dtype", dtypeMenu), labelled("tile size b", bInput)),
+      labelled("n (tokens)", nInput, entryNote(nInput, wholeRule(1, nMax))),
+      labelled("d (head size)", dInput, entryNote(dInput, wholeRule(1, dMax))),
+      labelled("dtype", dtypeMenu), labelled("tile size b", bInput, entryNote(bInput, wholeRule(1, nMax)))),
     table, growth, h("figure", { class: "ac-figure" }, svg));
   el.replaceChildren(root);
 
   function onInt(name, max) {
-    return onNumber((x) => Number.isInteger(x) && x >= 1 && x <= max, (x) => state.set({ [name]: x }));
+    return onNumber((x) => Number.isInteger(x) && x >= 1 && x <= max, (x) => state.set({ [name]: x }), () => clear());
+  }
+
+  /** Blank the table and the points while an entry cannot be used: the note beside it says what it needs. */
+  function clear() {
+    for (const role of ["plain-flops", "tiled-flops", "plain-memory", "tiled-memory", "io-memory", "tile-pairs"]) {
+      show(out[role], "–");
+    }
+    for (const node of [plainDot, tiledDot, marker]) node.setAttribute("visibility", "hidden");
+    show(growth, "Nothing is counted while an entry above cannot be used: the note beside it says what it needs.");
   }
 
   function update() {
@@ -106,6 +116,7 @@ function render({ model, el }) {
     const r = computeCost(now);
     for (const [input, value] of [[nInput, now.n], [dInput, now.d], [bInput, now.block_size]]) showNumber(input, value);
     dtypeMenu.value = now.dtype;
+    for (const node of [plainDot, tiledDot, marker]) node.removeAttribute("visibility");
     show(out["plain-flops"], countText(r.flops.total), r.flops.total);
     show(out["tiled-flops"], `${countText(r.flops.total)} (the same)`, r.flops.total);
     show(out["plain-memory"], bytesText(r.plainScoreBytes), r.plainScoreBytes);

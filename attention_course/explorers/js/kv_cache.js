@@ -8,7 +8,9 @@
 // n_kv_heads, head_dim, dtype, seq_len, batch, window, presets, itemsizes, limits.
 
 import { bytesText } from "./format.js";
-import { bind, dtypeSelect, h, labelled, markInvalid, onNumber, presetSelect, show, showNumber } from "./ui.js";
+import {
+  bind, dtypeSelect, entryNote, h, labelled, markInvalid, onNumber, presetSelect, show, showNumber, wholeRule,
+} from "./ui.js";
 
 const NUMBERS = [
   ["n_layers", "layers L"],
@@ -19,6 +21,7 @@ const NUMBERS = [
   ["batch", "batch (sequences)"],
   ["window", "sliding window (0 = none)"],
 ];
+const REFUSED = "Nothing is counted while an entry above cannot be used: the note beside it says what it needs.";
 const SHOWN_GROUPS = 8; // rows of the head-sharing table before "and n more"
 
 /** For each key/value head j, the query heads that read it: j*g .. j*g + g - 1 (head_groups in Python). */
@@ -52,11 +55,13 @@ function rangeText(heads) {
 function render({ model, el }) {
   const limits = model.get("limits");
   const inputs = {};
+  const notes = {};
   for (const [name] of NUMBERS) {
     const low = name === "window" ? 0 : 1;
     inputs[name] = h("input", { type: "number", min: low, max: limits[name], step: 1, "data-role": name,
       oninput: onNumber((x) => Number.isInteger(x) && x >= low && x <= limits[name],
-        (x) => state.set({ [name]: x, preset: "custom" })) });
+        (x) => state.set({ [name]: x, preset: "custom" }), () => clear(REFUSED)) });
+    notes[name] = entryNote(inputs[name], wholeRule(low, limits[name]));
   }
   const presetMenu = presetSelect(model.get("presets"), (changes) => state.set(changes));
   const dtypeMenu = dtypeSelect(model.get("itemsizes"), (dtype) => state.set({ dtype }));
@@ -83,7 +88,7 @@ function render({ model, el }) {
     h("p", { class: "ac-title" }, "The KV cache: how much a decoder keeps for its context"),
     h("div", { class: "ac-controls" },
       labelled("configuration", presetMenu),
-      ...NUMBERS.map(([name, label]) => labelled(label, inputs[name])),
+      ...NUMBERS.map(([name, label]) => labelled(label, inputs[name], notes[name])),
       labelled("dtype", dtypeMenu)),
     status, table, formula, groupsHeading, groupsTable);
   el.replaceChildren(root);
@@ -97,11 +102,7 @@ function render({ model, el }) {
     const r = computeKvCache(now);
     markInvalid(inputs.n_kv_heads, Boolean(r.error));
     if (r.error) {
-      show(status, r.error);
-      for (const role of ["per-token", "tokens-kept", "total", "mha-total"]) show(out[role], "–");
-      show(formula, "");
-      show(groupsHeading, "");
-      groupsBody.replaceChildren();
+      clear(r.error);
       return;
     }
     show(status, `${bytesText(r.total)} for ${r.tokensKept.toLocaleString("en")} tokens × ${now.batch} sequence${now.batch > 1 ? "s" : ""}`
@@ -124,6 +125,15 @@ function render({ model, el }) {
         h("td", {}, `and ${r.heads.length - SHOWN_GROUPS} more key/value heads, ${r.groups} query head${r.groups > 1 ? "s" : ""} each`)));
     }
     groupsBody.replaceChildren(...rows);
+  }
+
+  /** Blank every result and say why in the status line: the shapes cannot be, or an entry is not used. */
+  function clear(why) {
+    show(status, why);
+    for (const role of ["per-token", "tokens-kept", "total", "mha-total"]) show(out[role], "–");
+    show(formula, "");
+    show(groupsHeading, "");
+    groupsBody.replaceChildren();
   }
 
   const state = bind(model, ["preset", "n_layers", "n_heads", "n_kv_heads", "head_dim", "dtype", "seq_len", "batch", "window"], update);

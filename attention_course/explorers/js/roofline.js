@@ -8,7 +8,7 @@
 // bandwidth (bytes/s), flops (FLOP/s), measured, layouts, model, itemsizes, limits.
 
 import { bytesText, fixed, si } from "./format.js";
-import { bind, dtypeSelect, h, labelled, onNumber, show, showNumber, svgElement } from "./ui.js";
+import { bind, dtypeSelect, entryNote, h, labelled, onNumber, show, showNumber, svgElement, wholeRule } from "./ui.js";
 
 const LAYOUT_TEXT = {
   MHA: "MHA: a key/value head per query head",
@@ -84,9 +84,12 @@ export function timeText(s) {
 function render({ model, el }) {
   const limits = model.get("limits");
   const inputs = {};
+  const notes = {};
   for (const name of ["context", "batch"]) {
     inputs[name] = h("input", { type: "number", min: 1, max: limits[name], step: 1, "data-role": name,
-      oninput: onNumber((x) => Number.isInteger(x) && x >= 1 && x <= limits[name], (x) => state.set({ [name]: x })) });
+      oninput: onNumber((x) => Number.isInteger(x) && x >= 1 && x <= limits[name], (x) => state.set({ [name]: x }),
+        () => clear()) });
+    notes[name] = entryNote(inputs[name], wholeRule(1, limits[name]));
   }
   const layoutSelect = h("select", { "data-role": "head_layout", onchange: () => state.set({ head_layout: layoutSelect.value }) },
     model.get("layouts").map((x) => h("option", { value: x.name }, LAYOUT_TEXT[x.name] ?? x.name)));
@@ -129,7 +132,8 @@ function render({ model, el }) {
     h("p", { class: "ac-title" }, "The roofline: what bounds prefill and a decoding step on this machine"),
     ceilingsNote,
     h("div", { class: "ac-controls" },
-      labelled("context length (tokens)", inputs.context), labelled("batch (requests)", inputs.batch),
+      labelled("context length (tokens)", inputs.context, notes.context),
+      labelled("batch (requests)", inputs.batch, notes.batch),
       labelled("head layout", layoutSelect), labelled("dtype", dtypeMenu)),
     status, h("figure", { class: "ac-figure" }, svg), table);
   el.replaceChildren(root);
@@ -154,11 +158,22 @@ function render({ model, el }) {
     }
     show(status, `A decoding step does ${fixed(r.decode.intensity, 2)} FLOPs per byte it reads: `
       + `${r.decode.bound === "memory" ? "it waits for memory" : "it waits for arithmetic"}; `
-      + `prefill of ${now.context.toLocaleString("en")} tokens does ${fixed(r.prefill.intensity, 1)}.`);
+      + `prefill of ${now.context.toLocaleString("en")} tokens does at most ${fixed(r.prefill.intensity, 1)} `
+      + "(counted with every cached key and value read once; a tiled kernel reads them again for each tile of queries).");
     drawChart(now, r);
   }
 
+  /** Blank the table and the points while an entry cannot be used: the note beside it says what it needs. */
+  function clear() {
+    for (const phase of ["prefill", "decode"]) {
+      for (const key of ["flops", "bytes", "cache", "intensity", "bound", "time"]) show(out[`${phase}-${key}`], "–");
+      for (const node of [dots[phase], dotText[phase]]) node.setAttribute("visibility", "hidden");
+    }
+    show(status, "Nothing is counted while an entry above cannot be used: the note beside it says what it needs.");
+  }
+
   function drawChart(now, r) {
+    for (const node of [...Object.values(dots), ...Object.values(dotText)]) node.removeAttribute("visibility");
     const yLo = (now.bandwidth * xLo) / 1e9 / 2; const yHi = (now.flops / 1e9) * 2;
     const x = (v) => left + ((right - left) * Math.log10(Math.min(Math.max(v, xLo), xHi) / xLo)) / Math.log10(xHi / xLo);
     const y = (g) => bottom - ((bottom - top) * Math.log10(g / yLo)) / Math.log10(yHi / yLo);

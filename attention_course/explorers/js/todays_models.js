@@ -14,7 +14,9 @@
 // truncate, mscale, mscale_all_dim, presets, itemsizes, limits.
 
 import { bytesText, fixed, inputText } from "./format.js";
-import { bind, dtypeSelect, h, labelled, markInvalid, onNumber, presetSelect, show, showNumber, svgElement } from "./ui.js";
+import {
+  bind, dtypeSelect, entryNote, h, labelled, markInvalid, onNumber, presetSelect, show, showNumber, svgElement, wholeRule,
+} from "./ui.js";
 
 const CACHE_NUMBERS = [
   ["n_layers", "layers L"],
@@ -45,6 +47,7 @@ const RULES = {
   llama3: "llama3: slowed by wavelength",
   yarn: "yarn: slowed by turns, a ramp between",
 };
+const REFUSED = "Nothing is counted here while an entry above cannot be used: the note beside it says what it needs.";
 const LAYOUT_TEXT = { MHA: "MHA", GQA: "GQA", MQA: "MQA", MLA: "MLA" };
 
 /** Why the attention shapes cannot be (cache_error in Python), or null. */
@@ -152,9 +155,13 @@ export function ropeNumbers(s) {
   const kept = ratio.map((r) => close(r, 1));
   const slowed = ratio.map((r, i) => close(r, 1 / s.factor) && !kept[i]);
   const count = (xs) => xs.filter(Boolean).length;
+  const wavelength = theta.map((x) => (2 * Math.PI) / x);
   return {
-    theta, scaled, ratio, wavelength: theta.map((x) => (2 * Math.PI) / x), kept: count(kept), slowed: count(slowed),
+    theta, scaled, ratio, wavelength, kept: count(kept), slowed: count(slowed),
     between: d / 2 - count(kept) - count(slowed), attention_factor: attentionFactor,
+    // pairs turning less than once: in the trained context before the rule, in the whole context after it
+    unturned_trained: count(wavelength.map((w) => w > s.original_context)),
+    unturned_context: count(wavelength.map((w, i) => w / ratio[i] > s.context)),
   };
 }
 
@@ -177,15 +184,25 @@ function tokensText(x) {
 function render({ model, el }) {
   const limits = model.get("limits");
   const inputs = {};
-  const changed = (name) => onNumber((x) => valid(name, x), (x) => state.set({ [name]: x, preset: "custom" }));
+  const notes = {};
+  // an entry that cannot be used blanks what depends on it: the cache, RoPE's pairs, or both (the context)
+  const refused = (name) => () => {
+    if (name === "context" || CACHE_NUMBERS.some(([n]) => n === name)) clearCache(REFUSED);
+    if (name === "context" || ROPE_NUMBERS.some(([n]) => n === name)) clearRope(REFUSED);
+  };
+  const changed = (name) => onNumber((x) => valid(name, x), (x) => state.set({ [name]: x, preset: "custom" }),
+    refused(name));
   for (const [name] of CACHE_NUMBERS) {
     const [low, high] = limits.ints[name];
     inputs[name] = h("input", { type: "number", min: low, max: high, step: 1, "data-role": name, oninput: changed(name) });
+    notes[name] = entryNote(inputs[name], wholeRule(low, high));
   }
   for (const [name] of ROPE_NUMBERS) {
     const bounds = limits.ints[name] ?? limits.floats[name];
     inputs[name] = h("input", { type: "number", min: bounds[0], max: bounds[1], step: name === "rope_dim" ? 2 : "any",
       "data-role": name, oninput: changed(name) });
+    notes[name] = entryNote(inputs[name], limits.ints[name] ? wholeRule(bounds[0], bounds[1], name === "rope_dim")
+      : `a number ${bounds[2] ? "from" : "above"} ${bounds[0]} ${bounds[2] ? "to" : "and at most"} ${bounds[1].toLocaleString("en")}`);
   }
   const presetMenu = presetSelect(model.get("presets"), (changes) => state.set(changes), ["layout"]);
   const dtypeMenu = dtypeSelect(model.get("itemsizes"), (dtype) => state.set({ dtype }));
@@ -236,12 +253,12 @@ function render({ model, el }) {
     h("p", { class: "ac-title" }, "Today's models: the cache per token, and RoPE for longer contexts"),
     h("div", { class: "ac-controls" }, labelled("configuration", presetMenu)),
     h("fieldset", {}, h("legend", {}, "The cache"),
-      h("div", { class: "ac-controls" }, ...CACHE_NUMBERS.map(([name, label]) => labelled(label, inputs[name])),
+      h("div", { class: "ac-controls" }, ...CACHE_NUMBERS.map(([name, label]) => labelled(label, inputs[name], notes[name])),
         labelled("dtype", dtypeMenu))),
     cacheStatus, cacheTable, cacheNote,
     h("fieldset", {}, h("legend", {}, "RoPE's frequencies"),
       h("div", { class: "ac-controls" }, labelled("rule", ruleSelect),
-        ...ROPE_NUMBERS.map(([name, label]) => labelled(label, inputs[name])),
+        ...ROPE_NUMBERS.map(([name, label]) => labelled(label, inputs[name], notes[name])),
         labelled("YaRN: round the ramp to whole pairs", truncateBox))),
     ropeStatus, h("figure", { class: "ac-figure" }, svg), ropeTable);
   el.replaceChildren(root);
@@ -275,14 +292,7 @@ function render({ model, el }) {
     markInvalid(inputs.qk_rope_head_dim, Boolean(c.error) && now.qk_rope_head_dim > now.head_dim);
     markInvalid(inputs.sliding_layers, Boolean(c.error) && now.sliding_layers > now.n_layers);
     if (c.error) {
-      show(cacheStatus, c.error);
-      show(cacheNote, "");
-      for (const name of ["MHA", "GQA", "MQA", "MLA"]) {
-        show(out[`${name}-name`], LAYOUT_TEXT[name]);
-        show(out[`${name}-per-token`], "–");
-        show(out[`${name}-total`], "–");
-        cacheRowsEls[name].classList.remove("ac-selected");
-      }
+      clearCache(c.error);
       return;
     }
     const byName = Object.fromEntries(c.rows.map((row) => [row.name, row]));
@@ -304,13 +314,30 @@ function render({ model, el }) {
       + `MLA: r + d_rope, whatever the heads; ${model.get("itemsizes")[now.dtype]} bytes each.${slide}`);
   }
 
+  /** Blank the cache's table and say why: the shapes cannot be, or an entry is not used. */
+  function clearCache(why) {
+    show(cacheStatus, why);
+    show(cacheNote, "");
+    for (const name of ["MHA", "GQA", "MQA", "MLA"]) {
+      show(out[`${name}-name`], LAYOUT_TEXT[name]);
+      show(out[`${name}-per-token`], "–");
+      show(out[`${name}-total`], "–");
+      cacheRowsEls[name].classList.remove("ac-selected");
+    }
+  }
+
+  /** Blank RoPE's table and chart and say why. */
+  function clearRope(why) {
+    show(ropeStatus, why);
+    for (const role of ["kept", "slowed", "between", "slowest", "attention-factor"]) show(out[role], "–");
+    dots.replaceChildren();
+  }
+
   function showRope(now, p) {
     markInvalid(inputs.high_freq_factor, Boolean(p.error) && now.rope_type === "llama3");
     markInvalid(inputs.beta_fast, Boolean(p.error) && now.rope_type === "yarn");
     if (p.error) {
-      show(ropeStatus, p.error);
-      for (const role of ["kept", "slowed", "between", "slowest", "attention-factor"]) show(out[role], "–");
-      dots.replaceChildren();
+      clearRope(p.error);
       return;
     }
     const last = p.wavelength.length - 1;
@@ -320,12 +347,11 @@ function render({ model, el }) {
     show(out.slowest, `${tokensText(p.wavelength[last])} → ${tokensText(p.wavelength[last] / p.ratio[last])}`,
       p.wavelength[last] / p.ratio[last]);
     show(out["attention-factor"], fixed(p.attention_factor, 4), p.attention_factor);
-    // the pairs that never complete a turn in the trained context, with their frequencies before and after the rule
-    const before = p.wavelength.filter((w) => w > now.original_context).length;
-    const after = p.wavelength.filter((w, i) => w / p.ratio[i] > now.original_context).length;
+    // the pairs that never complete a turn: over the trained context before the rule, over the whole context after it
     show(ropeStatus, `${now.rope_dim / 2} pairs: ${p.kept} kept, ${p.slowed} slowed ${inputText(now.factor)} times, `
-      + `${p.between} between. Before the rule ${before} turn less than once in the trained `
-      + `${tokensText(now.original_context)} tokens; after it, ${after}.`);
+      + `${p.between} between. Before the rule ${p.unturned_trained} turn less than once in the trained `
+      + `${tokensText(now.original_context)} tokens; after it, ${p.unturned_context} turn less than once in the `
+      + `${tokensText(now.context)} tokens of the context.`);
     drawChart(now, p);
   }
 

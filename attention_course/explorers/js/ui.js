@@ -66,28 +66,67 @@ export function markInvalid(input, invalid) {
   else input.removeAttribute("aria-invalid");
 }
 
+const NOTES = new WeakMap(); // a number field -> the note beside it (entryNote)
+
+/**
+ * The note beside a number field that says what the explorer does with an entry it cannot use, and
+ * that `rule` ("a whole number from 1 to 256") is what it needs; empty while the entry is usable. The
+ * field names it in aria-describedby, so a screen reader reads it with the field.
+ */
+export function entryNote(input, rule) {
+  const id = `ac-note-${Math.random().toString(36).slice(2)}`; // unique on a page of several explorers
+  const note = h("span", { class: "ac-entry-note", id, "data-role": `${input.dataset.role}-note`, "aria-live": "polite" });
+  input.setAttribute("aria-describedby", id);
+  NOTES.set(input, { note, rule });
+  return note;
+}
+
+/** What the note beside `input` says for the text typed in it: empty when `usable`. */
+function noteText(input, usable) {
+  const entry = NOTES.get(input);
+  if (usable || !entry) return "";
+  const typed = input.value.trim();
+  return `${typed === "" ? "Empty" : `“${typed}”`}: not used, the results are blank until this is ${entry.rule}.`;
+}
+
+/** Write the note beside `input` (if it has one) for an entry that is usable or not. */
+function showNote(input, usable) {
+  const entry = NOTES.get(input);
+  if (entry) show(entry.note, noteText(input, usable));
+}
+
 /**
  * The input handler of a number field: the number typed goes to `set(x)` when `valid(x)`; until then
- * (empty, not a number, out of range) the field is flagged invalid and the state is left as it was.
+ * (empty, not a number, out of range) the field is flagged invalid, the state is left as it was, the
+ * note beside the field (`entryNote`) says so, and `refused(input)` blanks what the state no longer
+ * matches, so that no result disagrees with the field.
  */
-export function onNumber(valid, set) {
+export function onNumber(valid, set, refused = null) {
   return (event) => {
     const x = readNumber(event.target);
     const ok = x !== null && valid(x);
     markInvalid(event.target, !ok);
+    showNote(event.target, ok);
     if (ok) set(x);
+    else if (refused) refused(event.target);
   };
 }
 
 /**
  * Show the state's `value` in a number field, unless the field already reads as that number (so that
- * "1.50", being typed, is left alone), and clear its invalid flag; `text` writes the number.
+ * "1.50", being typed, is left alone), and clear its invalid flag and its note; `text` writes the number.
  */
 export function showNumber(input, value, text = String) {
   if (readNumber(input) !== value) {
     input.value = text(value);
     markInvalid(input, false);
+    showNote(input, true);
   }
+}
+
+/** "a whole number from 1 to 256", or with `even` "an even whole number from 4 to 1024": an entry's rule. */
+export function wholeRule(low, high, even = false) {
+  return `${even ? "an even" : "a"} whole number from ${low.toLocaleString("en")} to ${high.toLocaleString("en")}`;
 }
 
 /** A <select> of the dtypes of `itemsizes` (name -> bytes a number), each with its size: "bfloat16 (2 bytes)". */
