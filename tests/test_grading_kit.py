@@ -287,8 +287,9 @@ def test_a_moodle_download_with_its_worksheet_as_the_roster(klass, one_run, caps
     assert names == [f"{p.moodle_name}_{p.moodle_id}_assignsubmission_file_/feedback.html" for p in counted]
     # when each submitted: the worksheet's Last modified (submission), read in the deadline's time zone
     assert "Lateness: from Moodle&#39;s grading worksheet (Last modified (submission))" in (out / "summary.html").read_text()
-    assert {r["submitted"] for r in rows if r["name"] in {p.name for p in people if p.kind != "none"}} == {
-        "2026-03-01T22:00:00+00:00"}
+    report = json.loads((out / "gradebook.json").read_text())
+    assert {r["submitted"] for r in report["submissions"] if r["name"] in {p.name for p in people if p.kind != "none"}
+            } == {"2026-03-01T22:00:00+00:00"}
 
 
 def test_a_dask_run_equals_the_local_run(klass, one_run, capsys):
