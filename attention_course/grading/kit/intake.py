@@ -31,16 +31,22 @@ so that the grader, the gradebook and the feedback see the names the student gav
 A zip a student handed in (their notebooks zipped) is unpacked too, one level deep.
 
 With a roster (`roster.py`: the course's CSV, Canvas's gradebook export or
-Moodle's grading worksheet) each submission is matched to a student by LMS id,
-then by the roster's `submission` name, then by the student's name. Nothing is
-resolved silently: two submissions for one student are graded together and
+Moodle's grading worksheet) each submission is matched to a student by the LMS
+id its download gives, then by its name with `people.Matcher`, as every other
+name the grader is given (any key of the roster: an id, an e-mail, a name in
+either order, a folder the grader wrote); a name that fits two students is
+refused, naming them. Canvas's Test Student is left out, named once
+(`Intake.left_out`). Nothing is resolved silently: two submissions for one student are graded together and
 reported as duplicates (the best notebook per exercise counts, the others are
 listed), a submission that matches nobody gets a row marked "not on the
 roster", a student with nothing submitted gets a row marked "no submission",
 and every file that is not a notebook is listed as ignored. An anonymous
 download (Canvas's anonymous grading) is graded under its anonymous ids, one
 row each: the roster cannot name them. A submission-times file, where given,
-says when each student submitted.
+says when each student submitted; else Moodle's worksheet, given as the
+roster; else the download (Canvas's late marks) or the files' modification
+times. Each submission says which (`Submission.timing`): a regrade keeps the
+earlier time unless the new one brings its own (`OWN_TIME`).
 """
 
 from __future__ import annotations
