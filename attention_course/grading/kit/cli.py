@@ -251,6 +251,7 @@ def run_grade(args) -> int:
     """Handler of `attention-course grade`: intake, the names resolved, then run and judge every notebook, then score
     and write."""
     from .batch import grade_submissions
+    from .intake import OWN_TIME
     from .score import build_report, carry_over
 
     absolute_paths(args)
@@ -282,8 +283,11 @@ def run_grade(args) -> int:
                 **sandbox}
     if args.shard:
         settings["shard"] = f"{args.shard[0]}/{args.shard[1]}"
+    lateness = taken.lateness
+    if old is not None and not any(s.timing in OWN_TIME for s in submissions):
+        lateness = ""  # every row regraded keeps the first run's time: so does what the summary says of lateness
     report = build_report(grades, assignment, settings=settings, notes=taken.notes, decisions=decisions,
-                          intake={"roster": taken.roster, "lateness": taken.lateness, "left_out": taken.left_out})
+                          intake={"roster": taken.roster, "lateness": lateness, "left_out": taken.left_out})
     where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
     _print_graded(grades, seconds, where)
     try:
