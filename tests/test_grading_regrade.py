@@ -380,3 +380,18 @@ def test_gradebook_adjust_and_release_find_students_by_any_key_and_refuse_the_re
     assert f"released {held.sortable} ({held.sis_user_id})" in capsys.readouterr().out
     canvas = {r["SIS User ID"]: r for r in _rows(week / "canvas.csv")}
     assert held.sis_user_id in canvas and TEST_STUDENT_ID not in {r["ID"] for r in canvas.values()}
+
+
+def test_a_regrade_without_the_roster_takes_its_time_from_a_times_file_of_the_whole_class(klass, tmp_path):
+    people = klass["people"]
+    ada = people[0]
+    week = _copy(klass, "week3-moodle", tmp_path)
+    times = _write(tmp_path / "times.csv", "email,submitted\n" + "".join(
+        f"{p.email},2026-03-01T20:00:00Z\n" for p in people if p.kind != "none"))  # everyone, on time
+    assert _grade(_resubmit(tmp_path / "resubmit" / ada.name), "--assignment", klass["assignment"],
+                  "--submission-times", times, "--update", week / "gradebook.csv") == 0
+    row = _unchanged_but(klass["root"] / "week3-moodle" / "gradebook.csv", week / "gradebook.csv", ada.email)
+    assert (row["late"], row["03_softmax"]) == ("", "20")  # the times file's, not the worksheet's two days
+    typo = _write(tmp_path / "typo.csv", "email,submitted\nnobody@example.edu,2026-03-01T20:00:00Z\n")
+    assert _grade(_resubmit(tmp_path / "again" / ada.name), "--assignment", klass["assignment"],
+                  "--submission-times", typo, "--update", week / "gradebook.csv") == 2

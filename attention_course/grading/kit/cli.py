@@ -258,7 +258,7 @@ def run_grade(args) -> int:
     try:
         assignment, old, out, decisions = _grade_target(args)
         with _unpack_folder(args, out) as unpacked:
-            taken, submissions = _grade_intake(args, unpacked, assignment)
+            taken, submissions = _grade_intake(args, unpacked, assignment, old)
             assignment, decisions = _resolve_names(args, assignment, old, taken, submissions, decisions)
             if args.dry_run:
                 _print_plan(taken, submissions, old)
@@ -336,15 +336,18 @@ def _unpack_folder(args, out: Path):
     return contextlib.nullcontext(unpacked)
 
 
-def _grade_intake(args, unpacked, assignment):
+def _grade_intake(args, unpacked, assignment, old: dict | None):
     """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
     import datetime as dt
 
     from .intake import IntakeError, intake
+    from .people import from_rows
 
     zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
+    others = from_rows(old["submissions"]).people if old is not None else ()
     try:
-        taken = intake(args.submissions, Path(unpacked), args.roster, times=args.submission_times, zone=zone)
+        taken = intake(args.submissions, Path(unpacked), args.roster, times=args.submission_times, zone=zone,
+                       others=others)
     except (FileNotFoundError, IntakeError) as err:
         raise _Refused(err) from None
     submissions = taken.submissions

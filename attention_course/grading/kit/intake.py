@@ -593,9 +593,10 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
 
 def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = None,
            limits: ZipLimits = ZipLimits(), times: Path | str | None = None,
-           zone: dt.tzinfo = dt.timezone.utc) -> Intake:
+           zone: dt.tzinfo = dt.timezone.utc, others: tuple[Person, ...] = ()) -> Intake:
     """The submissions to grade from command-line paths, an optional roster (any form `roster.load` reads) and an
-    optional submission-times file; `zone`: the time zone of the times a Moodle worksheet gives (the deadline's)."""
+    optional submission-times file; `zone`: the time zone of the times a Moodle worksheet gives (the deadline's);
+    `others`: people the times file may name who are not here (the rows of a gradebook being regraded)."""
     workdir = Path(workdir).resolve()  # every path below is absolute, whatever the caller's working folder
     class_list = load_roster(roster) if roster is not None else None
     stamps = read_times(times) if times is not None else []
@@ -608,7 +609,7 @@ def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = N
         notes.append("an anonymous download (Canvas's anonymous grading): its submissions are graded under their "
                      "anonymous ids, one row each; the roster cannot name them and was not used")
     submissions = match(sources, class_list.students if class_list else None)
-    notes += _apply_times(submissions, stamps, Path(times).name if times is not None else "")
+    notes += _apply_times(submissions, stamps, Path(times).name if times is not None else "", others)
     worksheet = not stamps and _apply_worksheet_times(submissions, zone, notes)
     lateness = _lateness(sources, bool(stamps))
     if worksheet:
@@ -652,17 +653,33 @@ def _apply_worksheet_times(submissions: list[Submission], zone: dt.tzinfo, notes
     return used
 
 
-def _apply_times(submissions: list[Submission], stamps, name: str) -> list[str]:
-    """Set each submission's time from the submission-times file; notes on the lines that name nobody."""
-    notes = []
+def _apply_times(submissions: list[Submission], stamps, name: str, others: tuple[Person, ...] = ()) -> list[str]:
+    """Set each submission's time from the submission-times file, each line's student found by `people.Matcher` as
+    every other name is (its column's value, whatever key it is); IntakeError listing every line that names no one,
+    or several, before anything is graded. A line naming one of `others` (the rows of a gradebook being regraded)
+    is theirs: not used here, not refused."""
+    rows = Matcher(others)
+    regraded = {}  # a submission no roster names, by the gradebook row it will replace (as `cli` finds it)
+    for s in submissions:
+        found = rows.find(s.label or s.name) if not s.student and others else None
+        if found is not None and found.outcome == Outcome.FOUND:
+            regraded[id(s)] = found.person.key
+    matcher = Matcher([*(Person.of(s.key, s.name, s.student, s.lms) for s in submissions if id(s) not in regraded),
+                       *others])
+    refused = []
     for column, value, moment in stamps:
-        found = [s for s in submissions if value and (s.student.get(column) == value or s.lms.get(column) == value)]
-        if not found:
-            notes.append(f"{name}: no student has {column} {value!r}; that submission time was not used")
-        for s in found:
-            s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
-            s.timing = Timing.TIMES_FILE
-    return notes
+        found = matcher.find(value)
+        if found.outcome != Outcome.FOUND:
+            refused.append(f"{column} {found.why}")
+            continue
+        for s in submissions:
+            if found.person.key in (s.key, regraded.get(id(s))):
+                s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+                s.timing = Timing.TIMES_FILE
+    if refused:
+        raise IntakeError(f"the submission times {name}: {len(refused)} line(s) name no one in the class, or several:"
+                          "\n  " + "\n  ".join(refused))
+    return []
 
 
 def _lateness(sources: list[Source], timed: bool) -> str:
