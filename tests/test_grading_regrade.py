@@ -284,6 +284,10 @@ def test_a_regrade_of_the_grader_s_own_unpacked_folder_changes_nothing(klass, tm
     first = klass["root"] / "week3-canvas"
     assert _without_path(_rows(week / "gradebook.csv")) == _without_path(_rows(first / "gradebook.csv"))
     assert (week / "canvas.csv").read_bytes() == (first / "canvas.csv").read_bytes()
+    from attention_course.grading.kit.intake import Timing, intake
+
+    taken = intake([unpacked.parent], tmp_path / "work", klass["canvas_export"])  # what the grader unpacked: its
+    assert {s.timing for s in taken.submissions if s.path} == {Timing.NONE}  # files' times are the unpacking's
 
 
 @pytest.mark.parametrize("late", [False, True])

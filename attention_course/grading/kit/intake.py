@@ -483,6 +483,11 @@ def _tidy(source: Source, dest: Path) -> None:
     source.files, source.where = moved, f"{dest.name}/{folder.name}"
 
 
+def _unpacked_by_us(folder: Path) -> bool:
+    """Whether `folder` is in (or is) a folder the grader unpacked a zip into (`UNPACKED_MARK`)."""
+    return any((f / UNPACKED_MARK).exists() for f in (folder, *folder.parents))
+
+
 def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = ZipLimits()) -> tuple[list[Source], list[str]]:
     """Every source in the command-line paths, zips unpacked under `workdir`; and notes on refused and stray files."""
     sources, notes = [], []
@@ -513,6 +518,9 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
             sources.append(Source(path.stem, [path], where=str(path), is_folder=False))
         elif path.is_dir():
             found, stray = _folder_sources(path)
+            if _unpacked_by_us(path):  # the grader's own copy: its files carry the time they were unpacked
+                for source in found:
+                    source.timed = False
             sources += found
             notes += stray
         else:
