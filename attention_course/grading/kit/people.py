@@ -1,9 +1,9 @@
 """One way to find a person of the class from any name an instructor or a download gives them.
 
 Every place that names a student (a submission's folder or LMS name, a
-regrade's folder, a line of the adjustments file, an extension of the
-assignment file, `gradebook release`) finds them with `Matcher.find`, by any
-key the roster carries, in this order:
+regrade's folder, a line of the adjustments file or of the submission-times
+file, an extension of the assignment file, `gradebook release`) finds them
+with `Matcher.find`, by any key the roster carries, in this order:
 
 1. an exact key, case aside: the roster's student id, Canvas's user id, the
    SIS user id and login, the e-mail, Moodle's participant id (or
@@ -74,8 +74,10 @@ class Person:
     """Their name's forms (`name_forms`), and the roster's `submission` name and the download's names, `plain`."""
 
     @classmethod
-    def of(cls, key: str, name: str, student: Mapping[str, str] = {}, lms: Mapping[str, str] = {}) -> Person:
+    def of(cls, key: str, name: str, student: Mapping[str, str] | None = None,
+           lms: Mapping[str, str] | None = None) -> Person:
         """A person from a roster entry (`student`: roster.ROSTER_COLUMNS) and what a download said of them."""
+        student, lms = student or {}, lms or {}
         values = {c: (student.get(c) or lms.get(c) or "").strip() for c in ID_COLUMNS}
         ids = {v.casefold() for v in values.values() if v} | {key.casefold()}
         if values["moodle_id"]:
