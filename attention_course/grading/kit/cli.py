@@ -716,6 +716,7 @@ def run_assignment_show(args) -> int:
               + (f", 0 after {late.max_days:g} days" if late.max_days else ""))
     for student, when in a.extensions:
         print(f"extension: {student} until {when.isoformat()}")
+    print(f"exercise 0 on another student's handout: {a.handout_mismatch}")
     return 0
 
 
