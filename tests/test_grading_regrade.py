@@ -381,6 +381,9 @@ def test_gradebook_adjust_and_release_find_students_by_any_key_and_refuse_the_re
     assert main(["gradebook", "adjust", str(gradebook), str(good), "--dry-run"]) == 0
     assert f"would change {people[1].sortable} ({people[1].sis_user_id})" in capsys.readouterr().out
     assert {p.name: p.read_bytes() for p in week.iterdir() if p.is_file()} == before
+    assert main(["gradebook", "release", str(gradebook), held.email, "--note", "looked", "--dry-run"]) == 0
+    assert f"would release {held.sortable} ({held.sis_user_id}): network" in capsys.readouterr().out
+    assert {p.name: p.read_bytes() for p in week.iterdir() if p.is_file()} == before
     assert main(["gradebook", "release", str(gradebook), held.email, "--note", "looked: harmless"]) == 0
     assert f"released {held.sortable} ({held.sis_user_id})" in capsys.readouterr().out
     canvas = {r["SIS User ID"]: r for r in _rows(week / "canvas.csv")}
