@@ -85,3 +85,9 @@ def test_the_summary_groups_students_by_the_mistake_recognised_never_a_symptom_u
                               softmax_row("c.ipynb", uniform)]}
     assert summary.mistake_counts(report) == [("03_softmax", "softmax", "does_not_sum_to_1", 1)]
     assert summary.symptom_counts(report) == [("03_softmax", "softmax", "does_not_sum_to_1", 2, zeros["hint"])]
+    # a mistake the engine itself recognises, its statement and a lead told: recognised, not a symptom
+    from attention_course.grading.checks.engine.mistakes import DTYPE_CHANGED
+
+    dtype = {"mistake": "dtype_changed", "hint": f"{DTYPE_CHANGED.hint} {DTYPE_CHANGED.leads[0].text}", "matches": []}
+    report["submissions"].append(softmax_row("d.ipynb", dtype))
+    assert ("03_softmax", "softmax", "dtype_changed", 1) in summary.mistake_counts(report)

@@ -21,6 +21,7 @@ import unicodedata
 from collections import Counter
 
 from ....book import chapter_page
+from ...checks.engine import mistakes as engine_mistakes
 from ...checks.exercises import BY_ID, sections
 from ..status import Status
 from .html import render
@@ -78,12 +79,16 @@ def _counted(report: dict):
 
 def recognised(exercise: str, check: str, case: dict) -> bool:
     """Whether a case's mistake is one the checks recognised, not a symptom: a prediction of it equals what came
-    back (`matches`), or its hint is the one the exercise's registry gives that mistake."""
+    back (`matches`), or its hint is the statement the exercise's registry, or the engine itself, gives that mistake
+    (its leads may follow: `mistakes.compose`), never a sentence written for this input."""
     if case["mistake"] in case.get("matches", ()):
         return True
     ex = BY_ID.get(exercise)
     hints = {m.hint for c in (ex.checks if ex else ()) if c.name == check for m in c.mistakes if m.id == case["mistake"]}
-    return case.get("hint", "") in hints
+    hints |= {m.hint for m in vars(engine_mistakes).values()
+              if isinstance(m, engine_mistakes.Mistake) and m.id == case["mistake"]}
+    said = case.get("hint", "")
+    return any(said == hint or said.startswith(hint + " ") for hint in hints if hint)
 
 
 def _findings(check: dict, case: dict | None, exercise: str) -> set[str]:
