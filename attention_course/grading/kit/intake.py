@@ -674,16 +674,18 @@ def _apply_times(submissions: list[Submission], stamps, name: str, others: tuple
             regraded[id(s)] = found.person.key
     matcher = Matcher([*(Person.of(s.key, s.name, s.student, s.lms) for s in submissions if id(s) not in regraded),
                        *others])
+    by_key: dict[str, list[Submission]] = {}
+    for s in submissions:
+        by_key.setdefault(regraded.get(id(s), s.key), []).append(s)
     refused = []
     for column, value, moment in stamps:
         found = matcher.find(value)
         if found.outcome != Outcome.FOUND:
             refused.append(f"{column} {found.why}")
             continue
-        for s in submissions:
-            if found.person.key in (s.key, regraded.get(id(s))):
-                s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
-                s.timing = Timing.TIMES_FILE
+        for s in by_key.get(found.person.key, []):
+            s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+            s.timing = Timing.TIMES_FILE
     if refused:
         raise IntakeError(f"the submission times {name}: {len(refused)} line(s) name no one in the class, or several:"
                           "\n  " + "\n  ".join(refused))
