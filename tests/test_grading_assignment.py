@@ -143,6 +143,8 @@ def test_the_late_rule():
     ('[hidden]\nseed = "x"', "hidden.seed must be a whole number"),
     ('pointz = 3', "unknown key 'pointz'"),
     ('title = ', "not valid TOML"),
+    ('[integrity]\nhandout_mismatch = "warn"', "integrity.handout_mismatch must be one of 'hold', 'grade', 'zero'"),
+    ('[integrity]\nhandouts = "hold"', "unknown key 'handouts'"),
 ])
 def test_a_bad_file_is_refused_with_a_message_naming_the_key(text, words, tmp_path, capsys):
     path = tmp_path / "a.toml"
@@ -160,3 +162,4 @@ def test_assignment_init_and_show(tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{len(EXERCISES)} exercise(s), {sum(e.max_score for e in EXERCISES)} points" in out
     assert re.search(r"redrawn from the file's seed \(\d+ of \d+ differ", out)
+    assert "exercise 0 on another student's handout: hold" in out  # the template's policy, the default

@@ -450,6 +450,10 @@ def test_a_class_is_graded_from_the_roster_each_against_their_own_example(tmp_pa
     rows = {r["student_id"]: r for r in csv.DictReader((out / "gradebook.csv").open(encoding="utf-8"))}
     assert {s: rows[s]["total"] for s in ("s1", "s2", "s3")} == {"s1": "8", "s2": "7", "s3": "8"}
     assert float(rows["s4"]["total"]) < 8  # graded against the example drawn for Dev, not the one he worked
+    # worked on Ada's handout: a status of its own, held for review like the other integrity findings
+    assert rows["s4"]["status"] == ("held for review (exercise 0 from another student's handout); "
+                                    "exercise 0 from another student's handout: s1")
+    assert all(rows[s]["status"] != rows["s4"]["status"] for s in ("s1", "s2", "s3"))
     feedback = (out / "feedback" / "s2.txt").read_text()
     assert LABELS["weights"] in feedback and "keys' order reversed" in feedback
     dev = (out / "feedback" / "s4.txt").read_text()

@@ -215,3 +215,24 @@ def test_an_extension_moves_one_student_s_deadline():
     assert days_late(assignment, None, marked_late=True, student_id="S2") == 0  # judged against the LMS's deadline
     with pytest.raises(AssignmentError, match="extensions.S3 .* needs a time zone"):
         from_dict({"extensions": {"S3": dt.datetime(2026, 3, 5)}})
+
+
+@pytest.mark.parametrize("policy, held, points", [("hold", True, 8), ("grade", False, 8), ("zero", False, 0)])
+def test_exercise_0_on_another_student_s_handout_follows_the_assignment_s_policy(policy, held, points):
+    maximum = BY_ID["00_worked_example"].max_score
+    check = check_result("worked_example", maximum, maximum)
+    notebook = NotebookGrade("sub/s4/00_worked_example.ipynb", "00_worked_example", [check],
+                             (Status.HANDOUT_MISMATCH,), handout="s1")
+    grade = SubmissionGrade(Submission("Dev Patel", "sub/s4", [Path(notebook.path)], is_folder=True,
+                                       student={"student_id": "s4", "name": "Dev Patel"}), [notebook])
+    table = {"exercises": ["00_worked_example"], "exercise": {"00_worked_example": {"points": 8}}}
+    if policy != "hold":
+        table["integrity"] = {"handout_mismatch": policy}
+    row = build_report([grade], from_dict(table))["submissions"][0]
+    mismatch = "exercise 0 from another student's handout: s1"
+    assert (Status.HELD in row["statuses"], row["total"]) == (held, points)
+    assert row["status"] == (f"held for review (exercise 0 from another student's handout); {mismatch}" if held
+                             else mismatch)
+    with pytest.raises(AssignmentError, match="handout_mismatch must be one of"):
+        from_dict({**table, "integrity": {"handout_mismatch": "ignore"}})
+

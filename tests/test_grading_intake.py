@@ -342,11 +342,14 @@ def test_submission_times_give_each_student_their_time(tmp_path):
     roster = gc.write_roster(tmp_path / "roster.csv", people)
     archive = gc.canvas_zip(tmp_path / "canvas.zip", people)
     times = tmp_path / "times.csv"
-    times.write_text(f"sis_user_id,submitted\n{people[6].sis_user_id},2026-03-03T10:00:00Z\nSIS-nobody,2026-03-01T00:00:00Z\n")
+    times.write_text(f"sis_user_id,submitted\n{people[6].sis_user_id},2026-03-03T10:00:00Z\n")
     taken = intake([archive], tmp_path / "work", roster, times=times)
     late = next(s for s in taken.submissions if s.student["student_id"] == people[6].student_id)
     assert late.submitted == "2026-03-03T10:00:00+00:00" and taken.lateness == "from the submission-times file"
-    assert taken.notes == ["times.csv: no student has sis_user_id 'SIS-nobody'; that submission time was not used"]
+    times.write_text(f"sis_user_id,submitted\n{people[6].sis_user_id},2026-03-03T10:00:00Z\n"
+                     "SIS-nobody,2026-03-01T00:00:00Z\n")  # a typo stops intake: no late penalty lost in silence
+    with pytest.raises(IntakeError, match="1 line\\(s\\) name no one .*\n  sis_user_id 'SIS-nobody' names no one"):
+        intake([archive], tmp_path / "work", roster, times=times)
     times.write_text("sis_user_id,submitted\nSIS-1000,yesterday\n")
     with pytest.raises(IntakeError, match="line 2: 'yesterday' is not an ISO 8601 date-time with a time zone"):
         intake([archive], tmp_path / "work", roster, times=times)

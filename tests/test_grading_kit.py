@@ -267,7 +267,9 @@ def test_a_moodle_download_with_its_worksheet_as_the_roster(klass, one_run, caps
     with Path("adjustments-moodle.csv").open("w", newline="") as f:  # the worksheet names students by e-mail
         csv.writer(f).writerows([["student", "exercise", "points", "reason"],
                                  *([p.email, *p.adjustment] for p in people if p.adjustment)])
-    assert main(["grade", "moodle.zip", "--roster", "moodle-worksheet.csv", "--assignment", "assignment.toml",
+    extended = _kind(klass, "extended")  # the worksheet has no student ids: the extension names an e-mail
+    _write(Path("assignment-moodle.toml"), gc.assignment_text(people).replace(extended.student_id, f'"{extended.email}"'))
+    assert main(["grade", "moodle.zip", "--roster", "moodle-worksheet.csv", "--assignment", "assignment-moodle.toml",
                  "--adjustments", "adjustments-moodle.csv", "--out-dir", "moodle-week1", *FAST]) == 0
     out = klass["root"] / "moodle-week1"
     canvas_rows = {r["name"]: r for r in _rows(one_run / "gradebook.csv")}
@@ -283,7 +285,11 @@ def test_a_moodle_download_with_its_worksheet_as_the_roster(klass, one_run, caps
         (f"Participant {p.moodle_id}", p.email) for p in counted]
     names = zipfile.ZipFile(out / "feedback-moodle.zip").namelist()
     assert names == [f"{p.moodle_name}_{p.moodle_id}_assignsubmission_file_/feedback.html" for p in counted]
-    assert "Lateness: none: Moodle&#39;s download carries no times" in (out / "summary.html").read_text()
+    # when each submitted: the worksheet's Last modified (submission), read in the deadline's time zone
+    assert "Lateness: from Moodle&#39;s grading worksheet (Last modified (submission))" in (out / "summary.html").read_text()
+    report = json.loads((out / "gradebook.json").read_text())
+    assert {r["submitted"] for r in report["submissions"] if r["name"] in {p.name for p in people if p.kind != "none"}
+            } == {"2026-03-01T22:00:00+00:00"}
 
 
 def test_a_dask_run_equals_the_local_run(klass, one_run, capsys):

@@ -186,6 +186,37 @@ def test_a_sandboxed_worker_sees_only_what_it_needs(user_namespace, tmp_path):
     assert run.flags == ["read course files", "wrote outside"], run.incidents  # what the probe itself tried
 
 
+PROC_ONE = """import json, os
+seen = {'cmdline': open('/proc/1/cmdline', 'rb').read().decode(errors='replace').split(chr(0))}
+fds = []
+for fd in os.listdir('/proc/self/fd'):
+    try:
+        fds.append(os.readlink(f'/proc/self/fd/{fd}'))
+    except OSError:
+        pass
+seen['fds'] = fds
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("user_namespace", MODES)
+def test_the_sandbox_s_process_1_shows_none_of_the_grader_s_paths(user_namespace, tmp_path):
+    """bwrap is the sandbox's process 1, and /proc shows its command line to the notebook: its options (every folder
+    bound, the course's checkout) reach it through a memory file, and that file is not left open in the worker."""
+    box = _box(user_namespace)
+    notebook = tmp_path / "submissions" / "alice" / "05.ipynb"
+    notebook.parent.mkdir(parents=True)
+    notebook.write_text("{}")
+    run = run_notebook([PROC_ONE, DOUBLE], [call()], FAST, sandbox=box, notebook=notebook)
+    seen = json.loads(run.output.strip().splitlines()[-1])
+    said = " ".join(seen["cmdline"])
+    assert seen["cmdline"][:2] == [box.executable, "--args"], said
+    for secret in ("--ro-bind", "--bind", "--tmpfs", str(tmp_path), str(bubblewrap.package_dir())):
+        assert secret not in said, secret
+    assert not any("bwrap-options" in target for target in seen["fds"]), seen["fds"]
+    assert run.observations[0].status == calls.RETURNED
+
+
 @pytest.mark.parametrize("user_namespace", MODES)
 def test_a_stubborn_cell_is_killed_with_everything_it_started(user_namespace):
     box = _box(user_namespace)

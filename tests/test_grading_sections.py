@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from attention_course.grading.kit.write import summary
-from attention_course.grading.checks.exercises import EXERCISES, sections
+from attention_course.grading.checks.exercises import BY_ID, EXERCISES, sections
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,9 +53,10 @@ def test_the_summary_s_anchors_are_the_ones_sphinx_gives_the_sections():
 def test_the_summary_counts_a_helper_at_fault_like_the_mistakes_of_the_inputs():
     hint = "`masked_attention` gives the expected result ... your `softmax`"
     check = {"check": "masked_attention", "mistake": "helper_at_fault", "hint": hint,
-             "cases": [{"mistake": "no_max_subtraction", "hint": "exp overflows"}, {"mistake": None, "hint": ""}]}
+             "cases": [{"mistake": "no_max_subtraction", "hint": "exp overflows", "matches": ["no_max_subtraction"]},
+                       {"mistake": None, "hint": ""}]}
     other = {"check": "masked_attention", "mistake": "no_max_subtraction", "hint": "exp overflows",
-             "cases": [{"mistake": "no_max_subtraction", "hint": "exp overflows"}]}
+             "cases": [{"mistake": "no_max_subtraction", "hint": "exp overflows", "matches": ["no_max_subtraction"]}]}
     row = lambda path, check: {"counted": {"05_causal_mask": path}, "notebooks": [  # noqa: E731
         {"path": path, "exercise": "05_causal_mask", "checks": [check]},
         {"path": "not counted", "exercise": "05_causal_mask", "checks": [check]}]}
@@ -63,3 +64,30 @@ def test_the_summary_counts_a_helper_at_fault_like_the_mistakes_of_the_inputs():
     counts = {m: n for _, _, m, n in summary.mistake_counts(report)}
     assert counts == {"no_max_subtraction": 2, "helper_at_fault": 1}
     assert summary._hints(report)[("05_causal_mask", "masked_attention", "helper_at_fault")] == hint
+
+
+def test_the_summary_groups_students_by_the_mistake_recognised_never_a_symptom_under_its_hint():
+    """An unnormalised softmax is recognised (its prediction came back); all-zero and uniform weights only show the
+    symptom "does not sum to 1": they are counted apart, with what they were told, never under the hint of the
+    mistake that shares the symptom's id."""
+    def softmax_row(path: str, case: dict) -> dict:
+        check = {"check": "softmax", "mistake": case["mistake"], "hint": case["hint"], "cases": [case]}
+        return {"counted": {"03_softmax": path}, "notebooks": [{"path": path, "exercise": "03_softmax",
+                                                                 "checks": [check]}]}
+
+    divide = next(m.hint for c in BY_ID["03_softmax"].checks for m in c.mistakes if m.id == "does_not_sum_to_1")
+    unnormalised = {"mistake": "does_not_sum_to_1", "hint": divide, "matches": ["does_not_sum_to_1"]}
+    zeros = {"mistake": "does_not_sum_to_1", "hint": "The weights do not sum to 1 along the softmax axis: slice 0 "
+             "sums to 0.", "matches": []}
+    uniform = {"mistake": "does_not_sum_to_1", "hint": "The weights do not sum to 1 along the softmax axis: slice 1 "
+               "sums to 0.75.", "matches": []}
+    report = {"submissions": [softmax_row("a.ipynb", unnormalised), softmax_row("b.ipynb", zeros),
+                              softmax_row("c.ipynb", uniform)]}
+    assert summary.mistake_counts(report) == [("03_softmax", "softmax", "does_not_sum_to_1", 1)]
+    assert summary.symptom_counts(report) == [("03_softmax", "softmax", "does_not_sum_to_1", 2, zeros["hint"])]
+    # a mistake the engine itself recognises, its statement and a lead told: recognised, not a symptom
+    from attention_course.grading.checks.engine.mistakes import DTYPE_CHANGED
+
+    dtype = {"mistake": "dtype_changed", "hint": f"{DTYPE_CHANGED.hint} {DTYPE_CHANGED.leads[0].text}", "matches": []}
+    report["submissions"].append(softmax_row("d.ipynb", dtype))
+    assert ("03_softmax", "softmax", "dtype_changed", 1) in summary.mistake_counts(report)

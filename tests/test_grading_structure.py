@@ -129,7 +129,7 @@ def test_the_students_room_imports_nothing_of_the_instructors():
 
 
 KIT = "attention_course.grading.kit"
-STAGES = ("status", "assignment", "roster", "intake", "sandbox", "judge", "batch", "cluster", "score", "write", "cli")
+STAGES = ("status", "assignment", "people", "roster", "intake", "sandbox", "judge", "batch", "cluster", "score", "write", "cli")
 """The instructor's room in the order data flows through it (after the vocabulary and the assignment file every
 stage is given): a module may import its own stage and earlier ones, never a later one."""
 

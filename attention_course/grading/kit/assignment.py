@@ -29,7 +29,15 @@ hidden inputs on, drawn as the package draws them: the marks of a plain
     seconds = 5          # time limit for one call of the student's function in this check
 
     [extensions]
-    S1003 = 2026-03-04T23:59:00Z   # a student's own deadline (by roster student_id), in place of `deadline`
+    S1003 = 2026-03-04T23:59:00Z   # a student's own deadline, in place of `deadline`: by any key of the roster
+    "ada@example.edu" = 2026-03-05T12:00:00Z   # (student id, LMS id, SIS id or login, e-mail, name)
+
+    [integrity]
+    handout_mismatch = "hold"  # exercise 0 worked on another student's handout: "hold" their marks for review
+                               # (the default), "grade" them (the status still shows it) or give the exercise "zero"
+
+An extension that names no student of the class stops `grade` before
+anything is graded (`score.resolve_extensions`).
 
 A check's mark is its points times the share of the inputs tried that pass.
 Hidden inputs are redrawn by handing the check's own input builder the
@@ -100,6 +108,10 @@ class LateRule:
     """Submissions later than this many days score 0 (0: no limit)."""
 
 
+HANDOUT_POLICIES = ("hold", "grade", "zero")
+"""What an exercise 0 worked on another student's handout gets: held for review, graded, or 0 points."""
+
+
 @dataclass(frozen=True)
 class Assignment:
     """What is graded and how; `max_total` comes from here, never from the submissions."""
@@ -119,13 +131,16 @@ class Assignment:
     canvas_assignment_id: str = ""
     """The assignment's id in Canvas, which names the column of the Canvas gradebook file ("" if unknown)."""
     extensions: tuple[tuple[str, dt.datetime], ...] = ()
-    """(student id, that student's own deadline), for the students given an extension."""
+    """(a key of the student, that student's own deadline), for the students given an extension: as the file names
+    them, until `score.resolve_extensions` keys each by the student's gradebook row."""
     source: str = "the default assignment"
     """Where it was read from (for messages)."""
     set_by_instructor: bool = False
     """Read from an assignment file, so every exercise in it was set: a student with no notebook for one is told it
     is missing. The default (every exercise of the course, no file) names none missing: a notebook of one exercise
     is then a whole submission."""
+    handout_mismatch: str = "hold"
+    """The policy for exercise 0 worked on another student's handout (one of `HANDOUT_POLICIES`)."""
 
     @classmethod
     def default(cls) -> Assignment:
@@ -176,6 +191,8 @@ class Assignment:
             "exercises": {e.id: {"points": round_marks(e.points), "checks": {c.check: {"points": c.points, "seconds": c.seconds}
                                                                         for c in e.checks}} for e in self.exercises},
         }
+        if self.handout_mismatch != "hold":  # the default left out, so that earlier reports keep their fingerprint
+            out["integrity"] = {"handout_mismatch": self.handout_mismatch}
         return out
 
 
@@ -242,7 +259,7 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     """An assignment from the parsed TOML (see the module docstring for the keys)."""
     where = f"{source}: "
     _known_keys(data, {"title", "exercises", "deadline", "points", "hidden", "late", "exercise", "canvas_assignment_id",
-                       "extensions"}, f"{source} (top level)")
+                       "extensions", "integrity"}, f"{source} (top level)")
     ids = data.get("exercises", [e.id for e in EXERCISES])
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise AssignmentError(f"{where}exercises must be a non-empty list of exercise ids")
@@ -285,8 +302,17 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     canvas_id = data.get("canvas_assignment_id", "")
     if not isinstance(canvas_id, (int, str)) or isinstance(canvas_id, bool):
         raise AssignmentError(f"{where}canvas_assignment_id must be the number in the assignment's Canvas address")
+    integrity = data.get("integrity", {})
+    if not isinstance(integrity, dict):
+        raise AssignmentError(f"{where}[integrity] must be a table")
+    _known_keys(integrity, {"handout_mismatch"}, f"{where}[integrity]")
+    handout = integrity.get("handout_mismatch", "hold")
+    if handout not in HANDOUT_POLICIES:
+        raise AssignmentError(f"{where}integrity.handout_mismatch must be one of {', '.join(map(repr, HANDOUT_POLICIES))}, "
+                              f"got {handout!r}")
     return Assignment(title, rules, enabled, seed, deadline, late_rule, str(canvas_id),
-                      tuple(sorted((str(k), v) for k, v in extensions.items())), source, set_by_instructor=True)
+                      tuple(sorted((str(k), v) for k, v in extensions.items())), source, set_by_instructor=True,
+                      handout_mismatch=handout)
 
 
 def _date_time(value, name: str) -> None:
@@ -321,8 +347,12 @@ grace_minutes = 0      # this much past the deadline still counts as on time
 penalty_per_day = 0.0  # fraction of the marks taken per started day late (0.1 = 10 % a day)
 max_days = 0           # later than this many days scores 0 (0 = no limit)
 
-# [extensions]                         # a student's own deadline, by the roster's student_id
-# S1003 = 2026-03-04T23:59:00Z
+# [extensions]                         # a student's own deadline, by any key of the roster
+# S1003 = 2026-03-04T23:59:00Z         # (student id, LMS id, SIS id or login, e-mail, name)
+# "ada@example.edu" = 2026-03-05T12:00:00Z
+
+# [integrity]
+# handout_mismatch = "hold"            # exercise 0 on another student's handout: "hold", "grade" or "zero"
 
 # Per exercise and per check (names as in `attention-course check`):
 # [exercise.03_softmax]

@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 from ..._cpus import available_cores
 from ..checks.exercises import identify
 from .intake import Submission
-from .judge import NotebookGrade, Verdicts, judge_run, not_run
+from .judge import NotebookGrade, Verdicts, handout_of_another, judge_run, not_run
 from .sandbox import bubblewrap
 from .sandbox.process import Started
 from .sandbox.protocol import case_fields
@@ -113,8 +113,10 @@ def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, ass
         checks, hidden = assignment.checks(exercise.id), assignment.hidden
         seconds = {c.check: c.seconds for c in assignment.rule(exercise.id).checks if c.seconds is not None}
     notes: tuple[str, ...] = ()
+    handout = ""
     if exercise.drawn is not None:  # the student's own example, drawn again from the roster's id
         checks, notes = exercise.drawn(nb["metadata"], student, assignment.hidden_seed if assignment else None)
+        handout = handout_of_another(nb["metadata"], student)
     for check in checks:  # this exercise's inputs and expected results, once for every thread of the batch
         check.prepare()
     requested, where = _calls(checks, limits, hidden, seconds)
@@ -122,7 +124,7 @@ def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, ass
     verdicts = Verdicts(checks, where, cells)
     run = run_notebook(cells, requested, limits, sandbox=box, notebook=path, provided=exercise.provided,
                        started=started, follows=follows, which_to_follow=which_to_follow(follows, verdicts))
-    grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch, verdicts)
+    grade = judge_run(str(path), exercise, checks, where, run, cells, mismatch, verdicts, handout)
     grade.incidents[:0] = [Incident(note) for note in notes]  # remarks: no status of their own
     return grade
 

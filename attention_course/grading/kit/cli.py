@@ -57,8 +57,10 @@ def _register_grade(subparsers) -> None:
                        help="the class: the course's CSV (student_id,name[,email,submission,canvas_id,sis_user_id,"
                             "sis_login_id,section,moodle_id]), Canvas's gradebook export or Moodle's grading worksheet")
     grade.add_argument("--adjustments", type=Path, metavar="CSV",
-                       help="manual adjustments, applied after grading: student,exercise,points,reason (the reason is "
-                            "shown to the student); with --update, they replace the gradebook's")
+                       help="manual adjustments, applied after grading: student,exercise,points,reason (the student by "
+                            "any key of the roster: id, LMS id, SIS id or login, e-mail, \"Last, First\" or \"First "
+                            "Last\"; the reason is shown to the student); with --update, they replace the gradebook's. "
+                            "A line naming no one, or several, stops the command before anything is graded")
     grade.add_argument("--submission-times", type=Path, metavar="CSV",
                        help="when each student submitted (a column naming the student, and submitted, ISO 8601), for "
                             "a download that carries no times: Canvas's says only late or not, Moodle's nothing")
@@ -68,9 +70,16 @@ def _register_grade(subparsers) -> None:
     grade.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
                        help="also write canvas.csv, moodle.csv, feedback/<student>.html and .txt, and summary.html here")
     grade.add_argument("--force", action="store_true", help="replace an existing gradebook and report")
+    grade.add_argument("--dry-run", action="store_true",
+                       help="say who each submission was matched to and which gradebook rows would be graded or "
+                            "replaced, then stop: nothing is graded or written")
     grade.add_argument("--update", type=Path, default=None, metavar="GRADEBOOK",
                        help="regrade: merge these submissions into this existing gradebook (a backup of it is kept): a "
-                            "student's exercises given no notebook now keep their earlier grading, and every file "
+                            "submission (a folder named by the student's id, name, e-mail or the grader's own unpacked "
+                            "folder, or an LMS download) replaces that student's row; their exercises given no "
+                            "notebook now, and when they submitted (unless the new submission says so itself: "
+                            "--submission-times, an LMS download, Moodle's worksheet), keep their earlier grading; a "
+                            "submission that names no one in the gradebook or the roster stops the command; every file "
                             "written from the gradebook is written again")
     grade.add_argument("--shard", type=_shard, default=None, metavar="K/N",
                        help="grade only the K-th of N equal parts of the class (merge the N reports with "
@@ -107,8 +116,10 @@ def _register_gradebook(subparsers) -> None:
     release = actions.add_parser("release", help="release the marks of students held for review")
     release.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
     release.add_argument("students", nargs="+", metavar="STUDENT",
-                         help="a student id, an LMS id, an e-mail or a name, as in the gradebook")
+                         help="a student id, an LMS id, an SIS id or login, an e-mail or a name (\"First Last\" or "
+                              "\"Last, First\"); a name that fits several students is refused")
     release.add_argument("--note", required=True, help="what you found when you looked (kept in the gradebook)")
+    release.add_argument("--dry-run", action="store_true", help="say what would be released; write nothing")
     release.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
                          help="write the LMS files, feedback and summary here (default: where they were last written)")
     release.set_defaults(run=run_gradebook_release)
@@ -116,9 +127,11 @@ def _register_gradebook(subparsers) -> None:
     adjust.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
     adjust.add_argument("adjustments", type=Path, metavar="CSV",
                         help="student,exercise,points,reason: points added (negative: taken) to an exercise, kept "
-                             "within 0 and its points, before the late rule; the reason is shown to the student")
+                             "within 0 and its points, before the late rule; the student by any key the gradebook's "
+                             "roster carries; the reason is shown to the student")
     adjust.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
                         help="write the LMS files, feedback and summary here (default: where they were last written)")
+    adjust.add_argument("--dry-run", action="store_true", help="say which totals would change; write nothing")
     adjust.set_defaults(run=run_gradebook_adjust)
     export = actions.add_parser("export", help="write the LMS files, feedback and summary of a report")
     export.add_argument("report", type=Path, metavar="REPORT", help="a JSON report (or the CSV beside it)")
@@ -235,27 +248,34 @@ def absolute_paths(args) -> None:
 
 
 def run_grade(args) -> int:
-    """Handler of `attention-course grade`: intake, then run and judge every notebook, then score and write."""
+    """Handler of `attention-course grade`: intake, the names resolved, then run and judge every notebook, then score
+    and write."""
     from .batch import grade_submissions
+    from .intake import OWN_TIME
     from .score import build_report, carry_over
 
     absolute_paths(args)
     try:
         assignment, old, out, decisions = _grade_target(args)
-        taken, submissions = _grade_intake(args, out)
-        sandbox = _sandbox_settings(args)
-        jobs, runner, client = _grade_runner(args)
+        with _unpack_folder(args, out) as unpacked:
+            taken, submissions = _grade_intake(args, unpacked, assignment, old)
+            assignment, decisions = _resolve_names(args, assignment, old, taken, submissions, decisions)
+            if args.dry_run:
+                _print_plan(taken, submissions, old)
+                return 0
+            sandbox = _sandbox_settings(args)
+            jobs, runner, client = _grade_runner(args)
+            limits = _limits(args)
+            start = time.monotonic()
+            try:
+                grades = grade_submissions(submissions, limits, progress=not args.no_progress,
+                                           sandbox=not args.no_sandbox, assignment=assignment, runner=runner)
+            finally:
+                if client is not None:
+                    client.close()
+            seconds = time.monotonic() - start
     except _Refused as err:
         return _fail("grade", err)
-    limits = _limits(args)
-    start = time.monotonic()
-    try:
-        grades = grade_submissions(submissions, limits, progress=not args.no_progress, sandbox=not args.no_sandbox,
-                                   assignment=assignment, runner=runner)
-    finally:
-        if client is not None:
-            client.close()
-    seconds = time.monotonic() - start
     if old is not None:  # a regrade: the exercises it was given nothing for keep their earlier grading
         earlier = {r["key"]: r for r in old["submissions"]}
         grades = [carry_over(g, earlier.get(g.submission.key), assignment) for g in grades]
@@ -263,8 +283,11 @@ def run_grade(args) -> int:
                 **sandbox}
     if args.shard:
         settings["shard"] = f"{args.shard[0]}/{args.shard[1]}"
+    lateness = taken.lateness
+    if old is not None and not any(s.timing in OWN_TIME for s in submissions):
+        lateness = ""  # every row regraded keeps the first run's time: so does what the summary says of lateness
     report = build_report(grades, assignment, settings=settings, notes=taken.notes, decisions=decisions,
-                          intake={"roster": taken.roster, "lateness": taken.lateness})
+                          intake={"roster": taken.roster, "lateness": lateness, "left_out": taken.left_out})
     where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
     _print_graded(grades, seconds, where)
     try:
@@ -277,8 +300,8 @@ def run_grade(args) -> int:
 
 
 def _grade_target(args):
-    """(the assignment, the gradebook report to update or None, the CSV to write, the decisions); _Refused if any is
-    wrong."""
+    """(the assignment, the gradebook report to update or None, the CSV to write, the decisions with the
+    adjustments as the file writes them); _Refused if any is wrong."""
     from . import assignment as assignments
     from .score import AdjustmentError, read_adjustments
     from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
@@ -289,10 +312,7 @@ def _grade_target(args):
         old = None
         if args.update:
             old = read_report(args.update)
-            if old["assignment_fingerprint"] != assignment.fingerprint():
-                raise MergeError(f"{args.update} was graded under another assignment (or other points, inputs, "
-                                 "deadline or extensions); pass the same --assignment")
-        else:
+        elif not args.dry_run:
             ensure_writable(out, args.force)
         decisions = dict(old.get("decisions", {})) if old else {}
         if args.adjustments:
@@ -302,15 +322,32 @@ def _grade_target(args):
     return assignment, old, out, decisions
 
 
-def _grade_intake(args, out: Path):
-    """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
-    from .intake import IntakeError, intake
+def _unpack_folder(args, out: Path):
+    """Where zips are unpacked: beside the gradebook (OUT_DIR/unpacked), a shard's own copy, or for --dry-run a
+    temporary folder removed afterwards (a context manager giving the folder)."""
+    import contextlib
+    import tempfile
 
+    if args.dry_run:
+        return tempfile.TemporaryDirectory(prefix="attention-course-dry-run-")
     unpacked = (args.out_dir / "unpacked") if args.out_dir else out.with_name(f"{out.stem}-unpacked")
     if args.shard:  # shards may run at once, side by side: each unpacks its own copy
         unpacked = unpacked.with_name(f"{unpacked.name}-{args.shard[0]}-of-{args.shard[1]}")
+    return contextlib.nullcontext(unpacked)
+
+
+def _grade_intake(args, unpacked, assignment, old: dict | None):
+    """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
+    import datetime as dt
+
+    from .intake import IntakeError, intake
+    from .people import from_rows
+
+    zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
+    others = from_rows(old["submissions"]).people if old is not None else ()
     try:
-        taken = intake(args.submissions, unpacked, args.roster, times=args.submission_times)
+        taken = intake(args.submissions, Path(unpacked), args.roster, times=args.submission_times, zone=zone,
+                       others=others)
     except (FileNotFoundError, IntakeError) as err:
         raise _Refused(err) from None
     submissions = taken.submissions
@@ -324,6 +361,77 @@ def _grade_intake(args, out: Path):
     if args.jobs is not None and args.jobs < 1:
         raise _Refused("--jobs must be at least 1")
     return taken, submissions
+
+
+def _resolve_names(args, assignment, old: dict | None, taken, submissions, decisions: dict):
+    """Every name the command was given, found with one matcher (`people`): a regrade's submissions in the
+    gradebook, the extensions, the adjustments. (the assignment with its extensions keyed by row, the decisions with
+    the adjustments keyed by row); _Refused listing every name that finds no one, or several, before anything is
+    graded or written."""
+    from .people import Matcher, Person, from_rows
+    from .score import AdjustmentError, resolve_adjustments, resolve_extensions
+
+    refused = []
+    if old is not None:
+        refused += _adopt_rows(submissions, old)
+    people = [Person.of(s.key, s.name, s.student, s.lms) for s in taken.submissions]
+    if old is not None:
+        people += from_rows(old["submissions"]).people
+    matcher = Matcher(people)
+    assignment, unknown = resolve_extensions(assignment, matcher)
+    refused += [f"extension {f.why}" for f in unknown]
+    if args.adjustments:
+        try:
+            decisions["adjustments"], unknown = resolve_adjustments(decisions["adjustments"], matcher)
+        except AdjustmentError as err:
+            raise _Refused(err) from None
+        refused += [f"{args.adjustments.name}: {f.why}" for f in unknown]
+    if refused:
+        raise _Refused(f"{len(refused)} name(s) find no one, or several; nothing was graded or written:\n  "
+                       + "\n  ".join(refused))
+    if old is not None and old["assignment_fingerprint"] != assignment.fingerprint():
+        raise _Refused(f"{args.update} was graded under another assignment (or other points, inputs, deadline or "
+                       "extensions); pass the same --assignment")
+    return assignment, decisions
+
+
+def _adopt_rows(submissions, old: dict) -> list[str]:
+    """A regrade's submissions that the roster did not name, found among the gradebook's rows by any of their keys
+    (a folder named by the student's id, name or e-mail, the grader's own unpacked folder): each takes its row's
+    student, name and place. What names no one in the gradebook, or several, is returned to be refused: a regrade
+    never turns a student into a row of its own."""
+    from .people import Outcome, from_rows
+    from .status import Status
+
+    rows = {r["key"]: r for r in old["submissions"]}
+    matcher = from_rows(old["submissions"])
+    refused = []
+    for sub in submissions:
+        if sub.student or sub.key in rows:
+            continue
+        found = matcher.find(sub.label or sub.name)
+        if found.outcome != Outcome.FOUND:
+            refused.append(f"{sub.path}: {found.why}")
+            continue
+        row = rows[found.person.key]
+        sub.student, sub.name, sub.order = dict(row["student"]), row["name"], row["order"]
+        sub.lms = {**row.get("lms", {}), **sub.lms}
+        sub.issues = [i for i in sub.issues if i.kind != Status.NOT_ON_ROSTER]
+    return refused
+
+
+def _print_plan(taken, submissions, old: dict | None) -> None:
+    """What a --dry-run found: who each submission is, and which rows grading would write or replace."""
+    _print_intake({"intake": {"notes": taken.notes, "left_out": taken.left_out, "no_submission": [],
+                              "not_on_roster": [], "duplicates": [], "ignored_files": [], "lateness": taken.lateness}})
+    keys = {r["key"] for r in old["submissions"]} if old else set()
+    for sub in submissions:
+        if not sub.path and sub.student:
+            continue
+        action = "would replace" if sub.key in keys else "would grade"
+        who = f"{sub.name} ({sub.key})" if sub.key != sub.name else sub.name
+        print(f"{action} {who}: {sub.path} ({len(sub.notebooks)} notebook(s); time from {sub.timing})")
+    print("dry run: nothing was graded or written")
 
 
 def _sandbox_settings(args) -> dict:
@@ -371,6 +479,7 @@ def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path 
 
     folder = out_dir or (exports_folder(old, out) if old is not None else None)
     if old is not None:
+        _print_replaced(old, report)
         report = merge_reports([old, report])
     try:
         report["exports"] = exports_entry(folder, out) if folder is not None else None
@@ -384,6 +493,20 @@ def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path 
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
     if folder is not None:
         _export(report, folder)
+
+
+def _print_replaced(old: dict, new: dict) -> None:
+    """Which rows of the gradebook a regrade replaces (their totals before and after) and which it adds."""
+    from .status import Status
+
+    before = {r["key"]: r for r in old["submissions"]}
+    rows = [r for r in new["submissions"] if Status.NO_SUBMISSION not in r["statuses"] or r["key"] not in before]
+    replaced = [f"{r['name']} ({r['key']}): {before[r['key']]['total']} -> {r['total']}" for r in rows
+                if r["key"] in before]
+    added = [f"{r['name']} ({r['key']})" for r in rows if r["key"] not in before]
+    print(f"replaced {len(replaced)} row(s)" + (": " + "; ".join(replaced) if replaced else ""))
+    if added:
+        print(f"added {len(added)} row(s): " + "; ".join(added))
 
 
 def _print_graded(grades, seconds: float, where: str) -> None:
@@ -404,7 +527,8 @@ def _print_graded(grades, seconds: float, where: str) -> None:
 def _print_intake(report: dict) -> None:
     """What intake found and left to the instructor, on the terminal."""
     intake = report["intake"]
-    for title, items in (("in the download", intake["notes"]), ("held for review", intake.get("held", [])),
+    for title, items in (("left out", intake.get("left_out", [])), ("in the download", intake["notes"]),
+                         ("held for review", intake.get("held", [])),
                          ("no submission", intake["no_submission"]), ("not on the roster", intake["not_on_roster"]),
                          ("exercises missing", intake.get("exercise_missing", [])),
                          ("duplicates", intake["duplicates"]), ("ignored files", intake["ignored_files"]),
@@ -460,39 +584,65 @@ def run_gradebook_merge(args) -> int:
 
 
 def run_gradebook_release(args) -> int:
-    """Handler of `attention-course gradebook release`: the decision recorded, the gradebook and its files rewritten."""
+    """Handler of `attention-course gradebook release`: the decision recorded, the gradebook and its files rewritten.
+    Every student named is found first (`people`: any key of theirs); a name that finds no one, or several, or
+    someone with nothing held, stops it before anything is written, all of them listed."""
+    from .people import from_rows
     from .score import release
-    from .write.gradebook import MergeError, find_row, read_report, with_decisions
+    from .write.gradebook import MergeError, read_report, with_decisions
 
     absolute_paths(args)
     try:
         report = read_report(args.gradebook)
-        releases = []
-        for student in args.students:
-            row = find_row(report, student)
-            if not row["held"]:
-                raise MergeError(f"{row['name']} ({row['key']}): nothing of theirs is held for review")
-            releases.append(release(row["key"], row["held"], args.note))
-            print(f"released {row['name']} ({row['key']}): {', '.join(row['held'])}; total {row['total']}")
     except MergeError as err:
         return _fail("gradebook release", err)
+    rows = {r["key"]: r for r in report["submissions"]}
+    found, refused = from_rows(report["submissions"]).find_all(args.students)
+    problems = [f.why for f in refused]
+    problems += [f"{p.shown}: nothing of theirs is held for review" for p in found.values() if not rows[p.key]["held"]]
+    if problems:
+        return _fail("gradebook release", "nothing was released or written:\n  " + "\n  ".join(problems))
+    releases = []
+    for person in dict.fromkeys(found.values()):
+        row = rows[person.key]
+        releases.append(release(row["key"], row["held"], args.note))
+        verb = "would release" if args.dry_run else "released"
+        print(f"{verb} {row['name']} ({row['key']}): {', '.join(row['held'])}; total {row['total']}")
+    if args.dry_run:
+        print("dry run: nothing was written")
+        return 0
     _rewrite(with_decisions(report, releases=releases), args.gradebook, args.out_dir, "gradebook release")
     return 0
 
 
 def run_gradebook_adjust(args) -> int:
-    """Handler of `attention-course gradebook adjust`: the adjustments replace the gradebook's, files rewritten."""
-    from .score import AdjustmentError, read_adjustments
+    """Handler of `attention-course gradebook adjust`: the adjustments replace the gradebook's, files rewritten.
+    Each line's student is found by any key of theirs (`people`); lines that name no one, or several, stop it before
+    anything is written, all of them listed."""
+    from .people import from_rows
+    from .score import AdjustmentError, read_adjustments, resolve_adjustments
     from .write.gradebook import MergeError, read_report, with_decisions
 
     absolute_paths(args)
     try:
         report = read_report(args.gradebook)
         adjustments = read_adjustments(args.adjustments, tuple(report["exercises"]))
+        adjustments, refused = resolve_adjustments(adjustments, from_rows(report["submissions"]))
     except (MergeError, AdjustmentError) as err:
         return _fail("gradebook adjust", err)
+    if refused:
+        return _fail("gradebook adjust", f"{len(refused)} line(s) of {args.adjustments.name} name no one in the "
+                     "gradebook, or several; nothing was written:\n  " + "\n  ".join(f.why for f in refused))
     print(f"{len(adjustments)} adjustment(s) from {args.adjustments}")
-    _rewrite(with_decisions(report, adjustments=adjustments), args.gradebook, args.out_dir, "gradebook adjust")
+    adjusted = with_decisions(report, adjustments=adjustments)
+    if args.dry_run:
+        before = {r["key"]: r for r in report["submissions"]}
+        for row in adjusted["submissions"]:
+            if row["total"] != before[row["key"]]["total"]:
+                print(f"would change {row['name']} ({row['key']}): {before[row['key']]['total']} -> {row['total']}")
+        print("dry run: nothing was written")
+        return 0
+    _rewrite(adjusted, args.gradebook, args.out_dir, "gradebook adjust")
     return 0
 
 
@@ -566,6 +716,7 @@ def run_assignment_show(args) -> int:
               + (f", 0 after {late.max_days:g} days" if late.max_days else ""))
     for student, when in a.extensions:
         print(f"extension: {student} until {when.isoformat()}")
+    print(f"exercise 0 on another student's handout: {a.handout_mismatch}")
     return 0
 
 

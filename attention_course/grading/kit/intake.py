@@ -31,16 +31,22 @@ so that the grader, the gradebook and the feedback see the names the student gav
 A zip a student handed in (their notebooks zipped) is unpacked too, one level deep.
 
 With a roster (`roster.py`: the course's CSV, Canvas's gradebook export or
-Moodle's grading worksheet) each submission is matched to a student by LMS id,
-then by the roster's `submission` name, then by the student's name. Nothing is
-resolved silently: two submissions for one student are graded together and
+Moodle's grading worksheet) each submission is matched to a student by the LMS
+id its download gives, then by its name with `people.Matcher`, as every other
+name the grader is given (any key of the roster: an id, an e-mail, a name in
+either order, a folder the grader wrote); a name that fits two students is
+refused, naming them. Canvas's Test Student is left out, named once
+(`Intake.left_out`). Nothing is resolved silently: two submissions for one student are graded together and
 reported as duplicates (the best notebook per exercise counts, the others are
 listed), a submission that matches nobody gets a row marked "not on the
 roster", a student with nothing submitted gets a row marked "no submission",
 and every file that is not a notebook is listed as ignored. An anonymous
 download (Canvas's anonymous grading) is graded under its anonymous ids, one
 row each: the roster cannot name them. A submission-times file, where given,
-says when each student submitted.
+says when each student submitted; else Moodle's worksheet, given as the
+roster; else the download (Canvas's late marks) or the files' modification
+times. Each submission says which (`Submission.timing`): a regrade keeps the
+earlier time unless the new one brings its own (`OWN_TIME`).
 """
 
 from __future__ import annotations
@@ -53,10 +59,13 @@ import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
 from ..checks.exercises import EXERCISES
-from .roster import IntakeError, load as load_roster, read_times
+from .people import Found, Matcher, Outcome, Person, plain
+from . import roster as roster_module
+from .roster import IntakeError, is_test_student, load as load_roster, moodle_time, read_times
 from .status import Incident, Status
 
 __all__ = ["IntakeError", "Intake", "Submission", "ZipLimits", "collect", "intake", "unpack"]
@@ -89,6 +98,21 @@ class ZipLimits:
     """Everything unpacked together."""
 
 
+class Timing(StrEnum):
+    """Where a submission's time (or its late mark) came from: a regrade keeps the earlier time unless the new
+    submission brings its own (`OWN_TIME`)."""
+
+    TIMES_FILE = "the submission-times file"
+    WORKSHEET = "Moodle's grading worksheet"
+    LMS_MARK = "Canvas's late mark"
+    FILES = "the files' modification times"
+    NONE = "nothing"
+
+
+OWN_TIME = (Timing.TIMES_FILE, Timing.WORKSHEET, Timing.LMS_MARK)
+"""What says when a submission was made, as against files copied about (their modification times) or nothing."""
+
+
 @dataclass
 class Submission:
     """One row of the gradebook: a notebook, or a student's folder of notebooks."""
@@ -118,6 +142,10 @@ class Submission:
     lms: dict[str, str] = field(default_factory=dict)
     """What the download said of it: `canvas_id`, `canvas_attachment` (an attachment id of its files, which
     Canvas's re-upload of feedback needs), `canvas_name`, `anonymous_id`, `moodle_id`, `moodle_name`."""
+    timing: Timing = Timing.NONE
+    """Where `submitted` (or `marked_late`) came from."""
+    label: str = ""
+    """The folder's or the LMS's name for the work, as it arrived (what matched the student, or did not)."""
 
     @property
     def key(self) -> str:
@@ -190,6 +218,8 @@ class Intake:
     """Where lateness comes from, for the summary: the download's late marks, times, or nothing."""
     roster: str = ""
     """The form of the roster ("roster", "Canvas gradebook export", "Moodle grading worksheet"), "" without one."""
+    left_out: list[str] = field(default_factory=list)
+    """Who was left out of every file as no student of the class (Canvas's Test Student), said once."""
 
 
 # ---------------------------------------------------------------------------------------------- names
@@ -201,18 +231,8 @@ def _shown(name: str) -> str:
 
 
 def _norm(text: str) -> str:
-    """A name reduced to lower-case letters and digits, accents removed: "Müller, Anna" -> "mulleranna"."""
-    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]", "", plain.lower())
-
-
-def _name_keys(name: str) -> set[str]:
-    """The forms a student's name takes in folder and LMS names: "Anna Müller", "mullerannna" (Canvas: last name first)."""
-    words = re.split(r"[\s,]+", name.strip())
-    keys = {_norm(name)}
-    if len(words) > 1:
-        keys.add(_norm("".join(words[-1:] + words[:-1])))  # Canvas: last name, then the others
-    return keys - {""}
+    """A name reduced to lower-case letters and digits, accents removed (`people.plain`)."""
+    return plain(text)
 
 
 # ---------------------------------------------------------------------------------------------- zips
@@ -463,6 +483,11 @@ def _tidy(source: Source, dest: Path) -> None:
     source.files, source.where = moved, f"{dest.name}/{folder.name}"
 
 
+def _unpacked_by_us(folder: Path) -> bool:
+    """Whether `folder` is in (or is) a folder the grader unpacked a zip into (`UNPACKED_MARK`)."""
+    return any((f / UNPACKED_MARK).exists() for f in (folder, *folder.parents))
+
+
 def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = ZipLimits()) -> tuple[list[Source], list[str]]:
     """Every source in the command-line paths, zips unpacked under `workdir`; and notes on refused and stray files."""
     sources, notes = [], []
@@ -493,6 +518,9 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
             sources.append(Source(path.stem, [path], where=str(path), is_folder=False))
         elif path.is_dir():
             found, stray = _folder_sources(path)
+            if _unpacked_by_us(path):  # the grader's own copy: its files carry the time they were unpacked
+                for source in found:
+                    source.timed = False
             sources += found
             notes += stray
         else:
@@ -515,34 +543,44 @@ def _submission(label: str, group: list[Source], student: dict[str, str], order:
     submitted = (dt.datetime.fromtimestamp(max(times), dt.timezone.utc).isoformat(timespec="seconds")
                  if times and all(s.timed for s in group) else None)
     lms = {k: v for s in reversed(group) for k, v in s.lms.items()}  # the first source's, where several say
+    timing = (Timing.FILES if submitted else Timing.LMS_MARK
+              if any(s.lms.get("canvas_id") or s.lms.get("anonymous_id") for s in group) else Timing.NONE)
     return Submission(label, "; ".join(s.where for s in group), notebooks,
                       is_folder=any(s.is_folder for s in group) or len(notebooks) > 1, student=student,
                       submitted=submitted, marked_late=any(s.marked_late for s in group), issues=issues, order=order,
-                      ignored=ignored, lms=lms)
+                      ignored=ignored, lms=lms, timing=timing, label="; ".join(s.label for s in group))
+
+
+def roster_matcher(roster: list[dict[str, str]]) -> Matcher:
+    """The roster's students, to be found by any of their keys (`people`)."""
+    return Matcher(Person.of(r["student_id"], r["name"], r) for r in roster)
 
 
 def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Submission]:
-    """One submission per student (see the module docstring); without a roster, one per name."""
+    """One submission per student (see the module docstring); without a roster, one per name.
+
+    A source is matched by the LMS ids its download gave, then by its name with `people.Matcher` (any key of the
+    roster: an id, an e-mail, a name, a folder the grader wrote); a name that fits several students is refused and
+    they are named."""
     if roster is None or any(s.lms.get("anonymous_id") for s in sources):
         groups: dict[str, list[Source]] = {}
         for s in sources:
             groups.setdefault(s.lms.get("anonymous_id") or _norm(s.label) or s.label, []).append(s)
         return [_submission(g[0].label, g, {}, i) for i, g in enumerate(groups.values())]
+    by_key = {r["student_id"]: r for r in roster}
     by_canvas = {r["canvas_id"]: r for r in roster if r["canvas_id"]}
     by_moodle = {r["moodle_id"]: r for r in roster if r["moodle_id"]}
-    by_name: dict[str, list[dict]] = {}
-    for r in roster:
-        for key in ({_norm(r["submission"])} if r["submission"] else set()) | _name_keys(r["name"]):
-            by_name.setdefault(key, []).append(r)
+    matcher = roster_matcher(roster)
     matched: dict[str, list[Source]] = {}
-    unmatched: list[Source] = []
+    unmatched: list[tuple[Source, Found]] = []
     for s in sources:
         student = by_canvas.get(s.lms.get("canvas_id", "")) or by_moodle.get(s.lms.get("moodle_id", ""))
+        found = None
         if student is None:
-            candidates = {r["student_id"]: r for r in by_name.get(_norm(s.label), [])}
-            student = next(iter(candidates.values())) if len(candidates) == 1 else None
+            found = matcher.find(s.label)
+            student = by_key[found.person.key] if found.outcome == Outcome.FOUND else None
         if student is None:
-            unmatched.append(s)
+            unmatched.append((s, found))
         else:
             matched.setdefault(student["student_id"], []).append(s)
     out = []
@@ -552,22 +590,26 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
         if not group:
             sub.path = ""
         out.append(sub)
-    for j, s in enumerate(unmatched):
+    for j, (s, found) in enumerate(unmatched):
         sub = _submission(s.label, [s], {}, len(roster) + j)
-        sub.issues.insert(0, Incident(f"{Status.NOT_ON_ROSTER}: no student matches {s.where!r} (by LMS id, submission "
-                                      "name or name)", Status.NOT_ON_ROSTER))
+        why = (found.why if found is not None and found.outcome == Outcome.SEVERAL
+               else "no student matches it (by LMS id, student id, e-mail, folder or name)")
+        sub.issues.insert(0, Incident(f"{Status.NOT_ON_ROSTER}: {s.where!r}: {why}", Status.NOT_ON_ROSTER))
         out.append(sub)
     return out
 
 
 def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = None,
-           limits: ZipLimits = ZipLimits(), times: Path | str | None = None) -> Intake:
+           limits: ZipLimits = ZipLimits(), times: Path | str | None = None,
+           zone: dt.tzinfo = dt.timezone.utc, others: tuple[Person, ...] = ()) -> Intake:
     """The submissions to grade from command-line paths, an optional roster (any form `roster.load` reads) and an
-    optional submission-times file."""
+    optional submission-times file; `zone`: the time zone of the times a Moodle worksheet gives (the deadline's);
+    `others`: people the times file may name who are not here (the rows of a gradebook being regraded)."""
     workdir = Path(workdir).resolve()  # every path below is absolute, whatever the caller's working folder
     class_list = load_roster(roster) if roster is not None else None
     stamps = read_times(times) if times is not None else []
     sources, notes = sources_from([Path(p).resolve() for p in paths], workdir, limits)
+    sources, left_out = _without_test_students(sources, class_list.left_out if class_list else [])
     for i, source in enumerate(sources):
         notes += _unpack_handed_in_zips(source, workdir / "handed-in-zips" / f"{i}-{_norm(source.label) or 'x'}", limits)
     anonymous = any(s.lms.get("anonymous_id") for s in sources)
@@ -575,20 +617,79 @@ def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = N
         notes.append("an anonymous download (Canvas's anonymous grading): its submissions are graded under their "
                      "anonymous ids, one row each; the roster cannot name them and was not used")
     submissions = match(sources, class_list.students if class_list else None)
-    notes += _apply_times(submissions, stamps, Path(times).name if times is not None else "")
-    return Intake(submissions, notes, _lateness(sources, bool(stamps)), class_list.form if class_list else "")
+    notes += _apply_times(submissions, stamps, Path(times).name if times is not None else "", others)
+    worksheet = not stamps and _apply_worksheet_times(submissions, zone, notes)
+    lateness = _lateness(sources, bool(stamps))
+    if worksheet:
+        lateness = (f"from Moodle's grading worksheet ({roster_module.MOODLE_SUBMITTED}), read in the deadline's time "
+                    f"zone ({zone})")
+    return Intake(submissions, notes, lateness, class_list.form if class_list else "", left_out)
 
 
-def _apply_times(submissions: list[Submission], stamps, name: str) -> list[str]:
-    """Set each submission's time from the submission-times file; notes on the lines that name nobody."""
-    notes = []
+def _without_test_students(sources: list[Source], left_out: list[dict[str, str]]) -> tuple[list[Source], list[str]]:
+    """The sources without Canvas's Test Student's (by the roster's entry for it, or by its name), and the sentence
+    naming it once."""
+    ids = {e["canvas_id"] for e in left_out if e["canvas_id"]}
+    kept, dropped = [], []
+    for s in sources:
+        test = s.lms.get("canvas_id") in ids or (not s.lms.get("anonymous_id") and is_test_student(s.label))
+        (dropped if test else kept).append(s)
+    said = []
+    if left_out or dropped:
+        where = ([f"the roster's {e['name']!r}" + (f" (ID {e['canvas_id']})" if e["canvas_id"] else "") for e in left_out]
+                 + [f"the download's {s.where}" for s in dropped])
+        said.append("Canvas's Test Student (its student view) is no student of the class: left out of every file "
+                    "and the summary: " + "; ".join(where))
+    return kept, said
+
+
+def _apply_worksheet_times(submissions: list[Submission], zone: dt.tzinfo, notes: list[str]) -> bool:
+    """Each submission's time from Moodle's worksheet (`moodle_submitted`), where the roster is one; whether any
+    was given. A time written in no known form is named in `notes` and not used."""
+    used = False
+    for s in submissions:
+        text = s.student.get("moodle_submitted", "")
+        if not text or not s.path:
+            continue
+        moment = moodle_time(text, zone)
+        if moment is None:
+            notes.append(f"{s.name}: the worksheet's {roster_module.MOODLE_SUBMITTED} {text!r} is not a time Moodle "
+                         "writes; that submission's lateness was not judged from it")
+            continue
+        s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+        s.timing, used = Timing.WORKSHEET, True
+    return used
+
+
+def _apply_times(submissions: list[Submission], stamps, name: str, others: tuple[Person, ...] = ()) -> list[str]:
+    """Set each submission's time from the submission-times file, each line's student found by `people.Matcher` as
+    every other name is (its column's value, whatever key it is); IntakeError listing every line that names no one,
+    or several, before anything is graded. A line naming one of `others` (the rows of a gradebook being regraded)
+    is theirs: not used here, not refused."""
+    rows = Matcher(others)
+    regraded = {}  # a submission no roster names, by the gradebook row it will replace (as `cli` finds it)
+    for s in submissions:
+        found = rows.find(s.label or s.name) if not s.student and others else None
+        if found is not None and found.outcome == Outcome.FOUND:
+            regraded[id(s)] = found.person.key
+    matcher = Matcher([*(Person.of(s.key, s.name, s.student, s.lms) for s in submissions if id(s) not in regraded),
+                       *others])
+    by_key: dict[str, list[Submission]] = {}
+    for s in submissions:
+        by_key.setdefault(regraded.get(id(s), s.key), []).append(s)
+    refused = []
     for column, value, moment in stamps:
-        found = [s for s in submissions if value and (s.student.get(column) == value or s.lms.get(column) == value)]
-        if not found:
-            notes.append(f"{name}: no student has {column} {value!r}; that submission time was not used")
-        for s in found:
+        found = matcher.find(value)
+        if found.outcome != Outcome.FOUND:
+            refused.append(f"{column} {found.why}")
+            continue
+        for s in by_key.get(found.person.key, []):
             s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
-    return notes
+            s.timing = Timing.TIMES_FILE
+    if refused:
+        raise IntakeError(f"the submission times {name}: {len(refused)} line(s) name no one in the class, or several:"
+                          "\n  " + "\n  ".join(refused))
+    return []
 
 
 def _lateness(sources: list[Source], timed: bool) -> str:

@@ -58,11 +58,14 @@ class NotebookGrade:
     """The start of what the notebook printed."""
     seconds: float = 0.0
     """Wall-clock time to run and judge it."""
+    handout: str = ""
+    """The student id its handout was made for, when that is another student's (exercise 0's numbers are drawn for
+    each student): "" otherwise."""
 
     @property
     def status(self) -> str:
         """The status column: its statuses, worst first ("timeout, cell errors")."""
-        return notebook_text(self.statuses)
+        return notebook_text(self.statuses, self.handout)
 
     @property
     def score(self) -> int:
@@ -130,17 +133,33 @@ class Verdicts:
         return failed
 
 
+def handout_of_another(metadata: dict, student: str | None) -> str:
+    """The student id a notebook's handout was made for, when the notebook records one and it is not `student`'s
+    (the roster's id of the student who handed it in; ids compared without spaces and case); else ""."""
+    entry = metadata.get("attention_course") if isinstance(metadata, dict) else None
+    recorded = entry.get("student") if isinstance(entry, dict) else None
+    if not student or not isinstance(recorded, str) or not recorded.strip():
+        return ""
+    return recorded.strip() if recorded.strip().casefold() != student.strip().casefold() else ""
+
+
 def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: dict[int, tuple[str, int]],
               run: NotebookRun, cells: list[str], mismatch: str | None = None,
-              verdicts: Verdicts | None = None) -> NotebookGrade:
+              verdicts: Verdicts | None = None, handout: str = "") -> NotebookGrade:
     """Judge what one notebook's run returned with `checks` (call id -> (check, case index) in `where`);
-    `verdicts`: the same checks' verdicts, some judged while the run went on (`Verdicts.failed`)."""
+    `verdicts`: the same checks' verdicts, some judged while the run went on (`Verdicts.failed`); `handout`: the
+    student id its handout was made for, when another student's (`handout_of_another`)."""
     verdicts = verdicts or Verdicts(checks, where, cells)
-    grade = NotebookGrade(path, exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds)
+    grade = NotebookGrade(path, exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds,
+                          handout=handout)
     found = set(run.flags)
     if mismatch:
         grade.incidents.insert(0, Incident(mismatch, Status.EXERCISE_MISMATCH))
         found.add(Status.EXERCISE_MISMATCH)
+    if handout:
+        grade.incidents.insert(0, Incident(f"{Status.HANDOUT_MISMATCH}: {handout}: graded against your own numbers, "
+                                           "for your instructor to look at", Status.HANDOUT_MISMATCH))
+        found.add(Status.HANDOUT_MISMATCH)
     for index, cell in sorted(run.cells.items()):
         if cell.status == "error":  # the student should know which cell, and what it raised
             grade.incidents.append(Incident(f"code cell {index + 1} raised {_raised(cell.error)}; the other cells "

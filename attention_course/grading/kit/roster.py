@@ -17,7 +17,12 @@ A roster is one of (told apart by its header):
   columns. A student's id is their `ID number`, else their e-mail, else
   "participant <id>"; the worksheet's `Last modified (grade)` is kept, so
   that the worksheet written back lets Moodle refuse to overwrite a grade
-  changed since it was downloaded.
+  changed since it was downloaded, and its `Last modified (submission)`
+  (`moodle_submitted`), which says when each student submitted.
+
+Canvas's Test Student (the student Canvas adds for its student view, named
+"Student, Test" in its export) is no one's: every form leaves it out of the
+students and names it in `Roster.left_out`.
 
 Every form gives the same entries (`ROSTER_COLUMNS`, with `moodle_modified`
 for the worksheet's time), so the rest of the kit never asks which it was.
@@ -34,8 +39,10 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from .people import plain
 
 ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis_user_id", "sis_login_id",
                   "section", "moodle_id")
@@ -46,6 +53,13 @@ MOODLE_WORKSHEET = ("Identifier", "Full name")
 """The columns by which Moodle's grading worksheet is recognised (with `Grade`)."""
 MOODLE_MODIFIED = "Last modified (grade)"
 """The worksheet's column that Moodle's import compares with the grade it holds."""
+MOODLE_SUBMITTED = "Last modified (submission)"
+"""The worksheet's column that says when each student last changed their submission ("-" for none)."""
+MOODLE_TIME_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %d %B %Y, %H:%M", "%d %B %Y, %I:%M %p", "%d %B %Y, %H:%M",
+                       "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M")
+"""How Moodle's worksheet writes a time (in the site's time zone, which it does not say)."""
+TEST_STUDENT = frozenset({"teststudent", "studenttest"})
+"""Canvas's Test Student, its name in `people.plain` form ("Test Student", "Student, Test", `studenttest`)."""
 TIME_KEYS = ("student_id", "canvas_id", "sis_user_id", "sis_login_id", "moodle_id", "email", "name")
 """The columns that may name a student in a submission-times file."""
 PARTICIPANT = re.compile(r"^\D*?(\d+)\s*$")
@@ -61,10 +75,17 @@ class Roster:
     """The students of a class, from whichever form the roster came in."""
 
     students: list[dict[str, str]]
-    """One entry per student: every column of ROSTER_COLUMNS (missing ones empty), and `moodle_modified` from
-    Moodle's worksheet."""
+    """One entry per student: every column of ROSTER_COLUMNS (missing ones empty), and `moodle_modified` and
+    `moodle_submitted` from Moodle's worksheet."""
     form: str
     """"roster", "Canvas gradebook export" or "Moodle grading worksheet"."""
+    left_out: list[dict[str, str]] = field(default_factory=list)
+    """Entries that are no student of the class: Canvas's Test Student."""
+
+
+def is_test_student(name: str) -> bool:
+    """Whether a roster's or a download's name is Canvas's Test Student."""
+    return plain(name) in TEST_STUDENT
 
 
 def load(path: Path | str) -> Roster:
@@ -79,6 +100,8 @@ def load(path: Path | str) -> Roster:
         students, form = _moodle_worksheet(path, header, rows[1:]), "Moodle grading worksheet"
     else:
         students, form = _course_roster(path, [c.lower() for c in header], rows[1:]), "roster"
+    left_out = [entry for _, entry in students if is_test_student(entry["name"])]
+    students = [(line, entry) for line, entry in students if not is_test_student(entry["name"])]
     if not students:
         raise IntakeError(f"the roster {path} lists no students")
     seen: dict[str, int] = {}
@@ -87,7 +110,7 @@ def load(path: Path | str) -> Roster:
             raise IntakeError(f"the roster {path}, line {line}: student_id {entry['student_id']!r} is already on line "
                               f"{seen[entry['student_id']]}")
         seen[entry["student_id"]] = line
-    return Roster([entry for _, entry in students], form)
+    return Roster([entry for _, entry in students], form, left_out)
 
 
 def read_roster(path: Path | str) -> list[dict[str, str]]:
@@ -168,6 +191,8 @@ def _moodle_worksheet(path: Path, header: list[str], rows: list[list[str]]) -> l
                        student_id=cells.get("ID number") or email or f"participant {participant}")
         modified = cells.get(MOODLE_MODIFIED, "")
         entry["moodle_modified"] = "" if modified == "-" else modified
+        submitted = cells.get(MOODLE_SUBMITTED, "")
+        entry["moodle_submitted"] = "" if submitted == "-" else submitted
         out.append((line, entry))
     return out
 
@@ -198,3 +223,14 @@ def read_times(path: Path | str) -> list[tuple[str, str, dt.datetime]]:
                               "a time zone, such as 2026-03-02T10:15:00Z")
         out.append((key, value, moment))
     return out
+
+
+def moodle_time(text: str, zone: dt.tzinfo) -> dt.datetime | None:
+    """A time as Moodle's worksheet writes it ("Sunday, 1 March 2026, 10:00 PM"), read in `zone` (the worksheet
+    does not say its time zone); None if it is written in none of `MOODLE_TIME_FORMATS`."""
+    for form in MOODLE_TIME_FORMATS:
+        try:
+            return dt.datetime.strptime(text.strip(), form).replace(tzinfo=zone)
+        except ValueError:
+            continue
+    return None

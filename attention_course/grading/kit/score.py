@@ -39,7 +39,9 @@ from ..checks.engine import results
 from ..checks.exercises import BY_ID
 from .assignment import Assignment, LateRule, round_marks
 from .batch import SubmissionGrade
+from .intake import OWN_TIME, Timing
 from .judge import NotebookGrade
+from .people import Found, Matcher
 from .status import HOLD, WORST_FIRST, Incident, Status, notebook_text
 
 
@@ -80,7 +82,8 @@ def days_late(assignment: Assignment, submitted: dt.datetime | None, marked_late
               student_id: str = "") -> int:
     """Started days past the student's deadline (their extension, else the assignment's) and its grace; 0 when on
     time. An LMS's late mark counts 1 day when no time is known, unless the student has an extension: the LMS
-    judged lateness against its own deadline."""
+    judged lateness against its own deadline. `student_id`: the row's key, which the extensions name once
+    `resolve_extensions` has found each student."""
     deadline = assignment.deadline_for(student_id)
     days = 0
     if deadline is not None and submitted is not None:
@@ -129,13 +132,13 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
     nothing = bool(sub.student) and not sub.path
     missing = [] if nothing or not assignment.set_by_instructor else [ex for ex in assignment.ids if ex not in best]
     days = days_late(assignment, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None,
-                     sub.marked_late, sub.student.get("student_id", ""))
+                     sub.marked_late, sub.key)
     statuses = _row_statuses(grade, issues, days, missing, nothing)
     return {
         "key": sub.key, "order": sub.order, "student_id": sub.student.get("student_id", ""), "name": sub.name,
         "email": sub.student.get("email", ""), "path": sub.path,
-        "checked": {ex: round_marks(notebook_points(assignment, best[ex])) if ex in best else 0 for ex in assignment.ids},
-        "days_late": days, "submitted": sub.submitted, "marked_late": sub.marked_late,
+        "checked": {ex: _counted_points(assignment, best[ex]) if ex in best else 0 for ex in assignment.ids},
+        "days_late": days, "submitted": sub.submitted, "marked_late": sub.marked_late, "timing": str(sub.timing),
         "found": list(statuses), "notebook_status": "" if nothing else notebooks_text(grade.notebooks),
         "missing": missing, "ignored": list(sub.ignored),
         "notes": {ex: _check_feedback(nb) for ex, nb in best.items()},
@@ -145,6 +148,21 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
         "counted": {ex: nb.path for ex, nb in best.items()},
         "notebooks": [notebook_json(nb) for nb in grade.notebooks],
     }
+
+
+def _counted_points(assignment: Assignment, nb: NotebookGrade) -> float | int:
+    """What the notebook that counts for an exercise earns: its points, or 0 for exercise 0 worked on another
+    student's handout when the assignment's policy says "zero"."""
+    if Status.HANDOUT_MISMATCH in nb.statuses and assignment.handout_mismatch == "zero":
+        return 0
+    return round_marks(notebook_points(assignment, nb))
+
+
+def holding(assignment: dict) -> tuple[Status, ...]:
+    """The statuses that hold a student's marks for review under an assignment (its `to_dict`): every one of `HOLD`,
+    but a handout mismatch only under the policy "hold"."""
+    policy = assignment.get("integrity", {}).get("handout_mismatch", "hold")
+    return tuple(s for s in HOLD if s != Status.HANDOUT_MISMATCH or policy == "hold")
 
 
 def _row_statuses(grade: SubmissionGrade, issues: list[Incident], days: int, missing: list[str],
@@ -208,22 +226,29 @@ def student_message(check: results.CheckResult) -> str:
 
 def carry_over(grade: SubmissionGrade, old: dict | None, assignment: Assignment) -> SubmissionGrade:
     """A regrade of one student: the notebooks given now, and from their earlier row the notebooks of each exercise
-    the regrade was given none for (a resubmitted notebook replaces only its own exercise)."""
+    the regrade was given none for (a resubmitted notebook replaces only its own exercise), and when they submitted
+    unless the new submission says so itself (`intake.OWN_TIME`: a times file, Moodle's worksheet, Canvas's late
+    mark; never the modification times of files copied about)."""
     if old is None:
         return grade
     given = {nb.exercise for nb in grade.notebooks if nb.exercise in assignment.ids}
     kept = [notebook_from_json(nb) for nb in old.get("notebooks", [])
             if nb["exercise"] in assignment.ids and nb["exercise"] not in given and nb["path"] in old["counted"].values()]
-    return dataclasses.replace(grade, notebooks=[*grade.notebooks, *kept])
+    sub = grade.submission
+    if sub.timing not in OWN_TIME:
+        sub = dataclasses.replace(sub, submitted=old.get("submitted"), marked_late=bool(old.get("marked_late")),
+                                  timing=Timing(old.get("timing") or Timing.NONE))
+    return dataclasses.replace(grade, submission=sub, notebooks=[*grade.notebooks, *kept])
 
 
 # ---------------------------------------------------------------------------------------------- decisions
 
 
 def read_adjustments(path: Path | str, exercises: tuple[str, ...]) -> list[dict]:
-    """The manual adjustments file: a CSV of `student` (the roster's student_id), `exercise`, `points` (added,
-    or taken when negative) and `reason` (shown to the student); one line per student and exercise of `exercises`
-    (the assignment's)."""
+    """The manual adjustments file: a CSV of `student` (any key of the roster: student id, LMS id, SIS id or login,
+    e-mail, "Last, First" or "First Last"; `resolve_adjustments` finds them), `exercise`, `points` (added, or taken
+    when negative) and `reason` (shown to the student); one line per student and exercise of `exercises` (the
+    assignment's)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -262,6 +287,33 @@ def read_adjustments(path: Path | str, exercises: tuple[str, ...]) -> list[dict]
     return out
 
 
+def resolve_adjustments(adjustments: list[dict], matcher: Matcher) -> tuple[list[dict], list[Found]]:
+    """The adjustments with each `student` made the row key of the person it names (by any of their keys: see
+    `people`), what the file said kept as `given`; and the answers for the lines that name no one, or several.
+    AdjustmentError if two lines name one student and exercise."""
+    found, refused = matcher.find_all(a["student"] for a in adjustments)
+    out, seen = [], {}
+    for a in adjustments:
+        person = found.get(a["student"])
+        if person is None:
+            continue
+        key = (person.key, a["exercise"])
+        if key in seen:
+            raise AdjustmentError(f"the adjustments name {person.shown} twice for {a['exercise']} "
+                                  f"({seen[key]!r} and {a['student']!r})")
+        seen[key] = a["student"]
+        out.append({**a, "student": person.key, "given": a.get("given", a["student"])})
+    return out, refused
+
+
+def resolve_extensions(assignment: Assignment, matcher: Matcher) -> tuple[Assignment, list[Found]]:
+    """The assignment with each extension keyed by the row key of the student it names (by any of their keys);
+    and the answers for the extensions that name no one, or several."""
+    found, refused = matcher.find_all(key for key, _ in assignment.extensions)
+    resolved = tuple(sorted((found[key].key, when) for key, when in assignment.extensions if key in found))
+    return dataclasses.replace(assignment, extensions=resolved), refused
+
+
 def release(key: str, held: list[str], note: str, when: str | None = None) -> dict:
     """The decision that releases a student's held marks: which statuses were looked at, why, when."""
     return {"student": key, "statuses": list(held), "note": note,
@@ -281,8 +333,9 @@ def merge_decisions(*decisions: dict) -> dict:
     return {"adjustments": list(adjustments.values()), "releases": list(releases.values())}
 
 
-def settle(row: dict, exercises: dict, late: dict, decisions: dict) -> dict:
-    """A row with the decisions applied: the exercise columns, penalty, total, statuses, status and feedback cell."""
+def settle(row: dict, exercises: dict, late: dict, decisions: dict, hold: tuple[Status, ...] = HOLD) -> dict:
+    """A row with the decisions applied: the exercise columns, penalty, total, statuses, status and feedback cell;
+    `hold`: the statuses that hold marks for review (`holding`)."""
     key = row["key"]
     adjustments = [a for a in decisions.get("adjustments", []) if a["student"] == key]
     points = {}
@@ -292,7 +345,7 @@ def settle(row: dict, exercises: dict, late: dict, decisions: dict) -> dict:
     raw = sum(points.values())
     total = round_marks(raw * late_factor(LateRule(**late), row["days_late"]))
     found = [Status(s) for s in row["found"]]
-    held = [s for s in WORST_FIRST if s in HOLD and s in found]
+    held = [s for s in WORST_FIRST if s in hold and s in found]
     decided = next((r for r in decisions.get("releases", []) if r["student"] == key), None)
     released = bool(held) and decided is not None and set(held) <= set(decided["statuses"])
     review = [Status.RELEASED if released else Status.HELD] if held else []
@@ -386,7 +439,8 @@ def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict]
     """A report from its parts: every row settled under the decisions, in the class's order, and the lists of what
     intake found, read from the rows."""
     decisions = merge_decisions(decisions or {})
-    rows = [settle(r, exercises, assignment["late"], decisions) for r in sorted(rows, key=lambda r: r["order"])]
+    hold = holding(assignment)
+    rows = [settle(r, exercises, assignment["late"], decisions, hold) for r in sorted(rows, key=lambda r: r["order"])]
     keys = {r["key"] for r in rows}
 
     def issues(kind: Status) -> list[str]:
@@ -404,6 +458,7 @@ def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict]
         "intake": {
             "roster": intake.get("roster", ""),
             "lateness": intake.get("lateness", ""),
+            "left_out": list(intake.get("left_out", [])),
             "notes": notes,
             "no_submission": [r["name"] for r in rows if Status.NO_SUBMISSION in r["statuses"]],
             "not_on_roster": [r["path"] for r in rows if Status.NOT_ON_ROSTER in r["statuses"]],
@@ -421,7 +476,7 @@ def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict]
 def notebook_json(nb: NotebookGrade) -> dict:
     """One notebook of a row: its status (words and data), incidents with their kinds, every check and input."""
     return {
-        "path": nb.path, "file": Path(nb.path).name, "exercise": nb.exercise, "status": nb.status,
+        "path": nb.path, "file": Path(nb.path).name, "exercise": nb.exercise, "status": nb.status, "handout": nb.handout,
         "statuses": list(nb.statuses), "score": nb.score, "max_score": nb.max_score, "seconds": round(nb.seconds, 3),
         "incidents": [Incident(i, getattr(i, "kind", None)).to_json() for i in nb.incidents],
         "output": nb.output, "checks": [_check_json(c) for c in nb.checks],
@@ -457,4 +512,4 @@ def notebook_from_json(data: dict) -> NotebookGrade:
     return NotebookGrade(data["path"], data["exercise"], [check_from_json(c) for c in data["checks"]],
                          tuple(Status(s) for s in data["statuses"]),
                          [Incident.from_json(i) for i in data["incidents"]], data.get("output", ""),
-                         data.get("seconds", 0.0))
+                         data.get("seconds", 0.0), data.get("handout", ""))

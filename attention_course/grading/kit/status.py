@@ -22,6 +22,8 @@ class Status(StrEnum):
     INVALID_NOTEBOOK = "invalid notebook"
     UNKNOWN_EXERCISE = "unknown exercise"
     EXERCISE_MISMATCH = "exercise mismatch"
+    # An integrity finding: the instructor should look (the assignment file's policy says what it costs).
+    HANDOUT_MISMATCH = "exercise 0 from another student's handout"
     # What a notebook tried beyond running its own code (`ATTEMPTS`): the instructor should look.
     TAMPERED = "tampered with the grader"
     USED_COURSE_CODE = "used the course's code"
@@ -63,7 +65,12 @@ ATTEMPTS = (Status.TAMPERED, Status.USED_COURSE_CODE, Status.READ_COURSE_FILES, 
             Status.NETWORK, Status.WROTE_OUTSIDE, Status.DETACHED_PROCESS, Status.TOO_MANY_PROCESSES)
 """Statuses of a notebook that tried something beyond running its own code: the instructor should look."""
 
-WORST_FIRST = (Status.INVALID_NOTEBOOK, Status.UNKNOWN_EXERCISE, Status.EXERCISE_MISMATCH, *ATTEMPTS, Status.CRASHED,
+INTEGRITY = (Status.HANDOUT_MISMATCH,)
+"""Statuses of a notebook whose work may not be its student's own (a notebook worked on another student's numbers):
+held for review unless the assignment file's policy says otherwise (`integrity.handout_mismatch`)."""
+
+WORST_FIRST = (Status.INVALID_NOTEBOOK, Status.UNKNOWN_EXERCISE, Status.EXERCISE_MISMATCH, *INTEGRITY, *ATTEMPTS,
+               Status.CRASHED,
                Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.SYS_EXIT, Status.OUTPUT_FLOOD, Status.WROTE_FILES,
                Status.MISSING_FUNCTIONS, Status.CELL_ERRORS, Status.GRADER_ERROR)
 """What can go wrong with a notebook, worst first: its status lists every one that applies, in this order."""
@@ -71,18 +78,22 @@ WORST_FIRST = (Status.INVALID_NOTEBOOK, Status.UNKNOWN_EXERCISE, Status.EXERCISE
 CLEAN = (Status.OK, Status.NOT_ATTEMPTED)
 """A notebook that ran without incident (whatever its answers)."""
 
-HOLD = ATTEMPTS
+HOLD = (*INTEGRITY, *ATTEMPTS)
 """A notebook with any of these statuses holds its student's marks for review: they are shown in the gradebook and
-the feedback, and no file for the LMS carries them until the instructor releases them (`gradebook release`)."""
+the feedback, and no file for the LMS carries them until the instructor releases them (`gradebook release`). The
+assignment's policy may grade an integrity finding instead of holding it (`score.holding`)."""
 
 ROW_STATUSES = (Status.HELD, Status.RELEASED, Status.NO_SUBMISSION, Status.NOT_ON_ROSTER, Status.NO_NOTEBOOKS,
                 Status.EXERCISE_MISSING, Status.IGNORED_FILES, Status.DUPLICATES, Status.LATE, Status.ADJUSTED)
 """What a student's row adds to their notebooks' statuses, in the order its status column shows them."""
 
 
-def notebook_text(statuses: tuple[Status, ...]) -> str:
-    """The status column of one notebook: its statuses, worst first, joined by commas ("timeout, cell errors")."""
-    return ", ".join(s for s in WORST_FIRST if s in statuses) or ", ".join(statuses)
+def notebook_text(statuses: tuple[Status, ...], handout: str = "") -> str:
+    """The status column of one notebook: its statuses, worst first, joined by commas ("timeout, cell errors"); a
+    handout mismatch names whose handout it was (`handout`: "exercise 0 from another student's handout: s7002")."""
+    said = [f"{s}: {handout}" if s == Status.HANDOUT_MISMATCH and handout else str(s)
+            for s in WORST_FIRST if s in statuses]
+    return ", ".join(said) or ", ".join(statuses)
 
 
 class Stop(StrEnum):

@@ -8,7 +8,11 @@ and the course package itself (never the checkout around it, which holds
 (`work/` holds a copy of its notebook; `home/` and `tmp/`). Its limits (address
 space, file size, processes) are set by `prlimit` before Python starts, so
 nothing inside can raise them, and the grader kills the whole sandbox through
-its PID namespace's first process when time runs out.
+its PID namespace's first process when time runs out. That first process
+is bwrap itself, and /proc shows its command line to everything inside: its
+options (every folder bound, the grader's own paths) are therefore handed to
+it through a memory file (`--args`, `Bubblewrap.hidden`), never on its
+command line, which keeps only the worker's command.
 
 As root (CI, a grading server) there is no user namespace: the worker drops to
 an unused uid with `setpriv` inside the sandbox, so it can read nothing that is
@@ -88,6 +92,21 @@ class Bubblewrap:
         drop = [_setpriv(), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                 "--bounding-set=-all", "--no-new-privs", "--"]
         return args + ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] + limits + drop + argv
+
+
+    def hidden(self, command: list[str]) -> tuple[list[str], int]:
+        """`command` (as `command` writes it) with bwrap's options moved into a memory file that bwrap reads
+        (`--args FD`), so that the sandbox's process 1 shows none of them; and that file's descriptor, to pass to
+        bwrap and close once it has started."""
+        cut = command.index(_prlimit())
+        fd = os.memfd_create("bwrap-options", 0)  # inheritable only through pass_fds
+        try:
+            os.write(fd, b"".join(arg.encode() + b"\0" for arg in command[1:cut]))
+            os.lseek(fd, 0, os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            raise
+        return [command[0], "--args", str(fd), *command[cut:]], fd
 
 
 def find() -> Bubblewrap:

@@ -460,10 +460,11 @@ def start_worker(limits: Limits, *, sandbox: Bubblewrap | None = None, notebook:
             if notebook is not None:
                 copy = (os.open(notebook, os.O_RDONLY), str(notebook))
                 child_fds.append(copy[0])
-            argv = sandbox.command(
+            argv, options = sandbox.hidden(sandbox.command(
                 _python(), memory_bytes=limits.memory_bytes, file_bytes=limits.file_bytes,
                 processes=limits.processes, scratch_bytes=limits.scratch_bytes, info_fd=info_w,
-                notebook=copy, uid=None if sandbox.user_namespace else bubblewrap.new_uid())
+                notebook=copy, uid=None if sandbox.user_namespace else bubblewrap.new_uid()))
+            child_fds.append(options)
             cwd, writable = "/", [bubblewrap.SCRATCH]
         env = _child_env(home, tmp, result_w, limits, sandboxed=sandbox is not None)
         at = time.monotonic()

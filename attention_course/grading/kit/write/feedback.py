@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...checks.engine import results
 from ..score import check_from_json, check_mark, student_message
-from ..status import Status
+from ..status import ATTEMPTS, Status
 from .html import Markup, render
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"
@@ -28,6 +28,8 @@ NOTHING_RECEIVED = ("Nothing of yours was in the submissions downloaded for this
                     "something in, tell your instructor where and when.")
 HELD = ("Held for review: your notebook tried something beyond running its own code ({what}), so your instructor "
         "looks at it before these marks count. Nothing is lost: the marks below are what your functions earned.")
+HELD_INTEGRITY = ("Held for review: your notebook may not be your own work ({what}), so your instructor looks at it "
+                  "before these marks count. Nothing is lost: the marks below are what your answers earned.")
 RELEASED = "Reviewed by your instructor ({what}): your marks count as shown."
 
 
@@ -95,7 +97,8 @@ def _round(x: float) -> str:
 def _review(row: dict) -> str:
     what = ", ".join(row.get("held", []))
     if Status.HELD in row["statuses"]:
-        return HELD.format(what=what)
+        attempts = [s for s in row.get("held", []) if Status(s) in ATTEMPTS]
+        return HELD.format(what=what) if attempts else HELD_INTEGRITY.format(what=what)
     if Status.RELEASED in row["statuses"]:
         return RELEASED.format(what=what)
     return ""

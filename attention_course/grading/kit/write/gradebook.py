@@ -89,6 +89,7 @@ def merge_reports(reports: list[dict]) -> dict:
     decisions = score.merge_decisions(*(r.get("decisions", {}) for r in reports))
     intake = {k: "; ".join(dict.fromkeys(r["intake"][k] for r in reports if r["intake"].get(k)))
               for k in ("roster", "lateness")}  # a regrade from folders says where its own lateness came from
+    intake["left_out"] = list(dict.fromkeys(n for r in reports for n in r["intake"].get("left_out", [])))
     merged = score.report(first["assignment"], first["assignment_fingerprint"], first["exercises"], list(rows.values()),
                           settings, notes, decisions, intake)
     return merged  # where its files go is the caller's to say (`exports_entry`): each report's is relative to its own
@@ -174,26 +175,6 @@ def write_gradebook(grades: list[SubmissionGrade], csv_path: Path | str, *, forc
     """Write the CSV gradebook and its JSON report; returns both paths."""
     ensure_writable(csv_path, force)
     return write_report(score.build_report(grades, assignment, settings=settings, notes=notes), csv_path, force=force)
-
-
-def find_row(report: dict, student: str) -> dict:
-    """The row of `student`: by student id, row key, LMS id or e-mail, else by name (case and accents aside);
-    MergeError naming the near ones if none or several match."""
-    import unicodedata
-
-    def plain(text: str) -> str:
-        return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().casefold().strip()
-
-    rows = report["submissions"]
-    ids = [r for r in rows if student in (r["key"], r["student_id"], r["email"], *r.get("lms", {}).values(),
-                                          *(v for k, v in r["student"].items() if k.endswith("_id")))]
-    found = ids or [r for r in rows if plain(r["name"]) == plain(student)]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        raise MergeError(f"{student!r} names {len(found)} rows ({', '.join(r['key'] for r in found)}): give the "
-                         "student id")
-    raise MergeError(f"no student {student!r} in the gradebook (give a student id, an LMS id, an e-mail or a name)")
 
 
 def _write_atomically(path: Path, text: str) -> None:

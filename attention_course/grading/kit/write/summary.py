@@ -8,8 +8,10 @@ exercise's points over the submissions (an inline SVG bar chart, no script,
 nothing loaded), the recognised mistakes ranked by how many students made
 them, each with its hint and a link to the section of the rendered book to
 read again (`attention_course.book.chapter_page`: a hosted book, the
-checkout's build or the wheel's copy), the manual adjustments, and the
-notebooks whose run had incidents. What to explain again on day two.
+checkout's build or the wheel's copy), apart from them what the checks
+observed without naming a cause (`symptom_counts`), the manual
+adjustments, and the notebooks whose run had incidents. What to explain
+again on day two.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import unicodedata
 from collections import Counter
 
 from ....book import chapter_page
+from ...checks.engine import mistakes as engine_mistakes
 from ...checks.exercises import BY_ID, sections
 from ..status import Status
 from .html import render
@@ -30,26 +33,74 @@ BINS = 10
 def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
     """(exercise, check, mistake id, students) for every recognised mistake, most frequent first.
 
-    A student counts once per mistake: in the notebook that counted for the exercise. A finding of the closer
-    look at a failed check (`helper_at_fault`: the student's own helper is what fails) is the check's, not an
-    input's, and counts like the mistakes its inputs show.
+    A student counts once per mistake: in the notebook that counted for the exercise. A mistake is recognised
+    where the checks recognised it (`recognised`): a prediction that equals what came back, a mistake whose hint is
+    the registry's own, or the closer look's verified finding (`helper_at_fault`: the student's own helper is what
+    fails). A symptom named without a cause (weights that do not sum to 1, say) is counted apart
+    (`symptom_counts`), never under a recognised mistake's hint.
     """
     counts: Counter = Counter()
+    for exercise, check, case in _counted(report):
+        for mistake in _findings(check, case, exercise):
+            counts[(exercise, check["check"], mistake)] += 1
+    return [(*key, n) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def symptom_counts(report: dict) -> list[tuple[str, str, str, int, str]]:
+    """(exercise, check, symptom id, students, one student's hint) for what the checks observed without naming a
+    cause (a diagnosis no prediction confirmed), most frequent first; a student counts once per symptom."""
+    counts: Counter = Counter()
+    said: dict[tuple[str, str, str], str] = {}
+    for exercise, check, case in _counted(report):
+        if case is None or not case.get("mistake") or recognised(exercise, check["check"], case):
+            continue
+        key = (exercise, check["check"], case["mistake"])
+        counts[key] += 1
+        said.setdefault(key, case.get("hint", ""))
+    return [(*key, n, said[key]) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def _counted(report: dict):
+    """(exercise, check, case) for each failing case of each check of the notebooks that counted (each student's
+    once per (exercise, check, mistake): the first case with it), and (exercise, check, None) for each check."""
     for row in report["submissions"]:
         counted = set(row.get("counted", {}).values())
         for nb in row["notebooks"]:
             if nb["path"] not in counted:
                 continue
             for check in nb["checks"]:
-                for mistake in _findings(check):
-                    counts[(nb["exercise"], check["check"], mistake)] += 1
-    return [(*key, n) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+                seen = set()
+                yield nb["exercise"], check, None
+                for case in check["cases"]:
+                    if case.get("mistake") and case["mistake"] not in seen:
+                        seen.add(case["mistake"])
+                        yield nb["exercise"], check, case
 
 
-def _findings(check: dict) -> set[str]:
-    """The mistake ids a check's result names: its inputs', and the check's own (the closer look's finding)."""
-    ids = {c["mistake"] for c in check["cases"] if c.get("mistake")}
-    return ids | ({check["mistake"]} if check.get("mistake") else set())
+def recognised(exercise: str, check: str, case: dict) -> bool:
+    """Whether a case's mistake is one the checks recognised, not a symptom: a prediction of it equals what came
+    back (`matches`), or its hint is the statement the exercise's registry, or the engine itself, gives that mistake
+    (its leads may follow: `mistakes.compose`), never a sentence written for this input."""
+    if case["mistake"] in case.get("matches", ()):
+        return True
+    ex = BY_ID.get(exercise)
+    hints = {m.hint for c in (ex.checks if ex else ()) if c.name == check for m in c.mistakes if m.id == case["mistake"]}
+    hints |= {m.hint for m in vars(engine_mistakes).values()
+              if isinstance(m, engine_mistakes.Mistake) and m.id == case["mistake"]}
+    said = case.get("hint", "")
+    return any(said == hint or said.startswith(hint + " ") for hint in hints if hint)
+
+
+def _findings(check: dict, case: dict | None, exercise: str) -> set[str]:
+    """The recognised mistake a case names, or (for `case` None) the check's own (the closer look's finding)."""
+    if case is None:
+        return {check["mistake"]} if check.get("mistake") and _check_level(check) else set()
+    return {case["mistake"]} if recognised(exercise, check["check"], case) else set()
+
+
+def _check_level(check: dict) -> bool:
+    """Whether a check's mistake is the closer look's own finding (no input of it names that mistake)."""
+    return not any(c.get("mistake") == check["mistake"] for c in check["cases"])
 
 
 def _hints(report: dict) -> dict[tuple[str, str, str], str]:
@@ -135,6 +186,8 @@ def page(report: dict) -> str:
         where = read_again(ex, check, mistake)
         where["hint"] = where["hint"] or said.get((ex, check, mistake), "")
         mistakes.append({"students": n, "exercise": ex, "check": check, "mistake": mistake, **where})
+    symptoms = [{"students": n, "exercise": ex, "check": check, "symptom": symptom, "example": example}
+                for ex, check, symptom, n, example in symptom_counts(report)]
     incidents = [{"student": r["name"], "notebook": nb["file"], "status": nb["status"],
                   "what": [i["text"] for i in nb["incidents"]]} for r in rows for nb in r["notebooks"] if nb["incidents"]]
     held = [{"student": r["name"], "key": r["key"], "what": r["held"], "total": r["total"],
@@ -150,5 +203,6 @@ def page(report: dict) -> str:
     return render("summary.html", title=report["assignment"]["title"], class_line=class_line(report),
                   mean=(sum(totals) / len(totals)) if totals else 0, max_total=report["assignment"]["max_total"],
                   lateness=found.get("lateness", ""), held=held, exercises=exercises, mistakes=mistakes,
+                  symptoms=symptoms,
                   adjustments=adjustments, incidents=incidents,
                   intake=[(title, items) for title, items in listed if items])

@@ -1,0 +1,50 @@
+"""Tests for attention_course/grading/kit/people.py: one matcher finds a student by any key the roster carries and
+refuses a name two students share; and its use by the extensions and the adjustments (kit/score.py)."""
+
+import datetime as dt
+
+import pytest
+
+from attention_course.grading.kit.assignment import from_dict
+from attention_course.grading.kit.people import Matcher, Outcome, Person, from_rows, name_forms
+from attention_course.grading.kit.score import AdjustmentError, days_late, resolve_adjustments, resolve_extensions
+
+
+def test_a_name_has_the_forms_rosters_and_downloads_write_it_in():
+    assert name_forms("Anna Müller") == name_forms("Müller, Anna") == {"annamuller", "mulleranna"}
+    assert "luisgarciajr" in name_forms("García, Jr., Luis") and "garciajrluis" in name_forms("García, Jr., Luis")
+
+
+def test_a_gradebook_s_rows_are_found_by_their_key_and_the_ids_the_download_gave():
+    rows = [{"key": "S1", "name": "Ada Lovelace", "student": {"student_id": "S1"}, "lms": {"canvas_id": "50"}},
+            {"key": "strayquentin", "name": "strayquentin", "student": {}, "lms": {"canvas_id": "4999"}}]
+    matcher = from_rows(rows)
+    assert matcher.find("lovelaceada_50").person.key == "S1"
+    assert matcher.find("strayquentin").person.key == "strayquentin" and matcher.find("4999").person.key == "strayquentin"
+    assert "names no one" in matcher.find("S2").why and matcher.find("S2").outcome == Outcome.NO_ONE
+
+
+def test_extensions_and_adjustments_name_students_by_any_key_and_refuse_names_of_no_one_or_two():
+    roster = [{"student_id": "S1", "name": "Björn Åström", "email": "bjorn@example.edu", "canvas_id": "1407103",
+               "sis_user_id": "SIS-1", "sis_login_id": "bjorn", "moodle_id": "880017"},
+              {"student_id": "S2", "name": "Anna Müller"}, {"student_id": "S3", "name": "Müller, Anna"}]
+    matcher = Matcher(Person.of(r["student_id"], r["name"], r) for r in roster)
+    for key in ("S1", "s1", "1407103", "SIS-1", "bjorn", "bjorn@example.edu", "Participant 880017", "Björn Åström",
+                "Åström, Björn", "astrom bjorn", "åströmbjörn_1407103", "Björn Åström_880017"):
+        found = matcher.find(key)
+        assert (found.outcome, found.person.key if found.person else None) == (Outcome.FOUND, "S1"), key
+    assert matcher.find("Anna Müller").outcome == Outcome.SEVERAL and matcher.find("S2").person.key == "S2"
+    assert matcher.find("åströmbjörn_999").outcome == Outcome.NO_ONE  # a folder of the grader's: name and id both
+    assignment = from_dict({"deadline": dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc),
+                            "extensions": {"bjorn@example.edu": dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc),
+                                           "S9": dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc)}})
+    resolved, refused = resolve_extensions(assignment, matcher)
+    assert [k for k, _ in resolved.extensions] == ["S1"] and [f.text for f in refused] == ["S9"]
+    assert days_late(resolved, dt.datetime(2026, 3, 3, tzinfo=dt.timezone.utc), student_id="S1") == 0
+    adjustments = [{"student": s, "exercise": "03_softmax", "points": 1, "reason": "x"}
+                   for s in ("Åström, Björn", "Anna Müller", "nobody")]
+    kept, refused = resolve_adjustments(adjustments, matcher)
+    assert [(a["student"], a["given"]) for a in kept] == [("S1", "Åström, Björn")]
+    assert [(f.text, f.outcome) for f in refused] == [("Anna Müller", Outcome.SEVERAL), ("nobody", Outcome.NO_ONE)]
+    with pytest.raises(AdjustmentError, match="twice"):
+        resolve_adjustments([adjustments[0], {**adjustments[0], "student": "S1"}], matcher)
