@@ -15,6 +15,7 @@
   (Gated DeltaNet, Kimi Delta Attention).
 - `short_conv`: the short causal depthwise convolution the delta-rule layers run on q, k and v.
 - `gates`: an output gated by sigmoid(z), and the gated RMSNorm (Qwen3-Next).
+- `sparse`: a lightning indexer's scores, each query's top-k keys, attention over those alone (DeepSeek-V3.2, GLM-5).
 
 `_checks` holds the input checks every public function shares, and the rule
 for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
@@ -32,6 +33,7 @@ from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, s
 from .rope_scaling import RopeScaling
 from .short_conv import causal_conv1d
 from .sinks import sink_attention, sink_softmax
+from .sparse import indexer_scores, sparse_attention, top_k_mask
 from .softcap import softcap
 from .softmax import softmax
 
@@ -50,6 +52,7 @@ __all__ = [
     "gated_delta_rule",
     "gated_rms_norm",
     "l2_normalize",
+    "indexer_scores",
     "merge_heads",
     "multi_head_attention",
     "output_gate",
@@ -64,5 +67,7 @@ __all__ = [
     "sliding_window_mask",
     "softcap",
     "softmax",
+    "sparse_attention",
     "split_heads",
+    "top_k_mask",
 ]
