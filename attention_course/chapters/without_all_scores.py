@@ -240,7 +240,7 @@ FRONTIER_CONFIGS = MappingProxyType({
         linear_conv_kernel_dim=4)),
     "DeepSeek-V3.2-Exp": MappingProxyType(dict(
         source="transformers' DeepseekV32Config (its docstring: deepseek-ai/DeepSeek-V3.2-Exp): defaults",
-        num_hidden_layers=61, kv_lora_rank=512, qk_rope_head_dim=64, index_topk=2048, index_head_dim=128,
+        num_hidden_layers=61, num_attention_heads=128, kv_lora_rank=512, qk_rope_head_dim=64, index_topk=2048, index_head_dim=128,
         index_n_heads=64)),
 })
 """Config fields of the hybrid and the sparse model, as transformers' configuration classes give them."""
