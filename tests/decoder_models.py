@@ -135,6 +135,20 @@ ARCHITECTURES = {
                                                            norm_topk_prob=False, routed_scaling_factor=1.5,
                                                            attention_bias=True, rope_interleave=False,
                                                            rope_parameters={"rope_type": "default", "rope_theta": 100.0})),
+    # DeepSeek Sparse Attention (tests/test_decoder_sparse.py has more): an indexer keeps 4 of the prompt's keys
+    # per query in DeepSeek-V3.2 (half-split RoPE in the indexer); GLM-5 (interleaved) reuses layer 0's choice in layer 1.
+    "deepseek-v32": ("DeepseekV32ForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=12,
+                                                    kv_lora_rank=8, qk_nope_head_dim=4, qk_rope_head_dim=4, v_head_dim=6,
+                                                    n_routed_experts=4, num_experts_per_tok=2, n_group=2, topk_group=1,
+                                                    moe_intermediate_size=16, first_k_dense_replace=1, index_n_heads=8,
+                                                    index_head_dim=8, index_topk=4,
+                                                    rope_parameters={"rope_type": "default", "rope_theta": 1000.0})),
+    "glm-moe-dsa": ("GlmMoeDsaForCausalLM", dict(num_hidden_layers=2, num_key_value_heads=4, q_lora_rank=10,
+                                                 kv_lora_rank=8, qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=8,
+                                                 n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                                                 first_k_dense_replace=1, index_n_heads=8, index_head_dim=6,
+                                                 index_topk=6, indexer_types=["full", "shared"],
+                                                 rope_parameters={"rope_type": "default", "rope_theta": 500.0})),
 }
 """name -> (transformers class, config options beside COMMON): each architecture, several configurations of most."""
 
@@ -255,7 +269,8 @@ VARIANTS = {
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
                "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
-               "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3"}
+               "SmolLM3ForCausalLM": "smollm3", "GptOssForCausalLM": "gpt_oss", "DeepseekV3ForCausalLM": "deepseek_v3",
+               "DeepseekV32ForCausalLM": "deepseek_v32", "GlmMoeDsaForCausalLM": "glm_moe_dsa"}
 """config.json's model_type of each transformers class above."""
 
 

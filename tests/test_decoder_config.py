@@ -139,7 +139,11 @@ def test_gemma3_reads_the_per_type_rope_dicts_beside_the_keys_of_a_single_one():
 @pytest.mark.parametrize("fields, match", [
     ({"model_type": "gemma3"}, "text_config"),
     ({"model_type": "phi3"}, "model_type 'phi3' is not one this package runs"),
-    ({"model_type": "llama", "quantization_config": {"quant_method": "fp8"}}, r"quantization_config \('fp8'\)"),
+    ({"model_type": "llama", "quantization_config": {"quant_method": "fp8"}}, r"quantization_config\.weight_block_size"),
+    ({"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"}}, r"quantization_config \('mxfp4'\).*MXFP4"),
+    ({"model_type": "llama", "quantization_config": {"quant_method": "bitsandbytes"}}, r"quantization_config \('bitsandbytes'\)"),
+    ({"model_type": "llama", "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                                     "activation_scheme": "static"}}, "activation_scheme = 'static'"),
     ({"model_type": "gemma3_text", "use_bidirectional_attention": True}, "use_bidirectional_attention"),
     ({"model_type": "llama", "partial_rotary_factor": 0.5}, "partial_rotary_factor = 0.5"),
     ({"model_type": "llama", "rope_parameters": {"rope_type": "yarn", "factor": 2.0, "partial_rotary_factor": 0.25}},

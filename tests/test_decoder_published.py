@@ -126,3 +126,46 @@ def test_gemma_2_caps_its_scores_and_smollm3_leaves_every_fourth_layer_without_p
     assert [i for i, rope in enumerate(smol.ropes) if rope is None] == list(range(3, 36, 4))
     assert {rope.base for rope in smol.ropes if rope is not None} == {5_000_000.0}
     assert parameter_count(smol) == pytest.approx(3.08e9, rel=2e-3)  # the Hub's "3.08B params"
+
+
+def test_the_readme_s_table_of_what_runs_on_24_gib_is_what_runs_here_computes():
+    from pathlib import Path
+
+    from attention_course.decoder.published import SPARSE_CONFIGS, runs_here
+
+    rows = []
+    for entry in PUBLISHED_CONFIGS + SPARSE_CONFIGS:
+        fit = runs_here(entry)
+        rows.append(f"| {fit.name} | {fit.parameters / 1e9:,.2f} billion | {'yes' if fit.runs else 'no'} | {fit.reason} |")
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("| checkpoint | parameters | runs on 24 GiB | why |\n| --- | --- | --- | --- |\n")[1]
+    assert table.split("\n\n")[0].splitlines() == rows
+
+
+def test_runs_here_weighs_float32_and_refuses_mxfp4():
+    from attention_course.decoder.published import MACHINE_MEMORY, published_entry, runs_here
+
+    small = runs_here(published_entry("Qwen/Qwen3-0.6B"))
+    assert small.runs and small.loaded_bytes == 4 * small.parameters < MACHINE_MEMORY
+    assert not runs_here(published_entry("meta-llama/Llama-3.1-8B")).runs  # 8 billion x 4 bytes > 24 GiB
+    assert runs_here(published_entry("meta-llama/Llama-3.1-8B"), memory=40 * 2 ** 30).runs
+    assert "MXFP4" in runs_here(published_entry("openai/gpt-oss-120b"), memory=2 ** 50).reason
+    glm = runs_here(published_entry("zai-org/GLM-5"))
+    assert not glm.runs and 743e9 < glm.parameters < 745e9  # GLM-5's published 744 billion, from its defaults
+
+
+def test_the_24_gib_summary_of_the_package_docstring_is_what_runs_here_computes():
+    from attention_course.decoder.published import published_entry, runs_here
+
+    doc = " ".join(decoder.__doc__.split())
+    fits = {name: runs_here(published_entry(name)) for name in (
+        "google/gemma-2-2b-it", "HuggingFaceTB/SmolLM3-3B", "meta-llama/Llama-3.1-8B", "Qwen/Qwen3-8B",
+        "deepseek-ai/DeepSeek-V3.2-Exp", "zai-org/GLM-5", "openai/gpt-oss-120b", "Qwen/Qwen3-0.6B")}
+    assert f"Gemma 2 2B ({fits['google/gemma-2-2b-it'].loaded_bytes / 2 ** 30:.1f} GiB in float32)" in doc
+    assert f"SmolLM3 3B ({fits['HuggingFaceTB/SmolLM3-3B'].loaded_bytes / 2 ** 30:.1f} GiB)" in doc
+    for name in ("meta-llama/Llama-3.1-8B", "Qwen/Qwen3-8B"):  # "about 30 GiB in float32"
+        assert round(fits[name].loaded_bytes / 2 ** 30, -1) == 30 and not fits[name].runs
+    v32, glm = fits["deepseek-ai/DeepSeek-V3.2-Exp"], fits["zai-org/GLM-5"]
+    assert f"({v32.parameters / 1e9:.0f} billion parameters, about {round(v32.loaded_bytes / 2 ** 30, -2):,.0f} GiB" in doc
+    assert f"GLM-5 ({glm.parameters / 1e9:.0f} billion)" in doc
+    assert fits["Qwen/Qwen3-0.6B"].runs and not fits["openai/gpt-oss-120b"].runs

@@ -216,3 +216,34 @@ def test_indexer_and_top_k_equal_transformers_indexer(family):
             assert ranked[4] - ranked[5] > 1e-9, "a tie at the k-th place would leave the choice to torch.topk"
     np.testing.assert_array_equal(top_k_mask(scores, 5), theirs)
     assert not np.all(theirs == causal_mask(n)), "k below n must drop some keys"
+
+
+def test_ties_torch_keeps_the_keys_torch_topk_keeps():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    for n, k in [(9, 3), (16, 5), (40, 17), (30, 2), (200, 3)]:  # (200, 3): torch's partial_sort path (64 k <= n)
+        scores = rng.integers(0, 3, (4, n, n)).astype(np.float32)  # three values: ties at almost every k-th place
+        masked = torch.from_numpy(scores).masked_fill(~torch.from_numpy(causal_mask(n)), float("-inf"))
+        idx = masked.topk(min(k, n), dim=-1).indices
+        theirs = torch.zeros(4, n, n, dtype=torch.bool).scatter(-1, idx, True).numpy() & causal_mask(n)
+        ours = top_k_mask(scores, k, ties="torch")
+        np.testing.assert_array_equal(ours, theirs)
+        assert not np.array_equal(top_k_mask(scores, k), theirs) or n < 10  # the earlier-first rule differs
+
+
+def test_torch_topk_indices_replays_torch_topk_on_tied_rows():
+    torch = pytest.importorskip("torch")
+    from attention_course.core._topk_ties import torch_topk_indices
+    rng = np.random.default_rng(9)
+    for trial in range(400):
+        n = int(rng.integers(1, 150))
+        k = int(rng.integers(1, n + 1)) if trial % 3 else int(rng.integers(1, n // 64 + 2))
+        values = rng.integers(0, int(rng.integers(1, 5)), n).astype(np.float32)
+        values[rng.random(n) < 0.2] = -np.inf
+        assert torch_topk_indices(values.tolist(), min(k, n)) == set(
+            torch.from_numpy(values).topk(min(k, n)).indices.tolist()), (values, k)
+
+
+def test_ties_must_be_named():
+    with pytest.raises(ValueError, match="ties"):
+        top_k_mask(np.zeros((2, 2)), 1, ties="random")

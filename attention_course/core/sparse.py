@@ -25,7 +25,11 @@ keys the causal mask lets a query see:
   `torch.topk` leaves the order of exactly equal scores unspecified (on CPU
   it picks neither the earlier nor the later consistently), so where several
   visible keys share the k-th best score, transformers may keep another of
-  them; the scores kept are the same either way.
+  them; the scores kept are the same either way. Such ties are not rare:
+  a key every indexer head scores below zero gets I = 0 exactly (the relu),
+  and with few heads several keys often do. `ties="torch"` keeps the keys
+  torch.topk keeps on a Linux CPU (`_topk_ties` replays its algorithm), which
+  is how the decoder matches transformers key for key.
 
 Masks follow the package's convention: True = may attend.
 """
@@ -80,7 +84,7 @@ def indexer_scores(q_index, k_index, head_weights, scale=None) -> np.ndarray:
     return scores.astype(out_dtype, copy=False)
 
 
-def top_k_mask(scores, k: int, *, causal: bool = True, attn_mask=None) -> np.ndarray:
+def top_k_mask(scores, k: int, *, causal: bool = True, attn_mask=None, ties: str = "earlier") -> np.ndarray:
     """Boolean mask (True = may attend) of the k highest-scoring keys each query may see.
 
     Args:
@@ -94,14 +98,18 @@ def top_k_mask(scores, k: int, *, causal: bool = True, attn_mask=None) -> np.nda
         attn_mask: None or a boolean mask broadcastable to (..., n_q, n_k),
             True for the keys a query may see (padding, say), combined with the
             causal one.
+        ties: which of several keys sharing the k-th best score are kept:
+            "earlier" (the earlier ones) or "torch" (those torch.topk keeps
+            on a Linux CPU, as transformers' indexer does: the row's n_k scores,
+            hidden keys at -inf, selected as torch's C++ code selects them).
 
     Returns:
         (..., n_q, n_k) bool: True at the min(k, number visible) visible keys
         with the largest scores. A query that sees k keys or fewer keeps them
         all; a key it may not see is never kept; a query that sees none (only
         with n_q > n_k, or a mask hiding every key) keeps none. Ties at the
-        k-th place keep the earlier key (see the module docstring for how that
-        relates to torch.topk).
+        k-th place keep the earlier key, or follow torch.topk (see the module
+        docstring).
     """
     s = as_float_array(scores, "scores")
     require_ndim(s, "scores", 2, "(..., n_q, n_k)")
@@ -110,6 +118,8 @@ def top_k_mask(scores, k: int, *, causal: bool = True, attn_mask=None) -> np.nda
     k = positive_int(k, "k")
     if not isinstance(causal, (bool, np.bool_)):
         raise TypeError(f"causal must be True or False; got {causal!r}")
+    if ties not in ("earlier", "torch"):
+        raise ValueError(f"ties must be 'earlier' or 'torch'; got {ties!r}")
     n_q, n_k = s.shape[-2:]
     visible = causal_mask(n_q, n_k, lower_right=True) if causal else np.ones((n_q, n_k), dtype=bool)  # (n_q, n_k)
     mask = check_attn_mask(attn_mask, False, n_q, n_k)
@@ -124,7 +134,26 @@ def top_k_mask(scores, k: int, *, causal: bool = True, attn_mask=None) -> np.nda
     order = np.argsort(-ranked, axis=-1, kind="stable")  # (..., n_q, n_k): keys best first, earlier first on ties
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.arange(n_k), axis=-1)  # rank[..., t, s] = place of key s in query t's order
-    return visible & (rank < k)  # (..., n_q, n_k)
+    keep = visible & (rank < k)  # (..., n_q, n_k)
+    if ties == "torch" and n_k > k:
+        keep = _torch_ties(ranked, keep, order, k)
+    return keep
+
+
+def _torch_ties(ranked: np.ndarray, keep: np.ndarray, order: np.ndarray, k: int) -> np.ndarray:
+    """keep, with each row whose k-th best score is shared by a key left out chosen again as torch.topk chooses."""
+    from ._topk_ties import torch_topk_indices  # only needed where a tie decides
+
+    kth = np.take_along_axis(ranked, order[..., k - 1:k], axis=-1)  # (..., n_q, 1) the k-th best score
+    tied = ((ranked == kth) & ~keep).any(axis=-1) & np.isfinite(kth[..., 0])  # (..., n_q): an equal key left out
+    if not tied.any():
+        return keep
+    keep = keep.copy()
+    for row in zip(*np.nonzero(tied)):
+        chosen = np.zeros(ranked.shape[-1], dtype=bool)
+        chosen[list(torch_topk_indices(ranked[row].tolist(), k))] = True
+        keep[row] = chosen & np.isfinite(ranked[row])  # a hidden key (-inf) is never kept
+    return keep
 
 
 def sparse_attention(query, key, value, index_scores, k: int, *, scale=None, causal: bool = True,

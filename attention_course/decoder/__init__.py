@@ -6,12 +6,18 @@
   `latent_cache_bytes`, `cache_bytes` (from a config).
 - `config`, `config_json`, `options`: what a config.json says, checked and read per
   model family (Llama with its RoPE scalings, Mistral, Qwen2, Qwen3, Gemma 2,
-  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3).
+  Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3; `config_dsa`: DeepSeek-V3.2 and
+  GLM-5).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
-  (bfloat16 through ml_dtypes).
+  (bfloat16 through ml_dtypes); `fp8`: FP8 weights with a scale per block
+  (DeepSeek's and GLM's published format) widened to float32 at load, other
+  stored formats (gpt-oss's MXFP4) refused with the reason.
 - `attention`: grouped-query attention with QK-norm, per-layer RoPE or none,
   soft-capping, sinks and sliding windows; `latent`: multi-head latent
-  attention, expanded or absorbed; `mlp`: gated MLPs and mixtures of experts.
+  attention, expanded or absorbed; `indexer`: DeepSeek Sparse Attention's
+  lightning indexer, which picks the keys each query's latent attention reads
+  (`core.sparse`), and `IndexedLatentCache`, which keeps its keys; `mlp`:
+  gated MLPs and mixtures of experts.
 - `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
   block table, as vLLM keeps them (book/generating_cost.ipynb).
 - `reserved`: `ReservedKVCache`, one buffer per layer for the longest sequence,
@@ -37,6 +43,14 @@ its time is mostly the time to read those float32 weights from memory:
 benchmarks/bench_published.py measures both on models of these shapes
 (benchmarks/README.md).
 
+Which published checkpoints fit a machine of 24 GiB, computed from their
+configurations (`published.runs_here`, README.md's table): Gemma 3 270M, Qwen3
+0.6B, Gemma 2 2B (9.7 GiB in float32) and SmolLM3 3B (11.5 GiB) do; Llama 3.1
+8B and Qwen3 8B (about 30 GiB in float32) do not, nor Gemma 3 27B; DeepSeek-V3,
+DeepSeek-V3.2 (672 billion parameters, about 2,500 GiB in float32) and GLM-5
+(744 billion) are published in FP8 or bfloat16 but are held in float32 here,
+far past it; gpt-oss-120b's experts are stored in MXFP4, which is refused.
+
 >>> import numpy as np
 >>> from attention_course.decoder import random_decoder
 >>> model = random_decoder(np.random.default_rng(0))
@@ -52,6 +66,7 @@ from .paged import PagedKVCache
 from .reserved import ReservedKVCache
 from .quantized import QuantizedKVCache, attention_error_bound, quantize
 from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
+from .indexer import IndexedLatentCache
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 
 __all__ = [
@@ -60,6 +75,7 @@ __all__ = [
     "DecoderModel",
     "DecoderOutput",
     "DecoderWeights",
+    "IndexedLatentCache",
     "KVCache",
     "LatentAttentionConfig",
     "LatentCache",

@@ -88,7 +88,8 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
 
     Per layer and token: h_kv x (d + d_v) numbers for grouped-query (and
     multi-head, multi-query) attention; kv_lora_rank + qk_rope_head_dim for
-    latent attention.
+    latent attention; and, with DeepSeek Sparse Attention, index_head_dim
+    more in each layer that runs an indexer (its key, `IndexedLatentCache`).
 
     Args:
         config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
@@ -109,7 +110,10 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     else:
         per_layer = c.n_kv_heads * (c.head_dim + c.v_head_dim)  # a key and a value per key/value head
     tokens = [min(seq_len, w - 1) if keep_window and w is not None else seq_len for w in c.windows]
-    return per_layer * sum(tokens) * batch * itemsize(c.dtype if dtype is None else dtype)
+    numbers = per_layer * sum(tokens)
+    if c.indexer is not None:  # one indexer key per token in every layer with an indexer of its own
+        numbers += c.indexer.head_dim * sum(n for n, shared in zip(tokens, c.indexer.shared) if not shared)
+    return numbers * batch * itemsize(c.dtype if dtype is None else dtype)
 
 
 def _windows(n_layers: int, window) -> tuple[int | None, ...]:

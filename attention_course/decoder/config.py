@@ -11,7 +11,8 @@ each a field below: where RoPE sits and how it is scaled (per layer, or not at
 all), a norm on every query and key (Qwen3, Gemma 3), the score's scale and a
 tanh cap on it (Gemma 2), a sink logit per head (gpt-oss), sliding windows per
 layer, Gemma's extra norms and scaled embeddings, multi-head latent attention
-(DeepSeek-V3) and mixtures of experts (gpt-oss, DeepSeek-V3). `config_json`
+(DeepSeek-V3) with, in DeepSeek-V3.2 and GLM-5, a lightning indexer that picks
+the keys each query reads, and mixtures of experts (gpt-oss, DeepSeek-V3). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from ..core.rope_scaling import RopeScaling
 from .config_json import config_fields
-from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
+from .options import IndexerConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class DecoderConfig:
 
     model_type: str
     """config.json's model_type: "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3",
-    "gpt_oss" or "deepseek_v3"."""
+    "gpt_oss", "deepseek_v3", "deepseek_v32" or "glm_moe_dsa"."""
     vocab_size: int
     """Number of tokens in the vocabulary."""
     d_model: int
@@ -102,6 +103,12 @@ class DecoderConfig:
     rotary_dim: int | None = None
     """Partial RoPE: the first rotary_dim coordinates of each query and key are rotated, the rest pass
     through (head_dim x partial_rotary_factor); None: all of them (qk_rope_head_dim with latent attention)."""
+    weight_blocks: tuple[int, int] | None = None
+    """A checkpoint stored in FP8 with one scale per block of weights (quantization_config's weight_block_size,
+    `fp8.dequantize_fp8`), or None: the weights are stored as they are used."""
+    indexer: IndexerConfig | None = None
+    """DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): each query's latent attention reads only
+    the keys it picks; None: every visible key."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""

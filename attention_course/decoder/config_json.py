@@ -12,10 +12,16 @@ not implement is refused with an `UnsupportedConfigError` naming the key.
 from __future__ import annotations
 
 from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
+from .config_dsa import DSA_TYPES, dsa_config, indexer_config
+from .fp8 import fp8_blocks
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
-MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
+               *DSA_TYPES)
 """The `model_type`s of config.json that `load_decoder` runs."""
+
+LATENT_TYPES = ("deepseek_v3", *DSA_TYPES)
+"""The model types with DeepSeek-V3's latent attention and experts (`config_dsa`: the sparse ones' own keys)."""
 
 LAYER_TYPES = ("full_attention", "sliding_attention")
 """The layer_types implemented."""
@@ -27,7 +33,8 @@ _DEFAULT_HEAD_DIM = {"qwen3": 128, "gemma2": 256, "gemma3_text": 256, "gpt_oss":
 """transformers' default head_dim where it is not hidden_size / num_attention_heads."""
 
 _DEFAULT_MAX_POSITIONS = {"llama": 2048, "mistral": 131072, "qwen2": 32768, "qwen3": 32768, "gemma2": 8192,
-                          "gemma3_text": 131072, "smollm3": 32768, "gpt_oss": 131072, "deepseek_v3": 4096}
+                          "gemma3_text": 131072, "smollm3": 32768, "gpt_oss": 131072, "deepseek_v3": 4096,
+                          "deepseek_v32": 163840, "glm_moe_dsa": 202752}
 """transformers' default max_position_embeddings per model type."""
 
 _GPT_OSS_ROPE = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
@@ -54,6 +61,8 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
         raise UnsupportedConfigError(
             f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
     _refuse(cfg, model_type, source)
+    if model_type in DSA_TYPES:
+        cfg = dsa_config(cfg, model_type, source)  # the family's defaults written in, read as DeepSeek-V3 below
     cfg = {**cfg, "max_position_embeddings": cfg.get("max_position_embeddings") or _DEFAULT_MAX_POSITIONS[model_type]}
     n_layers = int(_need(cfg, "num_hidden_layers", source))
     n_heads = int(_need(cfg, "num_attention_heads", source))
@@ -62,7 +71,7 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
         raise UnsupportedConfigError(
             f"{source}: num_attention_heads = {n_heads} is not a multiple of num_key_value_heads = {n_kv_heads}")
     d_model = int(_need(cfg, "hidden_size", source))
-    latent = _latent(cfg, source) if model_type == "deepseek_v3" else None
+    latent = _latent(cfg, source) if model_type in LATENT_TYPES else None
     if latent is not None:
         head_dim = latent.qk_head_dim
     else:
@@ -107,16 +116,16 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
         latent=latent,
         moe=_moe(cfg, model_type, n_layers, source),
         dtype=str(cfg.get("dtype") or cfg.get("torch_dtype") or "float32"),
-        extra_layers=int(cfg.get("num_nextn_predict_layers", 1) or 0) if model_type == "deepseek_v3" else 0,
+        weight_blocks=fp8_blocks(cfg["quantization_config"], source) if cfg.get("quantization_config") else None,
+        indexer=indexer_config(cfg, model_type, n_layers, source) if model_type in DSA_TYPES else None,
+        extra_layers=int(cfg.get("num_nextn_predict_layers", 1) or 0) if model_type in LATENT_TYPES else 0,
     )
 
 
 def _refuse(cfg: dict, model_type: str, source: str) -> None:
     """Options of these families that this forward pass does not implement."""
     if cfg.get("quantization_config"):
-        method = cfg["quantization_config"].get("quant_method", "?") if isinstance(cfg["quantization_config"], dict) else "?"
-        raise UnsupportedConfigError(f"{source}: quantization_config ({method!r}) is not implemented: the weights are "
-                                     "stored quantized; use a checkpoint in bfloat16 or float32")
+        fp8_blocks(cfg["quantization_config"], source)  # every stored format but FP8 with block scales is refused
     if cfg.get("use_bidirectional_attention"):
         raise UnsupportedConfigError(f"{source}: use_bidirectional_attention = true is not implemented (a causal "
                                      "decoder only)")
@@ -127,6 +136,7 @@ def _refuse(cfg: dict, model_type: str, source: str) -> None:
         for key, implemented in (("scoring_func", "sigmoid"), ("topk_method", "noaux_tc")):
             if cfg.get(key, implemented) != implemented:
                 raise UnsupportedConfigError(f"{source}: {key} = {cfg[key]!r} is not implemented; only {implemented!r}")
+    if model_type in LATENT_TYPES:
         if int(cfg.get("num_key_value_heads") or cfg.get("num_attention_heads") or 0) != int(cfg.get("num_attention_heads") or 0):
             raise UnsupportedConfigError(f"{source}: num_key_value_heads must equal num_attention_heads in latent attention")
 
@@ -158,7 +168,7 @@ def _biases(cfg: dict, model_type: str) -> tuple[bool, bool, bool]:
 def _layer_types(cfg: dict, model_type: str, n_layers: int, source: str) -> tuple[str, ...]:
     """Each layer's type, "full_attention" or "sliding_attention", from layer_types or the family's default."""
     given = cfg.get("layer_types")
-    if model_type in ("llama", "mistral", "deepseek_v3"):
+    if model_type in ("llama", "mistral", *LATENT_TYPES):
         return ("full_attention",) * n_layers  # these read no layer_types (Mistral: one window for all layers)
     if given is not None:
         if len(given) != n_layers:
@@ -317,7 +327,7 @@ def _moe(cfg: dict, model_type: str, n_layers: int, source: str) -> MoEConfig | 
         return MoEConfig(router="softmax_top_k", n_experts=int(cfg.get("num_local_experts", 128)),
                          top_k=int(cfg.get("num_experts_per_tok", 4)), d_expert=int(_need(cfg, "intermediate_size", source)),
                          swiglu_alpha=float(cfg.get("swiglu_alpha", 1.702)), swiglu_limit=float(cfg.get("swiglu_limit", 7.0)))
-    if model_type != "deepseek_v3":
+    if model_type not in LATENT_TYPES:
         return None
     def field(key, default, missing=None):  # DeepseekV3Config's default if the key is absent; `missing` if null
         value = cfg.get(key, default)

@@ -90,12 +90,14 @@ def absorbed_attention(q_nope, q_rope, latent, k_rope, w_uk, w_uv, scale: float,
 
 
 def latent_attention(config: DecoderConfig, p: DecoderLayer, layer: int, h: np.ndarray, positions: np.ndarray,
-                     cache=None, absorb: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     cache=None, absorb: bool | None = None, keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One layer's latent attention on its normed input h (n, d_model): (output (n, d_model), weights (h, n, n_k)).
 
     With a cache (a `LatentCache`), the new latents and RoPE keys are appended
     to it. absorb=None absorbs W_UK and W_UV exactly when a cache is given
     (decoding through the latent), and rebuilds the keys and values otherwise.
+    keep (n, n_k), if given, narrows each query to the keys True in it: DeepSeek Sparse Attention's choice
+    (`indexer.select_keys`); the others get weight 0.
     """
     c, a = config, p.latent
     q_nope, q_rope, latent, k_rope = latent_qkv(c, a, layer, h, positions)
@@ -104,6 +106,8 @@ def latent_attention(config: DecoderConfig, p: DecoderLayer, layer: int, h: np.n
         latent = latents[0]  # (n_k, r)
     w_uk, w_uv = a.absorbed(c.n_heads, c.latent.qk_nope_head_dim)  # (h, r, d_nope), (h, r, d_v)
     mask = layer_mask(q_nope.shape[-2], latent.shape[0], c.windows[layer])  # (n, n_k)
+    if keep is not None:
+        mask = mask & keep  # (n, n_k): the keys the indexer chose, among the visible ones
     compute = absorbed_attention if (cache is not None if absorb is None else absorb) else expanded_attention
     heads, weights = compute(q_nope, q_rope, latent, k_rope, w_uk, w_uv, c.scale, mask)  # (h, n, d_v), (h, n, n_k)
     return project(merge_heads(heads), p.w_o, p.b_o), weights  # (n, h*d_v) x (h*d_v, d_model) -> (n, d_model)

@@ -30,6 +30,14 @@ def _attention(c: DecoderConfig, p: str) -> dict[str, tuple[int, ...]]:
             out[a + "kv_a_proj_with_mqa.bias"] = (m.kv_lora_rank + m.qk_rope_head_dim,)
         out[a + "kv_a_layernorm.weight"] = (m.kv_lora_rank,)
         out[a + "kv_b_proj.weight"] = (c.n_heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank)
+        layer = int(p.split(".")[2])
+        if c.indexer is not None and not c.indexer.shared[layer]:  # DeepSeek Sparse Attention's lightning indexer
+            ix = c.indexer
+            out[a + "indexer.wq_b.weight"] = (ix.n_heads * ix.head_dim, m.q_lora_rank)
+            out[a + "indexer.wk.weight"] = (ix.head_dim, c.d_model)
+            out[a + "indexer.k_norm.weight"] = (ix.head_dim,)  # a LayerNorm: a gain and a bias
+            out[a + "indexer.k_norm.bias"] = (ix.head_dim,)
+            out[a + "indexer.weights_proj.weight"] = (ix.n_heads, c.d_model)
     else:
         q_width, kv_width = c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim
         for name, width in (("q_proj", q_width), ("k_proj", kv_width), ("v_proj", kv_width)):

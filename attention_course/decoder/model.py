@@ -6,7 +6,10 @@
 
 Attention is `attention.grouped_query_attention` (h_q query heads reading
 h_kv <= h_q key/value heads; QK-norm, RoPE per layer, soft-capping, sinks and
-sliding windows as the config asks) or, for DeepSeek-V3, `latent.latent_attention`.
+sliding windows as the config asks) or, for DeepSeek-V3, `latent.latent_attention`;
+DeepSeek-V3.2 and GLM-5 first let `indexer.select_keys` choose the keys each
+query reads (DeepSeek Sparse Attention), and the latent attention's softmax
+runs over those alone.
 The MLP is `mlp.feed_forward`: a gated MLP or a mixture of experts. Gemma
 norms the attention's and the MLP's outputs too before adding them. With a
 `KVCache`, each call appends its tokens' keys and values and attends over
@@ -27,6 +30,8 @@ from .attention import grouped_query_attention, qkv as _qkv
 from .cache import KVCache, LatentCache, LayerCache
 from .config import DecoderConfig
 from .layout import checkpoint_shapes
+from .fp8 import dequantize_fp8
+from .indexer import IndexedLatentCache, select_keys
 from .latent import latent_attention, latent_qkv
 from .mlp import feed_forward, silu, swiglu
 from .weights import DecoderWeights, decoder_weights, read_checkpoint
@@ -42,14 +47,16 @@ class DecoderOutput:
     """(n, vocab_size) next-token scores after each of the n input tokens."""
     attentions: np.ndarray | None
     """(L, h_q, n, n_k) attention weights, n_k = tokens cached before the call + n; keys a sliding
-    window hides (or a sliding-window cache no longer keeps) have weight 0; with sinks (gpt-oss) each row
+    window hides (or a sliding-window cache no longer keeps) have weight 0, and so have, with DeepSeek Sparse
+    Attention (DeepSeek-V3.2, GLM-5), the keys the indexer did not choose; with sinks (gpt-oss) each row
     sums to less than 1. None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer."""
 
 
 class DecoderModel:
-    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3) run with the course's attention.
+    """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3/V3.2, GLM-5) run with the course's
+    attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -99,11 +106,14 @@ class DecoderModel:
     # --- the forward pass ---------------------------------------------------------------------
 
     def new_cache(self, keep_window: bool = False) -> KVCache:
-        """An empty cache for this model: a KVCache, or a LatentCache for latent attention.
+        """An empty cache for this model: a KVCache, a LatentCache for latent attention, or an IndexedLatentCache
+        (the indexer keys beside the latents) for DeepSeek Sparse Attention.
 
         With keep_window, sliding-window layers keep only what their window needs.
         """
         windows = self.config.windows if keep_window else None
+        if self.config.indexer is not None:
+            return IndexedLatentCache(self.config.n_layers)  # the indexer keys beside the latents
         if self.config.latent is not None:
             return LatentCache(self.config.n_layers, window=windows)
         return KVCache(self.config.n_layers, window=windows)
@@ -142,12 +152,16 @@ class DecoderModel:
         k = np.concatenate([k_nope, np.broadcast_to(k_rope, k_nope.shape[:-1] + k_rope.shape[-1:])], axis=-1)
         return np.concatenate([q_nope, q_rope], axis=-1), k, latent[None] @ w_uv  # v: (h, n, d_v)
 
-    def _attention(self, layer: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None):
-        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k))."""
+    def _attention(self, layer: int, x: np.ndarray, positions: np.ndarray, cache: KVCache | None,
+                   keep: np.ndarray | None = None):
+        """One layer's attention on the residual stream x: (output (n, d_model), weights (h_q, n, n_k)).
+
+        keep (n, n_k): the keys DeepSeek Sparse Attention's indexer chose, or None for every visible key.
+        """
         c, p = self.config, self.weights.layers[layer]
         h = rms_norm(x, p.attn_norm, c.rms_norm_eps)  # (n, d_model)
         if c.latent is not None:
-            out, weights = latent_attention(c, p, layer, h, positions, cache)
+            out, weights = latent_attention(c, p, layer, h, positions, cache, keep=keep)
         else:
             out, weights = grouped_query_attention(c, p, layer, h, positions, cache)
         if p.post_attn_norm is not None:  # Gemma norms the attention's output before the residual
@@ -188,14 +202,21 @@ class DecoderModel:
         if cache is not None and not isinstance(cache, LayerCache):
             raise TypeError(f"cache must be a KVCache (model.new_cache()), a PagedKVCache, a ReservedKVCache, a QuantizedKVCache "
                             f"or None (anything with update, keys, values, seen, kept, nbytes and len); got {type(cache).__name__}")
+        if cache is not None and c.indexer is not None and not isinstance(cache, IndexedLatentCache):
+            raise TypeError(f"{c.model_type} keeps its indexer keys in the cache: pass model.new_cache() (an "
+                            f"IndexedLatentCache); got {type(cache).__name__}")
         if cache is not None and cache.n_layers != c.n_layers:
             raise ValueError(f"cache has {cache.n_layers} layers; the model has {c.n_layers}")
         past = 0 if cache is None else len(cache)
         positions = past + np.arange(ids.shape[0])  # (n,) where the new tokens sit
         x = self.embed(ids)  # (n, d_model)
         hidden, attentions = [x], []
+        keep = None  # DeepSeek Sparse Attention: the keys the last indexer chose (GLM-5's shared layers reuse them)
         for i in range(c.n_layers):
-            attended, weights = self._attention(i, x, positions, cache)  # (n, d_model), (h_q, n, n_k)
+            if c.indexer is not None:
+                h = rms_norm(x, self.weights.layers[i].attn_norm, c.rms_norm_eps)  # (n, d_model), the indexer's input
+                keep = select_keys(c, self.weights.layers[i], i, h, positions, cache, keep)  # (n, n_k)
+            attended, weights = self._attention(i, x, positions, cache, keep)  # (n, d_model), (h_q, n, n_k)
             x = x + attended  # residual
             x = x + self._feed_forward(i, x)  # residual
             hidden.append(x)
@@ -255,6 +276,8 @@ class DecoderModel:
         else:
             heads = f"{c.n_heads} query heads sharing {c.n_kv_heads} key/value heads of d = {c.head_dim}"
         experts = f", {c.moe.n_experts} experts (top {c.moe.top_k})" if c.moe is not None else ""
+        if c.indexer is not None:  # DeepSeek Sparse Attention
+            heads += f", each query reading the top {c.indexer.top_k} keys of {c.indexer.n_heads} indexer heads"
         return f"DecoderModel({self.name!r}: {c.model_type}, {c.n_layers} layers, {heads}, d_model = {c.d_model}{sliding}{experts})"
 
 
@@ -279,11 +302,14 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     """Read a Hugging Face decoder checkpoint folder and run it in NumPy.
 
     Model types: Llama (RoPE scaling included), Mistral, Qwen2, Qwen3, Gemma 2,
-    Gemma 3 (text), SmolLM3, gpt-oss and DeepSeek-V3 (`config_json.MODEL_TYPES`).
+    Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, DeepSeek-V3.2 and GLM-5
+    (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
     model.safetensors.index.json), and optionally tokenizer.json for text in
-    and out. `dtype` is float32 (transformers' default) or float64 for a
+    and out. Weights stored in FP8 with a scale per block (quantization_config
+    with quant_method "fp8") are widened to float32 (`fp8.dequantize_fp8`);
+    other stored formats (MXFP4) are refused with the reason. `dtype` is float32 (transformers' default) or float64 for a
     reference run. Raises UnsupportedConfigError, naming the key, for an
     option this forward pass does not implement.
     """
@@ -293,7 +319,8 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"dtype must be float32 or float64; got {np.dtype(dtype)}")
     config = DecoderConfig.from_json(folder / "config.json")
-    weights = decoder_weights(read_checkpoint(folder), config, dtype, source=str(folder), copy=False)
+    tensors = dequantize_fp8(read_checkpoint(folder), config.weight_blocks, str(folder))  # FP8 widened, if any
+    weights = decoder_weights(tensors, config, dtype, source=str(folder), copy=False)
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
         try:
@@ -324,7 +351,7 @@ def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.flo
         elif len(shape) >= 2:  # (out, in) Linear weights; gpt-oss's stacked experts are (E, in, out)
             fan_in = shape[-1] if len(shape) == 2 else shape[-2]
             tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
-        elif "norm" in name:
+        elif "norm" in name and not name.endswith(".bias"):  # a LayerNorm's bias (the indexer's) is drawn 0
             tensors[name] = np.full(shape, 1.0 - config.norm_offset, dtype)  # a gain of 1 (Gemma stores gain - 1)
         else:
             tensors[name] = np.zeros(shape, dtype)

@@ -70,3 +70,26 @@ class MoEConfig:
     """gpt-oss: gate * sigmoid(alpha * gate), its experts' activation."""
     swiglu_limit: float = 7.0
     """gpt-oss: the gate is clamped above at limit, the up projection to [-limit, limit]."""
+
+
+@dataclass(frozen=True)
+class IndexerConfig:
+    """DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a lightning indexer picks the keys each query attends to.
+
+    Per layer, the indexer scores every cached key with n_heads small heads
+    (`core.sparse.indexer_scores`) and the latent attention's softmax runs
+    over the top_k best alone (`core.sparse.top_k_mask`).
+    """
+
+    n_heads: int
+    """h_I, the indexer's heads (index_n_heads)."""
+    head_dim: int
+    """d_I, the size of each indexer query and of the one indexer key per token (index_head_dim)."""
+    top_k: int
+    """Keys kept per query (index_topk)."""
+    rope_interleaved: bool
+    """The indexer's RoPE pairs coordinates (2i, 2i + 1) (GLM-5) or (i, i + d/2) (DeepSeek-V3.2); it rotates the
+    first qk_rope_head_dim coordinates of each indexer query and key."""
+    shared: tuple[bool, ...]
+    """One entry per layer: True where the layer has no indexer and reuses the keys the previous layer chose
+    (GLM-5's indexer_types "shared"), False where it runs its own ("full")."""

@@ -6,13 +6,17 @@ against the defaults and docstrings of transformers' configuration classes
 where those describe the same model: `DeepseekV3Config`, `GptOssConfig`).
 Left out: fields that concern only training or serving, and the
 `quantization_config` of checkpoints stored in FP8 (DeepSeek-V3) or MXFP4
-(gpt-oss's experts), which this package does not run. Gemma 3 27B's fields
-are the `text_config` of its multimodal config.json.
+(gpt-oss's experts) (`STORED_FORMATS`: `load_decoder` widens FP8 to float32
+and refuses MXFP4). Gemma 3 27B's fields are the `text_config` of its
+multimodal config.json.
 
 Two tables: `PUBLISHED_CONFIGS`, the models of the chapter on today's
 attention, and `GENERATION_CONFIGS`, the decoders whose caches the generation
 chapter sizes (GPT-2 and Falcon 7B among them, in their own config.json
-names). `published_config(name)` reads an entry into a `DecoderConfig`, from
+names), and `SPARSE_CONFIGS`, DeepSeek-V3.2 and GLM-5 (DeepSeek Sparse
+Attention), from the defaults of transformers' configuration classes.
+`runs_here(entry)` says whether a checkpoint runs with `load_decoder` on a
+24 GiB machine, and why. `published_config(name)` reads an entry into a `DecoderConfig`, from
 which `cache.cache_bytes` and `size.parameter_count` count;
 `model_shape(entry)` gives any entry's attention shape, as the generation
 chapter's `chapters.decoding.PUBLISHED_CONFIGS` lists them.
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from .config import DecoderConfig
+from .size import parameter_count
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,67 @@ PUBLISHED_CONFIGS: tuple[PublishedConfig, ...] = (
 )
 """Published configurations: the models of the chapter on today's attention (book/todays_models.ipynb), Gemma 2's
 soft-capping and SmolLM3's layers without positions among them, and last two small ones a reader can run."""
+
+
+_TRANSFORMERS_DEFAULTS = "transformers 5's {} defaults (its docstring's checkpoint: {}); RoPE left at those defaults"
+
+
+SPARSE_CONFIGS: tuple[PublishedConfig, ...] = (
+    _entry("deepseek-ai/DeepSeek-V3.2-Exp", _TRANSFORMERS_DEFAULTS.format("DeepseekV32Config", "deepseek-ai/DeepSeek-V3.2-Exp"),
+           model_type="deepseek_v32", vocab_size=129280, hidden_size=7168, intermediate_size=18432,
+           moe_intermediate_size=2048, num_hidden_layers=61, num_attention_heads=128, num_key_value_heads=128,
+           n_shared_experts=1, n_routed_experts=256, routed_scaling_factor=2.5, kv_lora_rank=512, q_lora_rank=1536,
+           qk_rope_head_dim=64, v_head_dim=128, qk_nope_head_dim=128, n_group=8, topk_group=4, num_experts_per_tok=8,
+           first_k_dense_replace=3, norm_topk_prob=True, max_position_embeddings=163840, rms_norm_eps=1e-06,
+           index_topk=2048, index_head_dim=128, index_n_heads=64, tie_word_embeddings=False, hidden_act="silu",
+           bos_token_id=0, eos_token_id=1),
+    _entry("zai-org/GLM-5", _TRANSFORMERS_DEFAULTS.format("GlmMoeDsaConfig", "zai-org/GLM-5"),
+           model_type="glm_moe_dsa", vocab_size=154880, hidden_size=6144, intermediate_size=12288,
+           moe_intermediate_size=2048, num_hidden_layers=78, num_attention_heads=64, num_key_value_heads=64,
+           n_shared_experts=1, n_routed_experts=256, routed_scaling_factor=2.5, kv_lora_rank=512, q_lora_rank=2048,
+           qk_rope_head_dim=64, v_head_dim=256, qk_nope_head_dim=192, n_group=1, topk_group=1, num_experts_per_tok=8,
+           first_k_dense_replace=3, norm_topk_prob=True, max_position_embeddings=202752, rms_norm_eps=1e-05,
+           index_topk=2048, index_head_dim=128, index_n_heads=32, tie_word_embeddings=False, hidden_act="silu",
+           bos_token_id=0, eos_token_id=1),
+)
+"""The models with DeepSeek Sparse Attention, from the defaults of transformers' configuration classes, which name
+these checkpoints (their RoPE scaling is not among those defaults; it changes no size)."""
+
+MACHINE_MEMORY = 24 * 2 ** 30
+"""The memory of the machine `runs_here` asks about: 24 GiB."""
+
+STORED_FORMATS = MappingProxyType({"deepseek-ai/DeepSeek-V3": "fp8", "openai/gpt-oss-120b": "mxfp4"})
+"""The published checkpoints of these tables stored quantized (their quantization_config's quant_method, left out
+of the entries above): DeepSeek-V3 in FP8 with block scales, gpt-oss's experts in MXFP4."""
+
+
+@dataclass(frozen=True)
+class MemoryFit:
+    """Whether a published checkpoint runs with `load_decoder` on a machine of MACHINE_MEMORY bytes, and why."""
+
+    name: str
+    """The model's name on the Hugging Face Hub."""
+    parameters: int
+    """Numbers its checkpoint stores (`size.parameter_count`)."""
+    loaded_bytes: int
+    """What load_decoder holds: every parameter in float32 (FP8 and bfloat16 files are widened)."""
+    runs: bool
+    """Loaded, it fits in the memory, and its stored format is one load_decoder reads."""
+    reason: str
+    """Why, in a few words."""
+
+
+def runs_here(entry: PublishedConfig, memory: int = MACHINE_MEMORY) -> MemoryFit:
+    """Whether `entry`'s checkpoint runs on a machine with `memory` bytes: its float32 weights must fit (loading
+    reads one tensor at a time, so that is what it needs), and gpt-oss's MXFP4 experts are refused whatever the size."""
+    n = parameter_count(entry.config)
+    loaded = 4 * n
+    gib = f"{loaded / 2 ** 30:,.1f} GiB in float32"
+    if STORED_FORMATS.get(entry.name) == "mxfp4":
+        return MemoryFit(entry.name, n, loaded, False, f"experts stored as MXFP4, not read; {gib}")
+    if loaded > memory:
+        return MemoryFit(entry.name, n, loaded, False, f"{gib} > {memory / 2 ** 30:g} GiB")
+    return MemoryFit(entry.name, n, loaded, True, gib)
 
 
 GENERATION_CONFIGS: tuple[PublishedConfig, ...] = (
@@ -239,8 +305,8 @@ def model_shape(entry: PublishedConfig) -> ModelShape:
 
 
 def published_entry(name: str) -> PublishedConfig:
-    """The entry of `PUBLISHED_CONFIGS` or `GENERATION_CONFIGS` of a published model, by its Hub name."""
-    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS
+    """The entry of `PUBLISHED_CONFIGS`, `GENERATION_CONFIGS` or `SPARSE_CONFIGS` of a published model, by its Hub name."""
+    entries = PUBLISHED_CONFIGS + GENERATION_CONFIGS + SPARSE_CONFIGS
     for entry in entries:
         if entry.name == name:
             return entry

@@ -25,8 +25,10 @@ import numpy as np
 from .config import DecoderConfig, UnsupportedConfigError
 from .layout import checkpoint_shapes
 
-_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16}
-"""safetensors dtype names and the NumPy dtype that reads them; BF16 is then widened to float32."""
+_DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
+           "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2, "F8_E8M0": ml_dtypes.float8_e8m0fnu}
+"""safetensors dtype names and the NumPy dtype that reads them; BF16 is then widened to float32, FP8 kept as stored
+for `fp8.dequantize_fp8` (it needs its block scales)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,22 @@ class LatentAttention:
         r = self.w_kv_b.shape[0]
         per_head = self.w_kv_b.reshape(r, n_heads, -1).transpose(1, 0, 2)  # (r, h*(dn+dv)) -> (h, r, dn + dv)
         return per_head[..., :d_nope], per_head[..., d_nope:]
+
+
+@dataclass(frozen=True)
+class Indexer:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5), row-vector convention: y = x @ w."""
+
+    w_q: np.ndarray
+    """(q_lora_rank, h_I * d_I) wq_b: the indexer's queries, from the latent attention's normed low-rank query."""
+    w_k: np.ndarray
+    """(d_model, d_I) wk: one indexer key per token."""
+    k_norm: np.ndarray
+    """(d_I,) the gain of the LayerNorm on that key."""
+    k_norm_bias: np.ndarray
+    """(d_I,) its bias."""
+    w_weights: np.ndarray
+    """(d_model, h_I) weights_proj: each query's weight for each indexer head."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +152,8 @@ class DecoderLayer:
     """(d_model,) Gemma: RMSNorm weight on the MLP's output (post_feedforward_layernorm)."""
     latent: LatentAttention | None = None
     """Multi-head latent attention's projections (DeepSeek-V3), instead of w_q, w_k, w_v."""
+    indexer: Indexer | None = None
+    """The lightning indexer that picks the keys the latent attention reads (DeepSeek-V3.2, GLM-5), or None."""
     experts: Experts | None = None
     """The mixture of experts, instead of the dense MLP."""
 
@@ -265,6 +285,15 @@ def _latent(t: _Taker, a: str) -> LatentAttention:
                            q_a_norm=t.norm(a + "q_a_layernorm"), w_q_b=w_q_b)
 
 
+def _indexer(t: _Taker, a: str) -> Indexer | None:
+    """The indexer under the prefix a ("model.layers.i.self_attn."), or None for a layer without one."""
+    if a + "indexer.wq_b.weight" not in t.shapes:
+        return None
+    return Indexer(w_q=t.linear(a + "indexer.wq_b")[0], w_k=t.linear(a + "indexer.wk")[0],
+                   k_norm=t.get(a + "indexer.k_norm.weight"), k_norm_bias=t.get(a + "indexer.k_norm.bias"),
+                   w_weights=t.linear(a + "indexer.weights_proj")[0])
+
+
 def _experts(t: _Taker, c: DecoderConfig, m: str) -> Experts:
     """A layer's experts under the prefix m ("model.layers.i.mlp.")."""
     if c.moe.router == "softmax_top_k":  # gpt-oss: gate and up interleaved in one (in, out) tensor
@@ -300,6 +329,7 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
         post_attn_norm=t.norm(p + "post_attention_layernorm") if c.sandwich_norms else None,
         post_mlp_norm=t.norm(p + "post_feedforward_layernorm"),
         latent=latent,
+        indexer=_indexer(t, a),
         experts=_experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None,
     )
 
