@@ -11,6 +11,7 @@ import attention_course as ac
 from attention_course.chapters import without_all_scores as w
 from attention_course.core import scaled_dot_product_attention
 from attention_course.core.sparse import sparse_attention, top_k_mask
+from attention_course.decoder.published import published_entry
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_frontier.py"
 
@@ -89,13 +90,17 @@ def test_first_token_weight_scales_the_output_as_the_gate_does():
 def test_layer_memories_count_the_published_fields():
     m = w.layer_memories()
     assert m["qwen_full"].cached(1) == 2 * 2 * 256
-    assert m["qwen_delta"].cached(10) == m["qwen_delta"].cached(10**6) == 32 * 128 * 128 + 3 * (2 * 16 * 128 + 32 * 128)
+    state, conv = 32 * 128 * 128, 3 * (2 * 16 * 128 + 32 * 128)  # 32 heads of 128 x 128; 3 inputs of q, k, v
+    assert m["qwen_delta"].cached(10) == m["qwen_delta"].cached(10**6) == state + conv
     assert m["ds_sparse"].read(100) == 100 * (576 + 128)  # fewer than k tokens: all of them read
     assert m["ds_sparse"].read(10_000) == 2048 * 576 + 10_000 * 128
     assert m["ds_latent"].read(10_000) == 10_000 * 576
 
 
-def test_frontier_configs_are_transformers_defaults():
+def test_frontier_configs_are_transformers_defaults_and_deepseek_s_the_published_table_s():
+    ds_entry = published_entry("deepseek-ai/DeepSeek-V3.2-Exp")
+    for name, value in w.FRONTIER_CONFIGS["DeepSeek-V3.2-Exp"].items():
+        assert value == (ds_entry.source if name == "source" else ds_entry.fields[name]), name
     qwen_module = pytest.importorskip("transformers.models.qwen3_next.configuration_qwen3_next")
     ds_module = pytest.importorskip("transformers.models.deepseek_v32.configuration_deepseek_v32")
     qwen = qwen_module.Qwen3NextConfig()
@@ -128,8 +133,10 @@ def test_crossovers():
     assert w.predicted_crossover(shape, "delta") == 4  # h d^2 = 2 h d n
     n = w.predicted_crossover(shape, "sparse")
     read = shape.numbers_read
-    assert read(math.floor(n))["sparse"] >= read(math.floor(n))["full"] and read(math.ceil(n) + 1)["sparse"] < read(math.ceil(n) + 1)["full"]
-    assert w.measured_crossover([1, 10, 100], [1, 1, 1], [2, 1.5, 0.5]) == pytest.approx(10 ** (1 + math.log(1.5) / math.log(3)))
+    below, above = read(math.floor(n)), read(math.ceil(n) + 1)
+    assert below["sparse"] >= below["full"] and above["sparse"] < above["full"]
+    expected = 10 ** (1 + math.log(1.5) / math.log(3))  # log(time ratio) falls from log 1.5 to log 0.5 over a decade
+    assert w.measured_crossover([1, 10, 100], [1, 1, 1], [2, 1.5, 0.5]) == pytest.approx(expected)
     assert w.measured_crossover([1, 10], [1, 1], [2, 2]) is None
     assert w.measured_crossover([1, 10], [1, 1], [0.5, 2]) == 1
 

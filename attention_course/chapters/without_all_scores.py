@@ -30,6 +30,7 @@ from ..core._checks import as_float_array, positive_int, require_ndim
 from ..core.attention import attention_weights, scaled_dot_product_attention
 from ..core.delta_rule import delta_rule_step, gated_delta_rule, l2_normalize
 from ..core.sparse import indexer_scores, top_k_mask
+from ..decoder.published import published_entry
 
 
 def _frozen(values) -> np.ndarray:
@@ -230,20 +231,27 @@ def first_token_weight(scores, fraction: float) -> FirstTokenWeight:
     return FirstTokenWeight(float(fraction), first_score, 1.0 - float(fraction), gate_logit)
 
 
-# The published values, each with its source. transformers' configuration classes describe these checkpoints
-# (their docstrings name them), and their defaults are the checkpoints' values.
+def _deepseek_v32() -> MappingProxyType:
+    """DeepSeek-V3.2-Exp's fields as `decoder.published.SPARSE_CONFIGS` keeps them, with their source."""
+    entry = published_entry("deepseek-ai/DeepSeek-V3.2-Exp")
+    names = ("num_hidden_layers", "num_attention_heads", "kv_lora_rank", "qk_rope_head_dim", "index_topk",
+             "index_head_dim", "index_n_heads")
+    return MappingProxyType(dict(source=entry.source, **{name: entry.fields[name] for name in names}))
+
+
+# transformers' Qwen3NextConfig describes this checkpoint (its docstring names it), and its defaults are the
+# checkpoint's values; decoder/published.py has no Qwen3-Next entry, so the fields the chapter counts are kept here.
 FRONTIER_CONFIGS = MappingProxyType({
     "Qwen3-Next-80B-A3B": MappingProxyType(dict(
-        source="transformers' Qwen3NextConfig (its docstring: Qwen/Qwen3-Next-80B-A3B-Instruct): defaults",
+        source=("transformers 5's Qwen3NextConfig defaults "
+                "(its docstring's checkpoint: Qwen/Qwen3-Next-80B-A3B-Instruct)"),
         num_hidden_layers=48, full_attention_interval=4, num_key_value_heads=2, head_dim=256,
         linear_num_key_heads=16, linear_num_value_heads=32, linear_key_head_dim=128, linear_value_head_dim=128,
         linear_conv_kernel_dim=4)),
-    "DeepSeek-V3.2-Exp": MappingProxyType(dict(
-        source="transformers' DeepseekV32Config (its docstring: deepseek-ai/DeepSeek-V3.2-Exp): defaults",
-        num_hidden_layers=61, num_attention_heads=128, kv_lora_rank=512, qk_rope_head_dim=64, index_topk=2048, index_head_dim=128,
-        index_n_heads=64)),
+    "DeepSeek-V3.2-Exp": _deepseek_v32(),
 })
-"""Config fields of the hybrid and the sparse model, as transformers' configuration classes give them."""
+"""Config fields of the hybrid and the sparse model, each with its source (DeepSeek-V3.2's read from
+`decoder.published`)."""
 
 
 @dataclass(frozen=True)
