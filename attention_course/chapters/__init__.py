@@ -18,6 +18,9 @@
   cache, measured (book/generating_cost.ipynb).
 - `todays_models`: which changes to the score a published configuration makes, RoPE's pairs under a
   scaling rule, QK-norm in a short training run, a checkpoint folder written (book/todays_models.ipynb).
+- `without_all_scores`: a small lightning indexer, what top-k selection drops, a delta-rule state's recall against
+  a cache's, the first token's weight without an output gate, the numbers each layer kind keeps and reads, one
+  decoding step of each timed (book/without_all_scores.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
@@ -44,6 +47,10 @@ _NAMES = {
     "todays_models": ("RescaledPairs", "SpreadRun", "model_changes", "rescaled_pairs", "train_spread",
                       "write_checkpoint"),
     "training": ("ToyTask", "gradient_check", "train"),
+    "without_all_scores": ("BANK_BOT_INDEXER", "FRONTIER_CONFIGS", "DecodeShape", "FirstTokenWeight", "LayerMemory",
+                           "SmallIndexer", "TopKLoss", "attention_sequence", "first_token_weight", "layer_memories",
+                           "line_fit", "measured_crossover", "predicted_crossover", "projected_indexer", "recall_error",
+                           "sparse_decode_step", "time_decode_steps", "top_k_loss"),
     "worked_example": ("BANK_BOT", "BANK_BOT_QUERIES", "AttentionTrace", "WorkedExample", "trace_attention"),
 }
 _MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
@@ -138,4 +145,22 @@ __all__ = [
     "rescaled_pairs",
     "train_spread",
     "write_checkpoint",
+    "BANK_BOT_INDEXER",
+    "FRONTIER_CONFIGS",
+    "DecodeShape",
+    "FirstTokenWeight",
+    "LayerMemory",
+    "SmallIndexer",
+    "TopKLoss",
+    "attention_sequence",
+    "first_token_weight",
+    "layer_memories",
+    "line_fit",
+    "measured_crossover",
+    "predicted_crossover",
+    "projected_indexer",
+    "recall_error",
+    "sparse_decode_step",
+    "time_decode_steps",
+    "top_k_loss",
 ]
