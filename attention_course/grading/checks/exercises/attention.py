@@ -18,6 +18,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake, observe, same_values
 from ..engine.results import CheckResult
 from .scores import scaled_reference, scores_reference
@@ -90,7 +91,8 @@ MISTAKES = (
     Mistake("query_key_swapped", SWAPPED_HINT, _swapped),
     Mistake("query_key_swapped", SWAPPED_HINT, _transposed_weights),
     Mistake("softmax_wrong_axis", WRONG_AXIS_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K), axis=-2), V)),
-    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, lambda Q, K, V: pair(naive_softmax(scores_of(Q, K)), V)),
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, lambda Q, K, V: pair(naive_softmax(scores_of(Q, K)), V),
+            premise=exp_overflows(lambda case: softmax_scores(case))),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: (attention_weights(Q, K),) * 2),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: reference(Q, K, V)[::-1]),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: attention_weights(Q, K)),

@@ -24,6 +24,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 from .attention import reference as attention_reference
@@ -267,7 +268,8 @@ def _no_max_subtraction(q, k, v, positions, base):
 
 
 ATTENTION_MISTAKES = (
-    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction),
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction,
+            premise=exp_overflows(lambda case: _rope_softmax_scores(case))),
     Mistake("values_rotated",
             "The values were rotated too. RoPE turns the queries and the keys, so that their dot product, the "
             "score, depends on the distance between the tokens; the values are mixed as they are.",

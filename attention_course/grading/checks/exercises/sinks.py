@@ -25,7 +25,8 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated
 from ..engine.code import Code
 from ..engine.check import Check
-from ..engine.mistakes import Mistake
+from ..engine.premises import exp_limits, exp_overflows
+from ..engine.mistakes import Mistake, Premise
 from ..engine.results import CheckResult
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -108,6 +109,11 @@ def _share_of_the_keys_overflows(masked, sinks):
     e_sink = np.exp(_column(masked, sinks))  # inf for a sink above about 88 (float32) or 709 (float64)
     left = 1 - e_sink / (e_sink + np.exp(masked).sum(axis=-1, keepdims=True))
     return softmax(masked, axis=-1) * left
+
+
+def _sink_above_exp_limit(case: Case) -> bool:
+    """Some head's sink logit lies above exp's limit: e^sink overflows."""
+    return bool(np.any(np.asarray(case.args[3], dtype=np.float64) > exp_limits(case)[0]))
 
 
 def _sink_not_shifted(masked, sinks):
@@ -236,7 +242,8 @@ MISTAKES = (
             "1 - e^sink / (e^sink + sum e^s), then e^sink overflows to inf for a large sink and inf / inf is nan. "
             "Subtract the row's maximum, the sink included, before any exponential: join the sink to the scores "
             "as one more column and take a stable softmax.",
-            _mistake(weigh=_share_of_the_keys_overflows)),
+            _mistake(weigh=_share_of_the_keys_overflows),
+            premise=Premise("sink_above_exp_limit", _sink_above_exp_limit)),
     Mistake("sink_not_shifted",
             "The sink's exponential was not shifted with the scores'. After subtracting the row's maximum m from "
             "the scores, the sink's term must be e^(sink - m) too: e^(s_j - m) / (e^(sink - m) + sum e^(s - m)). "
@@ -245,7 +252,8 @@ MISTAKES = (
     Mistake("no_max_subtraction",
             "nan for large scores: e^s overflows to inf before the division, and inf / inf is nan. Subtract each "
             "row's maximum (the sink included) before the exponential.",
-            _mistake(weigh=_no_shift)),
+            _mistake(weigh=_no_shift),
+            premise=exp_overflows(lambda case: (_softmax_scores(case)[0][..., :-1], -1))),
     Mistake("sink_scaled",
             "The sink was divided by sqrt(d) with the scores. The sink is a logit joined to the scores after "
             "they are scaled: use it as it is.",

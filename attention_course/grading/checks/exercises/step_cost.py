@@ -105,6 +105,16 @@ def _shared(f):
     return lambda c, context: f(c) if c.readers > 1 else None
 
 
+def _one_layer_in(item: int):
+    """A prediction: (flops, bytes) with item 0 (the FLOPs) or 1 (the bytes) counted for one layer, the other right."""
+    def predict(n_layers, *rest):
+        if n_layers < 2:
+            return None  # one layer: nothing to forget
+        right, one = attention_reference(n_layers, *rest), attention_reference(1, *rest)
+        return tuple(one[k] if k == item else right[k] for k in range(2))
+    return predict
+
+
 def _latent_ignored(n_layers, n_heads, n_kv_heads, head_dim, kv_lora_rank, qk_rope_head_dim, context, dtype):
     """An MLA layout counted as one key/value head of head_dim: the latent and the rotary key left out."""
     if not kv_lora_rank:
@@ -186,6 +196,15 @@ ATTENTION_MISTAKES = (
             "The values were counted as kv_lora_rank + qk_rope_head_dim numbers: the rotary key takes part in the "
             "scores only. Each head mixes the latent, kv_lora_rank numbers per key.",
             _attention_mistake(mix=_mla_only(lambda c: c.kv_lora_rank + c.qk_rope_head_dim))),
+    Mistake("flops_of_one_layer",
+            "The bytes are right and the FLOPs are those of one layer: every layer computes its own scores and "
+            "its own mix of the values, so the products are done n_layers times.",
+            _one_layer_in(0)),
+    Mistake("bytes_of_one_layer",
+            "The FLOPs are right and the bytes are those of one layer: every layer has its own cache, which the "
+            "step reads and writes, and its own queries and outputs, so the traffic is n_layers times one "
+            "layer's.",
+            _one_layer_in(1)),
 )
 
 
@@ -545,6 +564,7 @@ DECODE_ATTENTION_COST = Check(
     mistakes=ATTENTION_MISTAKES,
     output_names=ATTENTION_OUTPUTS,
     compare=_comparison(ATTENTION_OUTPUTS, ATTENTION_MISTAKES),
+    weighed=True,
     expected_text=_expected_text(ATTENTION_OUTPUTS),
     after_pass=_types,
     error_hint=_error_hint,
@@ -569,6 +589,7 @@ DECODE_STEP_COST = Check(
     mistakes=STEP_MISTAKES,
     output_names=STEP_OUTPUTS,
     compare=_comparison(STEP_OUTPUTS, STEP_MISTAKES),
+    weighed=True,
     expected_text=_expected_text(STEP_OUTPUTS),
     after_pass=_types,
     error_hint=_error_hint,
