@@ -379,6 +379,34 @@ def _error_hint(case: Case, error: str, code: Code) -> str:
     return ""
 
 
+SINK_LEFT_OUT_OF_THE_MAX = Mistake(
+    "sink_left_out_of_the_max",
+    "The values are right, but computing them overflowed: NumPy reported an exponential that gave inf on this "
+    "input, and the weights came out right only because a division by inf gives 0. The task asks for no "
+    "overflow: subtract from every exponent, the sink's included, the row's maximum taken over the scores AND "
+    "the sink, so that every exponent is <= 0.",
+)
+
+
+def _sink_far_above(case: Case) -> bool:
+    """Some head's sink lies above the largest score of one of its rows by more than exp's limit: e^(sink - m), m
+    the row's maximum without the sink, overflows."""
+    scores = _softmax_scores(case)[0]  # (h_q, n_q, n_k + 1), the sink last
+    keys, sinks = scores[..., :-1], scores[..., -1]
+    with np.errstate(all="ignore"):
+        gap = sinks - np.max(keys, axis=-1)  # (h_q, n_q)
+    return bool(np.any(np.isfinite(sinks) & (gap > exp_limits(case)[0])))
+
+
+def _no_overflow(case: Case, obs) -> tuple[str, Mistake] | None:
+    """Fail a right answer whose computation overflowed (the task forbids it), on an input where a sink lies far
+    above its row's scores, so that the shift by a maximum without the sink overflows."""
+    if not obs.overflowed or not _sink_far_above(case):
+        return None
+    return ("right values, but an exponential overflowed to inf while computing them (NumPy reported it); here a "
+            "sink lies more than exp's limit above its row's largest score", SINK_LEFT_OUT_OF_THE_MAX)
+
+
 def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
     """(the masked scaled scores with each head's sink as a last column, -1): what `Check.scores` reads to tell a
     saturated input."""
@@ -405,6 +433,7 @@ SINK_ATTENTION = Check(
     error_hint=_error_hint,
     helpers={"softmax": softmax},
     scores=_softmax_scores,
+    after_pass=_no_overflow,
 )
 
 
