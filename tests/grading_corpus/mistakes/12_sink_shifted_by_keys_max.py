@@ -1,7 +1,7 @@
 """sink_attention that shifts the sink by the row's maximum taken without the sink: exp(sink - m) overflows to inf
 for a sink far above the scores, which the task forbids, though the weights still come out as 0."""
 CHECK = "sink_attention"
-MISTAKE = "sink_left_out_of_the_max"
+MISTAKE = "exp_overflowed"
 MARKS = "14/17"
 
 import math

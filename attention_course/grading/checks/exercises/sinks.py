@@ -379,8 +379,8 @@ def _error_hint(case: Case, error: str, code: Code) -> str:
     return ""
 
 
-SINK_LEFT_OUT_OF_THE_MAX = Mistake(
-    "sink_left_out_of_the_max",
+EXP_OVERFLOWED = Mistake(
+    "exp_overflowed",
     "The values are right, but computing them overflowed: NumPy reported an exponential that gave inf on this "
     "input, and the weights came out right only because a division by inf gives 0. The task asks for no "
     "overflow: subtract from every exponent, the sink's included, the row's maximum taken over the scores AND "
@@ -404,7 +404,7 @@ def _no_overflow(case: Case, obs) -> tuple[str, Mistake] | None:
     if not obs.overflowed or not _sink_far_above(case):
         return None
     return ("right values, but an exponential overflowed to inf while computing them (NumPy reported it); here a "
-            "sink lies more than exp's limit above its row's largest score", SINK_LEFT_OUT_OF_THE_MAX)
+            "sink lies more than exp's limit above its row's largest score", EXP_OVERFLOWED)
 
 
 def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
