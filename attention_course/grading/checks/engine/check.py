@@ -393,7 +393,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         hint = check.error_hint(case, obs.error, code) if check.error_hint else ""
         return result(
             results.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
-            hint or "Read the error: which line failed, and what shapes did the arrays have there?",
+            hint or _error_seen(check, case, obs.error),
         )
 
     value = as_expected(expected, obs.value)
@@ -449,6 +449,19 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         message, mistake = kept
         return result(results.FAILED, got_text, message, mistake=mistake)
     return result(results.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
+
+
+def _error_seen(check: Check, case: Case, error: str) -> str:
+    """What is known of an error no hint of the exercise explains: the student's line that raised it and the shapes
+    of the arguments on this input."""
+    line = calls.error_line(error)
+    shapes = ", ".join(f"{name} {np.shape(arg)}" for name, arg in zip(check.params, case.args)
+                       if isinstance(arg, np.ndarray))
+    said = [f"The line that failed, `{line}`, raised it."] if line else []
+    if shapes:
+        said.append(f"On this input the arguments have the shapes {shapes}: print the shape of each array on that "
+                    "line to see which one is not what the line expects.")
+    return " ".join(said) or "Read the error: which line failed, and what shapes did the arrays have there?"
 
 
 def _in_dtype_of(expected, value):

@@ -450,7 +450,8 @@ def _types(case: Case, obs: Observation):
     if counts:
         return f"right values, but a count came back as {counts[0].dtype} (expected an integer)", COUNTS_NOT_INTEGERS
     if len(value) == 3 and value[2].dtype != np.float64:
-        return (f"right values, but the intensity came back as {value[2].dtype} (expected float64, a Python float)",
+        kind = "an integer" if value[2].dtype.kind in "iu" else value[2].dtype  # a Python int reads as int64
+        return (f"right values, but the intensity came back as {kind} (expected float64, a Python float)",
                 INTENSITY_NOT_A_FLOAT)
     return None
 
