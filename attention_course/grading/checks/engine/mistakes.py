@@ -404,12 +404,13 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         return _float32_digits(expected, got)
     if val.size < 2:  # one number: any factor or offset would fit it
         return None
+    every = not np.any(np.isclose(val, exp, rtol=rtol, atol=atol))  # "every value" only where every one differs
     scale = float(np.dot(val.ravel(), exp.ravel()) / np.dot(exp.ravel(), exp.ravel())) if np.any(exp) else 0.0
-    if np.any(exp) and abs(scale - 1) > 1e-6 and scale != 0 and close(val, scale * exp):
+    if every and np.any(exp) and abs(scale - 1) > 1e-6 and scale != 0 and close(val, scale * exp):
         return Mistake("observed_constant_factor", f"Every value is {_constant(scale)} times the expected one. "
                        "Look for a factor your code applies once too often, or not at all.")
     shift = float(np.mean(val - exp))
-    if abs(shift) > atol and close(val, exp + shift):
+    if every and abs(shift) > atol and close(val, exp + shift):
         return Mistake("observed_constant_offset", f"Every value is the expected one plus {shift:.6g}. Look for a "
                        "term your code adds (or subtracts) to every entry.")
     if close(np.sort(val.ravel()), np.sort(exp.ravel())):
