@@ -100,6 +100,15 @@ MISTAKES = (
     Mistake("scaled_after_softmax", SCALED_AFTER_SOFTMAX_HINT,
             lambda Q, K, V: pair(softmax(scores_of(Q, K, 1.0)) / np.sqrt(Q.shape[-1]), V)),
     Mistake("scaled_by_n_k", SCALED_BY_N_K_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(K.shape[-2]))), V)),
+    Mistake("integer_division",
+            "Floor division `//` rounded the scaled scores down to whole numbers before the softmax: use true "
+            "division, `/`.",
+            lambda Q, K, V: pair(softmax((Q @ np.swapaxes(K, -1, -2)) // np.sqrt(Q.shape[-1])), V)),
+    Mistake("d_k_from_every_entry",
+            "The scores were divided by the square root of the number of entries of Q (Q.size, n_q x d_k), not of "
+            "d_k: d_k is the size of one query, the last axis, Q.shape[-1].",
+            lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(Q.size))), V)
+            if Q.size != Q.shape[-1] else None),
     Mistake("scaled_by_n_q", SCALED_BY_N_Q_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(Q.shape[-2]))), V)),
     Mistake("scaled_by_d_v",
             "The scores were divided by the square root of d_v, the size of a value; the scale is 1/sqrt(d_k), "

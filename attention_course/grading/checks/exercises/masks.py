@@ -428,7 +428,19 @@ def _first_length_for_all(Q, K, V, lengths):
     return _with_bias(Q, K, V, mask, -np.inf)
 
 
+def _scores_transposed(Q, K, V, lengths):
+    """The scores written [b, key, query] (an einsum 'bqd,bkd->bkq'), then masked and normalised as if [b, q, k]."""
+    scores = np.swapaxes(scores_of(Q, K), -1, -2)  # (B, n_k, n_q): each row one key's scores over the queries
+    mask = (np.arange(K.shape[-2])[None, :] < np.asarray(lengths)[:, None])[:, None, :]  # (B, 1, n)
+    return pair(softmax(np.where(mask, scores, -np.inf)), V)
+
+
 PADDED_MISTAKES = (
+    Mistake("scores_transposed",
+            "The scores came out transposed, entry [b, j, i] holding query i's score against key j (an einsum "
+            "written 'bqd,bkd->bkq', or K @ Q^T): each row then runs over the queries, so the padding mask, the "
+            "softmax and the weights follow the wrong axis. The scores are (B, n_q, n_k): 'bqd,bkd->bqk', Q @ K^T.",
+            _scores_transposed),
     Mistake(KEYS_NOT_HIDDEN.id, KEYS_NOT_HIDDEN.hint, _masks_queries),
     Mistake(KEYS_NOT_HIDDEN.id, KEYS_NOT_HIDDEN.hint, lambda Q, K, V, lengths: pair(softmax(scores_of(Q, K)), V)),
     Mistake("length_off_by_one",

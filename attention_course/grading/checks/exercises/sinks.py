@@ -26,7 +26,7 @@ from ..engine.cases import Case, Rngs, generated
 from ..engine.code import Code
 from ..engine.check import Check
 from ..engine.premises import exp_limits, exp_overflows
-from ..engine.mistakes import Mistake, Premise
+from ..engine.mistakes import Mistake, Premise, same_values
 from ..engine.results import CheckResult
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -170,6 +170,16 @@ def _window(extra: int):
     return allowed
 
 
+def _window_at_the_start(q, k, v, sinks, window):
+    """Each query sees the keys before it among the first `window` of the sequence."""
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    if window is None or window >= n_k:
+        return None  # a window that keeps every key: at the start or at the end, the same
+    position = np.arange(n_q)[:, None] + n_k - n_q  # (n_q, 1): the queries are the last n_q positions
+    key = np.arange(n_k)[None, :]
+    return (key <= position) & (key < window)  # (n_q, n_k)
+
+
 def _top_left(q, k, v, sinks, window):
     n_q, n_k = q.shape[-2], k.shape[-2]
     return None if n_q == n_k else _allowed(n_q, n_k, window, lower_right=False)
@@ -265,6 +275,11 @@ MISTAKES = (
             "the n_k keys (one new token after a cache, or a chunk after it): query i sits at position "
             "i + n_k - n_q, and its window ends there.",
             _mistake(allowed=_top_left)),
+    Mistake("window_at_the_start",
+            "The window kept the first keys of the sequence, positions 0 to window - 1, for every query. A sliding "
+            "window ends at its query: query i at position p sees itself and the window - 1 keys just before it, "
+            "the positions j with p - window < j <= p.",
+            _mistake(allowed=_window_at_the_start)),
     Mistake("window_ignored",
             "The window was not applied: each query saw every key up to its own position. With a window w, it "
             "sees only itself and the w - 1 keys before it.",
@@ -398,6 +413,24 @@ def _sink_far_above(case: Case) -> bool:
     return bool(np.any(np.isfinite(sinks) & (gap > exp_limits(case)[0])))
 
 
+OUTPUT_NOT_FROM_WEIGHTS = Mistake(
+    "output_not_from_weights",
+    "The weights are right, but the output is not them times the values: each row of the output mixes head h's "
+    "values (those of its key/value head) with the weights you return, the sink's share mixing nothing.",
+)
+
+
+def _specific(case: Case, expected, got, code: Code) -> Mistake | None:
+    """Right weights beside a wrong output (of the right shape): the output was mixed with other weights."""
+    if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(g, np.ndarray) for g in got)):
+        return None
+    output, weights = got
+    if (weights.shape == expected[1].shape and output.shape == expected[0].shape
+            and same_values(weights, expected[1], case.tolerance) and not same_values(output, expected[0], case.tolerance)):
+        return OUTPUT_NOT_FROM_WEIGHTS
+    return None
+
+
 def _no_overflow(case: Case, obs) -> tuple[str, Mistake] | None:
     """Fail a right answer whose computation overflowed (the task forbids it), on an input where a sink lies far
     above its row's scores, so that the shift by a maximum without the sink overflows."""
@@ -434,6 +467,7 @@ SINK_ATTENTION = Check(
     helpers={"softmax": softmax},
     scores=_softmax_scores,
     after_pass=_no_overflow,
+    specific=_specific,
 )
 
 
