@@ -1,7 +1,7 @@
 """flash_attention that keeps a running max but rescales by exp(m' - m), the sign flipped: the first tile multiplies
 by exp(inf), and every query comes back nan, whatever its scores."""
 CHECK = "flash_attention"
-MISTAKE = "not_finite"
+MISTAKE = "rescale_sign_flipped"
 MARKS = "0/20"
 ABSENT = ("exp overflowed", "no running maximum", "Keep a running maximum", "very negative here")
 

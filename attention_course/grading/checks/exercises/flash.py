@@ -64,10 +64,11 @@ NO_RUNNING_MAX_HINT = (
 
 
 def _loop(Q, K, V, b, *, m0=-np.inf, use_max=True, rescale_sum=True, rescale_values=True, full_tiles_only=False,
-          overlap=0, divide=True, tile_max=False, sum_all=False):
+          overlap=0, divide=True, tile_max=False, sum_all=False, flipped=False):
     """The tiled loop with an online softmax, with one part changed (all defaults: right).
 
-    `tile_max`: one running max for the whole tile of queries; `sum_all`: one running sum for the whole tile.
+    `tile_max`: one running max for the whole tile of queries; `sum_all`: one running sum for the whole tile;
+    `flipped`: the rescaling factor exp(m' - m) instead of exp(m - m').
     """
     n_q, n_k = Q.shape[0], K.shape[0]
     stop_q = n_q // b * b if full_tiles_only else n_q
@@ -85,7 +86,7 @@ def _loop(Q, K, V, b, *, m0=-np.inf, use_max=True, rescale_sum=True, rescale_val
             tile = s.max(keepdims=True).reshape(1, 1) if tile_max else s.max(axis=1, keepdims=True)
             m_new = np.maximum(m, tile) if use_max else m
             p = np.exp(s - m_new)
-            alpha = np.exp(m - m_new) if use_max else 1.0
+            alpha = (np.exp(m_new - m) if flipped else np.exp(m - m_new)) if use_max else 1.0
             l = (alpha if rescale_sum else 1.0) * l + (p.sum(keepdims=True).reshape(1, 1) if sum_all
                                                        else p.sum(axis=1, keepdims=True))
             acc = (alpha if rescale_values else 1.0) * acc + p @ V[keys]  # (bq, bk) x (bk, d_v)
@@ -329,6 +330,12 @@ FLASH_ATTENTION = Check(
                 "Each key tile took one key too many (a slice such as j : j + block_size + 1), so the key at "
                 "every tile boundary was counted twice. A slice's end is excluded: j : j + block_size.",
                 lambda Q, K, V, b: _loop(Q, K, V, b, overlap=1)),
+        Mistake("rescale_sign_flipped",
+                "Every query came back nan, even on the input whose keys fit in one tile: these are the numbers of a "
+                "loop that rescales by exp(m' - m), the sign flipped. At the first tile m = -inf makes that factor "
+                "inf, and inf times the empty sums (0) is nan. The factor is exp(m - m'), at most 1: 0 at the "
+                "first tile.",
+                lambda Q, K, V, b: _loop(Q, K, V, b, flipped=True)),
         Mistake("no_final_division",
                 "Each output row must be divided by the running sum at the end: the accumulated values are "
                 "the softmax's numerator only.",
