@@ -416,16 +416,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
     if verdict is not None:
         message, mistake = verdict
-        matches = ()
-        if mistake is not None and any(mistake is m for m in check.mistakes) and check.compare is None:
-            matches = tuple(dict.fromkeys(
-                m.id for p, m in enumerate(check.mistakes) if prediction_matches(check, i, value, p)))
-            matches = matches if mistake.id in matches else ()
-        elif mistake is not None and any(mistake is m for m in check.mistakes) and check.weighed:
-            matches = tuple(dict.fromkeys(  # every mistake whose prediction the check's comparison finds here
-                m.id for p, m in enumerate(check.mistakes)
-                if (lambda v, m=m: v is not None and v[1] is m)(check.compare(case, expected, value, {p: predictions[p]}))))
-            matches = matches if mistake.id in matches else ()
+        matches = _matches(check, i, value, mistake, predictions)
         unpredicted = None
         if matches and check.compare is not None:  # what no prediction says: the comparison's message alone
             plain = check.compare(case, expected, value, {})
@@ -449,6 +440,23 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         message, mistake = kept
         return result(results.FAILED, got_text, message, mistake=mistake)
     return result(results.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
+
+
+def _matches(check: Check, i: int, value, mistake: Mistake | None, predictions) -> tuple[str, ...]:
+    """The ids of every mistake whose prediction equals `value` on case i, when the one named is recognised by
+    prediction (compared as the check compares: by values, or by its `compare` where its predictions are exact)."""
+    if mistake is None or not any(mistake is m for m in check.mistakes):
+        return ()
+    case, expected = check.cases[i], check.expected(i)
+    if check.compare is None:
+        found = [m.id for p, m in enumerate(check.mistakes) if prediction_matches(check, i, value, p)]
+    elif check.weighed:
+        found = [m.id for p, m in enumerate(check.mistakes)
+                 if (lambda v, m=m: v is not None and v[1] is m)(check.compare(case, expected, value, {p: predictions[p]}))]
+    else:
+        return ()
+    matches = tuple(dict.fromkeys(found))
+    return matches if mistake.id in matches else ()
 
 
 def _error_seen(check: Check, case: Case, error: str) -> str:
