@@ -477,3 +477,27 @@ def test_a_dask_workers_task_draws_the_roster_students_example_too(tmp_path, cap
     (other,) = grade_files(files, grading, "s1002")  # the roster says the notebook is another student's
     assert own.path == files[0][0] and [c.score for c in own.checks] == [len(ENTRIES)], own
     assert other.checks[0].score < len(ENTRIES) and any("'s1001', not 's1002'" in str(i) for i in other.incidents)
+
+
+@pytest.mark.parametrize("student", [f"s{n}" for n in range(4)])
+def test_one_wrong_dot_product_costs_one_step_whether_carried_rounded_or_not(student):
+    """A dot product's sign wrong, every later step computed from it: from the numbers as written (rounded to their
+    decimals) or unrounded (e^(5/3) = 5.29, not e^1.67 = 5.31), only the dot products' step is lost."""
+    example = example_for(student)
+    check = worked_example_check(example)
+    right = by_hand.answer_key(example)["dot_products"]
+    for i in np.flatnonzero(right):
+        dot = right.copy()
+        dot[i] = -dot[i]
+        scaled = dot / np.sqrt(example.d_k)
+        for carried in (scaled, np.round(scaled, 2)):  # unrounded, then as written
+            e = np.exp(carried)
+            w = e / e.sum()
+            sheet = dict(rounded_answers(example), dot_products=[float(x) for x in dot],
+                         scaled_scores=[float(x) for x in np.round(scaled, 2)],
+                         exponentials=[float(x) for x in np.round(e, 2)], exp_sum=float(np.round(e.sum(), 2)),
+                         weights=[float(x) for x in np.round(w, 3)],
+                         output=[float(x) for x in np.round(w @ example.values, 2)])
+            result = run_check(check, sheet, hidden=True)
+            lost = [c.label for c in result.cases if not c.passed]
+            assert lost == [LABELS["dot_products"]], (student, i, sheet, lost)

@@ -88,3 +88,17 @@ def test_the_audit_catches_a_lead_that_names_a_wrong_row_right():
         make_cases=lambda rngs: [c for c in SOFTMAX.make_cases(rngs) if c.label == "three rows of five scores"])
     problems = audit(check, last_row_doubled)
     assert any("'Row 2 is right'" in p and "row 2 is wrong" in p for p in problems), problems
+
+
+def test_every_entry_shifted_is_untrue_beside_entries_that_are_right():
+    """"every entry is the expected one plus 1" beside "1 of 3 entries differ": the large entries are within the
+    tolerance of the expected ones, and 'every' would deny it."""
+    expected = np.array([1e6, 2e6, 3.0])
+    shifted = expected + 1.0
+    tolerance = (1e-6, 1e-9)
+    said = "every entry is the expected one plus 1"
+    assert claims.untrue_in_result(said, shifted, expected, None, tolerance)
+    assert not claims.untrue_in_result(said, np.array([2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0]), None, tolerance)
+    from attention_course.grading.checks.engine.mistakes import difference, observe
+    assert "every entry" not in difference(expected, shifted, tolerance, seen=True)
+    assert observe(expected, shifted, tolerance) is None or "Every value" not in observe(expected, shifted, tolerance).hint

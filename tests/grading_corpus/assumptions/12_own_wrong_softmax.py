@@ -1,7 +1,7 @@
 """A right sink_attention that calls the notebook's own softmax, which subtracts no maximum."""
 CHECK = "sink_attention"
 MESSAGE = "comes from your `softmax`"
-MARKS = "14/17"
+MARKS = "12/17"
 
 import math
 

@@ -1,8 +1,7 @@
 """sink_attention returning the right weights but an output mixed with sink-free weights."""
 CHECK = "sink_attention"
-MISTAKE = None
+MISTAKE = "output_not_from_weights"
 MARKS = "0/17"
-MESSAGE = 'output: at index'
 ABSENT = ('(row ',)  # untrue of this code
 import math
 import numpy as np

@@ -1,7 +1,7 @@
 """sink_attention taking exp of the scores and of the sink without subtracting a max."""
 CHECK = "sink_attention"
 MISTAKE = 'no_max_subtraction'
-MARKS = "14/17"
+MARKS = "12/17"
 ABSENT = ('(row ', 'helper')  # untrue of this code
 import math
 import numpy as np

@@ -1,8 +1,7 @@
 """decode_attention_cost counting float8 numbers as two bytes."""
 CHECK = "decode_attention_cost"
-MISTAKE = None
+MISTAKE = "float8_as_two_bytes"
 MARKS = "12/13"
-MESSAGE = 'bytes: expected'
 import math
 import numpy as np
 from attention_course import softmax, apply_rope, scaled_dot_product_attention

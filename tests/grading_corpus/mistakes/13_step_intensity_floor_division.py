@@ -1,8 +1,7 @@
 """decode_step_cost dividing with // : an integer intensity."""
 CHECK = "decode_step_cost"
-MISTAKE = None
+MISTAKE = "intensity_floor_division"
 MARKS = "0/10"
-MESSAGE = 'intensity: expected'
 import math
 import numpy as np
 from attention_course import softmax, apply_rope, scaled_dot_product_attention

@@ -1,7 +1,7 @@
 """flash_attention whose key loop runs over range(n_q): right only when n_q == n_k."""
 CHECK = "flash_attention"
 MISTAKE = None
-HINT = "Read the error"
+HINT = "The line that failed, `"
 MARKS = "13/20"
 ABSENT = ("block_size divides",)
 

@@ -9,7 +9,10 @@ every input and verifies what the feedback said about each failing one:
 - a helper at fault: the function, given the course's version of that helper,
   passes every input it failed;
 - a mistake recognised by prediction: one of that mistake's predictions
-  equals what the function returned on that input;
+  equals what the function returned on that input, and what its hint states
+  about the input (its premise: a score above exp's limit, a hidden key far
+  above the visible ones, a query with nothing to attend to) holds on the
+  input's numbers (`PREMISES`);
 - a hint that states what was observed (a symptom: nan at an index, a slice
   and its sum, a factor, the rows that are right, a measured number, which
   inputs passed, two seeds that gave one number): each fact it states
@@ -41,6 +44,7 @@ from typing import Callable
 
 import numpy as np
 
+from ....decoder.attention import layer_mask
 from . import claims, results
 from .calls import RAISED, RETURNED, Observation, error_line, observe_call
 from .cases import Case
@@ -324,6 +328,89 @@ def _pair(relation: str) -> Evidence:
     return holds
 
 
+def _hidden_scores_above(seen: Seen) -> bool:
+    """Some hidden key scores above every key its query may see by more than exp's limit (above the limit itself,
+    for a query that sees none)."""
+    Q, K = (np.asarray(_arg(seen, n), dtype=np.float64) for n in ("Q", "K"))
+    raw = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])  # (..., n_q, n_k)
+    seen_scores = _scores(seen)  # -inf where hidden
+    hidden = np.isneginf(seen_scores) & np.isfinite(raw)
+    with np.errstate(all="ignore"):
+        top_hidden = np.max(np.where(hidden, raw, -np.inf), axis=-1)
+        top_seen = np.max(seen_scores, axis=-1)
+    return bool(np.any(top_hidden - np.where(np.isfinite(top_seen), top_seen, 0.0) > _dtype_limits(seen)[0]))
+
+
+def _above_lse(seen: Seen) -> bool:
+    """A hidden key of the backward pass's input scores above its query's lse by more than exp's limit."""
+    Q, K, lse, mask = (_arg(seen, n) for n in ("Q", "K", "lse", "mask"))
+    if mask is None:
+        return False
+    Q, K = np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        gap = Q @ K.T / np.sqrt(Q.shape[-1]) - np.asarray(lse, dtype=np.float64)[:, None]  # (n_q, n_k)
+    finite = np.isfinite(np.asarray(lse, dtype=np.float64))[:, None]  # an lse of -inf: nothing to attend to
+    return bool(np.any(gap[~np.asarray(mask, dtype=bool) & finite] > _dtype_limits(seen)[0]))
+
+
+def _below_underflow(seen: Seen) -> bool:
+    """Every score of some query lies below exp's underflow limit, and the function gave nan or inf for it."""
+    scores = _scores(seen)
+    tops = np.max(scores, axis=-1)
+    value = _weights(seen.value) if isinstance(seen.value, tuple) else seen.value
+    return bool(np.any(tops < -_dtype_limits(seen)[1])) and _non_finite(value)
+
+
+def _far_below_tile(seen: Seen) -> bool:
+    """A query's scores lie more than exp's underflow limit below its query tile's largest, and the function gave
+    nan for some query."""
+    scores, b = _scores(seen), _arg(seen, "block_size")
+    tops = scores.max(axis=1)
+    tiles = np.array([tops[i // b * b: i // b * b + b].max() for i in range(len(tops))])
+    return bool(np.any(tops < tiles - _dtype_limits(seen)[1])) and _non_finite(seen.value)
+
+
+def _sink_above(seen: Seen) -> bool:
+    sinks = _arg(seen, "sinks")
+    return sinks is not None and bool(np.any(np.asarray(sinks, dtype=np.float64) > _dtype_limits(seen)[0]))
+
+
+def _key_scores_overflow(seen: Seen) -> bool:
+    """A score of the keys (the sink aside) above exp's limit."""
+    q, k, window = (_arg(seen, n) for n in ("q", "k", "window"))
+    if q is None or k is None:
+        return _overflow(seen)
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    keys = np.repeat(k, q.shape[0] // k.shape[0], axis=0)  # (h_q, n_k, d)
+    scores = q @ np.swapaxes(keys, -1, -2) / np.sqrt(q.shape[-1])  # (h_q, n_q, n_k)
+    allowed = layer_mask(scores.shape[-2], scores.shape[-1], window)  # (n_q, n_k): the decoder's own mask
+    return bool(np.any(np.where(allowed, scores, -np.inf) > _dtype_limits(seen)[0]))
+
+
+def _checks_scores_overflow(seen: Seen) -> bool:
+    """For an input whose scores the audit does not rebuild (rotated, a cache): the check's own scores."""
+    if seen.check.scores is None:
+        return False
+    scores = np.asarray(seen.check.scores(seen.case)[0], dtype=np.float64)
+    finite = scores[np.isfinite(scores)]
+    return bool(finite.size) and float(finite.max()) > _dtype_limits(seen)[0]
+
+
+PREMISES: dict[str, Evidence] = {
+    "scores_above_exp_limit": lambda s: _key_scores_overflow(s) if _arg(s, "sinks") is not None else _overflow(s)
+    if _scores(s) is not None else _checks_scores_overflow(s),
+    "slice_with_nothing_to_attend": _nothing_to_attend,
+    "slices_far_apart": _slices_far_apart,
+    "slice_below_underflow": _below_underflow,
+    "hidden_key_far_above": _hidden_scores_above,
+    "hidden_key_far_above_lse": _above_lse,
+    "query_far_below_its_tile": _far_below_tile,
+    "sink_above_exp_limit": _sink_above,
+}
+"""Premise id (`mistakes.Premise`) -> does what a named mistake's hint states about its input hold there? Each
+is checked here from the input's own numbers, apart from the premise's code."""
+
+
 EVIDENCE: dict[str, Evidence] = {
     "modifies_input": lambda s: bool(modified_arguments(s.case, s.obs.args_after, s.check.params)),
     "dtype_changed": lambda s: dtype_changed(s.expected, as_expected(s.expected, s.obs.value)) is not None,
@@ -343,6 +430,8 @@ EVIDENCE: dict[str, Evidence] = {
         isinstance(s.value, tuple) and len(s.value) == 2 and same_values(s.value[1], s.expected[1], s.case.tolerance)
         and not same_values(s.value[0], s.expected[0], s.case.tolerance)),
     "builds_full_matrix": lambda s: s.check.after_pass is not None and s.check.after_pass(s.case, s.obs) is not None,
+    # an overflow the task forbids: NumPy reported it again on the call made again, with the values right
+    "exp_overflowed": lambda s: s.obs.overflowed and same_values(s.value, s.expected, s.case.tolerance),
     "appended_on_wrong_axis": lambda s: s.obs.status == RAISED and "concatenation axis must match" in s.obs.error,
     # counts and an intensity: a whole number that came back as a float, a float64 that came back as another type
     "counts_not_integers": lambda s: any(
@@ -479,6 +568,12 @@ def _unsupported(check: Check, i: int, case_result: results.CaseResult, obs: Obs
         if not holds(seen):
             return f"the hint offers the possibility {lead!r}, which cannot apply to this input or this code"
     predicted = [p for p, m in enumerate(check.mistakes) if m.id == mistake_id and m.predict is not None]
+    for premise in {m.premise.id for m in check.mistakes if m.id == mistake_id and m.premise is not None}:
+        holds = PREMISES.get(premise)
+        if holds is None:
+            return f"the hint states {premise!r} of its input, which no evidence checks"
+        if not holds(seen):
+            return f"the hint states {premise!r} of its input, which its numbers do not bear out"
     if predicted and _predicted(check, i, case, seen.expected, obs.value, predicted):
         first = next(m for m in check.mistakes if m.id == mistake_id)
         return None if _same_hint(seen, first) else "the hint does not read as its mistake's, composed for this code"

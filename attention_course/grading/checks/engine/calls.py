@@ -72,6 +72,9 @@ class Observation:
     """Wall-clock time of the call."""
     peak_bytes: int | None = None
     """Peak memory allocated during the call (tracemalloc), when it was measured."""
+    overflowed: bool = False
+    """NumPy reported a floating-point overflow during the call (an exp that gave inf), silenced but recorded: a
+    task that forbids overflow grades it (`Check.after_pass`)."""
 
 
 def to_plain(value, _depth: int = 0):
@@ -185,15 +188,18 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
     Never raises for anything the function does (except KeyboardInterrupt when
     `reraise_interrupt`, so a student can stop a check that hangs). Numpy
     warnings are silenced during the call: the diagnosis explains overflow
-    better than a RuntimeWarning does.
+    better than a RuntimeWarning does; an overflow is recorded (`overflowed`).
     """
     kwargs = dict(kwargs or {})
     call_args = copy_args(args)
     peak = None
     start = time.perf_counter()
     tracing_before = tracemalloc.is_tracing()
+    overflows = []
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"), time_limit(seconds):
+        with warnings.catch_warnings(), np.errstate(all="ignore", over="call",
+                                                    call=lambda kind, flag: overflows.append(kind)), \
+                time_limit(seconds):
             warnings.simplefilter("ignore")
             if measure_memory:
                 if tracing_before:
@@ -225,7 +231,8 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
         return Observation(RAISED, error=format_exception(exc), seconds=time.perf_counter() - start)
     seconds_taken = time.perf_counter() - start
     after = tuple(to_plain(a) if isinstance(a, np.ndarray) else None for a in call_args)
-    return Observation(RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak)
+    return Observation(RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak,
+                       overflowed=bool(overflows))
 
 
 AT_LINE = "\n  at: "

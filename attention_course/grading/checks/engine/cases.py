@@ -200,6 +200,8 @@ def format_value(value, names: tuple[str, ...] | None = None) -> str:
 
 def _format_array(arr: np.ndarray) -> str:
     dtype = "" if arr.dtype in (np.float64, np.bool_) else f"  (dtype {arr.dtype})"
+    if arr.ndim == 0 and arr.dtype.kind in "iu":  # a Python int and a NumPy integer read alike: say what both are
+        dtype = "  (an integer)"
     if arr.ndim == 0:
         item = arr.item()
         return f"{item:.6g}{dtype}" if isinstance(item, float) else f"{item!r}{dtype}"

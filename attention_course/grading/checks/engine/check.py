@@ -26,7 +26,7 @@ from .observe import saturated_lines, saturated_slice
 from .shrink import Sizes
 from .code import UNKNOWN, Code
 from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plain, compose, diagnose, dtype_kept, \
-    modified_arguments, precision_lost, predict_all, same_values
+    modified_arguments, precision_lost, predict_all, premise_holds, same_values
 
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
@@ -94,6 +94,11 @@ class Check:
     out so that their first axis is the result's; an input with a slice made only of nearly one-hot lines is then
     marked `saturated` (`observe.saturated_slice`), a general rule for every input of the check, cut-down ones too.
     None: only the inputs flagged by hand are."""
+    weighed: bool = False
+    """For a check with `compare` whose predictions are exact (counts): its mistakes are weighed across the inputs
+    as a check without `compare`'s are (`_contradicted`, `_consistent`): one that another input contradicts is not
+    named, and where two explain an input alike, the input shown is one that separates them. (A band, a
+    measurement, cannot be weighed so: False.)"""
     helpers: Mapping[str, Callable[..., object]] = field(default_factory=dict)
     """Name -> the course's version of each exercise function the student's may call (their own `softmax`, say):
     a failing function is re-run with these in place of the student's, to find a helper at fault. Given by the
@@ -200,28 +205,50 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
 
     A mistake that predicts one failing input but not another (nor a passing
     one) is not the student's: dividing by 2 sqrt(d_k) equals dividing by d_k
-    when d_k = 4, and nowhere else. Only finite numbers on both sides count:
+    when d_k = 4, and nowhere else. A mistake whose prediction is right on an
+    input of finite numbers that the function fails does not explain that
+    failure (a loop that gives nan everywhere is not one that overflows on
+    large scores only). Otherwise
+    only finite numbers on both sides count:
     where nan or inf appear, two codes with the same mistake may differ (a
     guard for rows of -inf), except on an input of finite numbers where the
     function is right and the mistake gives nan or inf: a softmax right on
     large scores does not overflow. A check judged by a band (`compare`) is
-    left as it is; one that grades part of a result (`graded`) compares that
+    left as it is unless its predictions are exact (`weighed`: compared by its
+    own `compare`); one that grades part of a result (`graded`) compares that
     part.
     """
-    if check.compare is not None:
+    if check.compare is not None and not check.weighed:
         return set()
+
+    def same_values(value, other, tolerance):  # by the check's own comparison, where it has one
+        if check.compare is None:
+            return _same_values(value, other, tolerance)
+        return other is not None and value is not None and check.compare(case, as_plain(other), value, {}) is None
     contradicted = set()
+    right_where_wrong: set[str] = set()  # mistakes that give the right result on an input the function fails
     variant_matched: set[int] = set()  # positions in check.mistakes of predictions that equal some result
     variant_contradicted: set[int] = set()  # ... and of those that differ from some result
     for i, obs in observations.items():
         if obs.status != calls.RETURNED:
             continue
+        case = check.cases[i]
         predictions, tolerance = check.predictions(i), check.cases[i].tolerance
         value = graded_part(check, i, obs.value)
+        expected = check.expected(i)
+        finite_input = all(np.isfinite(a).all() for a in check.cases[i].args
+                           if isinstance(a, np.ndarray) and a.dtype.kind == "f")
+        if finite_input and not same_values(value, expected, tolerance):  # a mistake right here, every way of it,
+            right_here: dict[str, bool] = {}  # explains nothing of this failure: id -> is each prediction right?
+            for position, mistake in enumerate(check.mistakes):
+                predicted = graded_part(check, i, predictions.get(position))
+                if predicted is not None:
+                    right_here[mistake.id] = right_here.get(mistake.id, True) and _finite(predicted) and same_values(
+                        predicted, expected, tolerance)
+            right_where_wrong |= {m for m, right in right_here.items() if right}
         if not _finite(value):
             continue
         floats = [a for a in check.cases[i].args if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-        expected = check.expected(i)
         right = (all(np.isfinite(a).all() for a in floats) and same_values(value, expected, tolerance)
                  and _dtypes(value) == _dtypes(expected))  # widened to float64, a code may not overflow
         outcome: dict[str, bool] = {}  # id -> does some prediction equal what came back?
@@ -235,7 +262,10 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
     # One way of making a mistake (one prediction) that reproduces some input and no input contradicts keeps
     # the mistake named: rotating at t - 1 predicts nothing for an empty cache, where only t + 1 is tried.
     consistent = {check.mistakes[p].id for p in variant_matched - variant_contradicted}
-    return contradicted - consistent
+    return (contradicted - consistent) | right_where_wrong
+
+
+_same_values = same_values
 
 
 def _dtypes(value) -> tuple:
@@ -271,17 +301,26 @@ def _consistent(case_results: list[results.CaseResult], indices: list[int], chec
     for i, r in zip(indices, case_results):
         if r.matches:
             candidates = [m for m in r.matches if m not in contradicted]
-            if candidates:
-                best = max(candidates, key=lambda m: (counts[m], -r.matches.index(m)))
+            # a mistake whose hint says of this input what is not so (its premise) is not named here: the next
+            # one that explains it is, and the input is marked ambiguous, so another one is shown
+            stated = [m for m in candidates if _stated_truly(check, m, check.cases[i])]
+            if stated:
+                best = max(stated, key=lambda m: (counts[m], -r.matches.index(m)))
                 hint, leads = compose(first[best], check.cases[i], code)
                 r = dataclasses.replace(r, mistake=best, hint=hint, leads=leads, facts=first[best].facts,
-                                        ambiguous=len(set(candidates)) > 1)
-            else:
+                                        ambiguous=len(set(candidates)) > 1 or best != max(
+                                            candidates, key=lambda m: (counts[m], -r.matches.index(m))))
+            else:  # ambiguous if a mistake explains it whose hint is untrue here: an input where it is true is shown
                 mistake, hint, message, leads, facts = r.unpredicted
                 r = dataclasses.replace(r, mistake=mistake, hint=hint, message=message or r.message, matches=(),
-                                        leads=leads, facts=facts)
+                                        leads=leads, facts=facts, ambiguous=bool(candidates))
         fixed.append(r)
     return fixed
+
+
+def _stated_truly(check: Check, mistake_id: str, case: Case) -> bool:
+    """True if the hint of the mistake named `mistake_id` states only what holds of `case` (its premise)."""
+    return all(premise_holds(m, case) for m in check.mistakes if m.id == mistake_id)
 
 
 def _across(check: Check, indices: list[int], case_results: list[results.CaseResult],
@@ -354,7 +393,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         hint = check.error_hint(case, obs.error, code) if check.error_hint else ""
         return result(
             results.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
-            hint or "Read the error: which line failed, and what shapes did the arrays have there?",
+            hint or _error_seen(check, case, obs.error),
         )
 
     value = as_expected(expected, obs.value)
@@ -377,13 +416,12 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
     if verdict is not None:
         message, mistake = verdict
-        matches = ()
-        if mistake is not None and any(mistake is m for m in check.mistakes) and check.compare is None:
-            matches = tuple(dict.fromkeys(
-                m.id for p, m in enumerate(check.mistakes) if prediction_matches(check, i, value, p)))
-            matches = matches if mistake.id in matches else ()
+        matches = _matches(check, i, value, mistake, predictions)
         unpredicted = None
-        if matches:  # what is said if every matching prediction is contradicted elsewhere
+        if matches and check.compare is not None:  # what no prediction says: the comparison's message alone
+            plain = check.compare(case, expected, value, {})
+            unpredicted = (None, "", plain[0] if plain else message, (), ())
+        elif matches:  # what is said if every matching prediction is contradicted elsewhere
             fallback = diagnose(case, expected, graded_part(check, i, value), {}, (), check.output_names,
                                 check.specific, code)
             if fallback is not None and fallback[1] is not None:
@@ -402,6 +440,36 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         message, mistake = kept
         return result(results.FAILED, got_text, message, mistake=mistake)
     return result(results.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
+
+
+def _matches(check: Check, i: int, value, mistake: Mistake | None, predictions) -> tuple[str, ...]:
+    """The ids of every mistake whose prediction equals `value` on case i, when the one named is recognised by
+    prediction (compared as the check compares: by values, or by its `compare` where its predictions are exact)."""
+    if mistake is None or not any(mistake is m for m in check.mistakes):
+        return ()
+    case, expected = check.cases[i], check.expected(i)
+    if check.compare is None:
+        found = [m.id for p, m in enumerate(check.mistakes) if prediction_matches(check, i, value, p)]
+    elif check.weighed:
+        found = [m.id for p, m in enumerate(check.mistakes)
+                 if (lambda v, m=m: v is not None and v[1] is m)(check.compare(case, expected, value, {p: predictions[p]}))]
+    else:
+        return ()
+    matches = tuple(dict.fromkeys(found))
+    return matches if mistake.id in matches else ()
+
+
+def _error_seen(check: Check, case: Case, error: str) -> str:
+    """What is known of an error no hint of the exercise explains: the student's line that raised it and the shapes
+    of the arguments on this input."""
+    line = calls.error_line(error)
+    shapes = ", ".join(f"{name} {np.shape(arg)}" for name, arg in zip(check.params, case.args)
+                       if isinstance(arg, np.ndarray))
+    said = [f"The line that failed, `{line}`, raised it."] if line else []
+    if shapes:
+        said.append(f"On this input the arguments have the shapes {shapes}: print the shape of each array on that "
+                    "line to see which one is not what the line expects.")
+    return " ".join(said) or "Read the error: which line failed, and what shapes did the arrays have there?"
 
 
 def _in_dtype_of(expected, value):

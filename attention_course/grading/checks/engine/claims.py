@@ -32,8 +32,9 @@ _SUM = re.compile(r"do not sum to " + _NUMBER + r" along the softmax axis: (?:sl
                   r"sums to " + _NUMBER)
 _NON_FINITE = re.compile(r"nan or inf appears where every expected value is finite: the first at index "
                          r"(\d+|\([\d, ]+\))(?: \(row (\d+)\))?, (\d+) of (\d+) entries")
-_FACTOR = re.compile(r"Every value is (?:exactly (\d+)|exactly 1/(\d+)|" + _NUMBER + r"(?: \([^)]*\))?) times the expected")
-_OFFSET = re.compile(r"Every value is the expected one plus " + _NUMBER)
+_FACTOR = re.compile(r"[Ee]very (?:value is (?:exactly (\d+)|exactly 1/(\d+)|" + _NUMBER + r"(?: \([^)]*\))?) times the "
+                     r"expected|entry is the expected one times (?:(\d+)(?![\d./])|1/(\d+)))")
+_OFFSET = re.compile(r"[Ee]very (?:value|entry) is the expected one plus " + _NUMBER)
 _DIGITS = re.compile(r"agree with the expected ones to about (\d+) significant digits")
 
 
@@ -177,13 +178,23 @@ def _non_finite_claim(text: str, numbers: Numbers) -> list[str]:
 def _factor_claim(text: str, numbers: Numbers) -> list[str]:
     problems = []
     for match in _FACTOR.finditer(text):
-        whole, inverse, written = match.groups()
+        groups = match.groups()  # "Every value is ... times the expected", or "every entry is ... times k (1/k)"
+        whole, inverse, written = groups[:3] if any(groups[:3]) else (groups[3], groups[4], None)
         factor = float(whole) if whole else 1 / float(inverse) if inverse else float(written)
         rtol, atol = numbers.tolerance
         if not np.allclose(numbers.value.astype(np.float64), factor * numbers.expected.astype(np.float64),
                            rtol=max(rtol, 1e-5), atol=atol):
             problems.append(f"{match.group(0)!r}: the values are not the expected ones times {factor:.6g}")
+        elif _some_right(numbers):
+            problems.append(f"{match.group(0)!r}: some entries are right, which 'every' denies")
     return problems
+
+
+def _some_right(numbers: Numbers) -> bool:
+    """Some entries equal the expected ones within the tolerance (the message counts them as not differing)."""
+    rtol, atol = numbers.tolerance
+    return bool(np.any(np.isclose(numbers.value.astype(np.float64), numbers.expected.astype(np.float64), rtol=rtol,
+                                  atol=atol, equal_nan=True)))
 
 
 def _offset_claim(text: str, numbers: Numbers) -> list[str]:
@@ -194,6 +205,8 @@ def _offset_claim(text: str, numbers: Numbers) -> list[str]:
         exp = numbers.expected.astype(np.float64)
         if not np.allclose(numbers.value.astype(np.float64), exp + shift, rtol=rtol, atol=max(atol, 1e-5 * abs(shift))):
             problems.append(f"{match.group(0)!r}: the values are not the expected ones plus {shift:.6g}")
+        elif _some_right(numbers):
+            problems.append(f"{match.group(0)!r}: some entries are right, which 'every' denies")
     return problems
 
 

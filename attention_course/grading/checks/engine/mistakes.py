@@ -40,6 +40,23 @@ class Lead:
 
 
 @dataclass(frozen=True)
+class Premise:
+    """What a hint states about the input it is shown with ("a hidden key scores far above", "scores above exp's
+    limit"), as a condition checked on that input's numbers.
+
+    A prediction can equal a function's output on an input where the story its hint tells does not hold (a nan
+    row of an input with small scores is what a mask applied after exp gives, and what a guard-less softmax
+    gives too): there the mistake is not named, and the input shown is one where it is. `audit` checks each
+    premise again with its own evidence (`audit.PREMISES`, by id).
+    """
+
+    id: str
+    """A stable identifier, e.g. "hidden_key_far_above" (the key of its evidence in `audit.PREMISES`)."""
+    holds: Callable[[Case], bool]
+    """True where the input's numbers make the hint's statement about them true."""
+
+
+@dataclass(frozen=True)
 class Mistake:
     """A common mistake, recognised by what it makes the function return."""
 
@@ -56,6 +73,9 @@ class Mistake:
     facts: tuple[tuple[str, object], ...] = ()
     """What the hint says it observed on this input, as data (("slice", (1,)), ("sum", 0.0)): `audit` checks them
     on the result."""
+    premise: Premise | None = None
+    """What the hint states about the input, checked: where it does not hold, the mistake is not named on that
+    input (`premise_holds`), though its prediction still counts as evidence across the inputs."""
 
 
 def compose(mistake: Mistake, case: Case, code: Code = UNKNOWN) -> tuple[str, tuple[str, ...]]:
@@ -262,6 +282,18 @@ def predict_all(mistakes: tuple[Mistake, ...], case: Case) -> dict[int, object]:
     return out
 
 
+def premise_holds(mistake: Mistake, case: Case) -> bool:
+    """True if what `mistake`'s hint states about its input holds on `case` (always, for a hint with no premise):
+    only then may it be named there, whatever its prediction matched."""
+    if mistake.premise is None:
+        return True
+    with np.errstate(all="ignore"):
+        try:
+            return bool(mistake.premise.holds(case))
+        except (ValueError, IndexError, TypeError):
+            return False
+
+
 def as_plain(value):
     """Predictions and references in the plain form of student results."""
     if isinstance(value, tuple):
@@ -282,7 +314,7 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
     if message is None:
         return None
     for position, mistake in enumerate(mistakes):
-        if same_values(got, predictions.get(position), case.tolerance):
+        if same_values(got, predictions.get(position), case.tolerance) and premise_holds(mistake, case):
             return message, mistake
     if got is None:
         return message, RETURNS_NONE
@@ -372,12 +404,13 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
         return _float32_digits(expected, got)
     if val.size < 2:  # one number: any factor or offset would fit it
         return None
+    every = not np.any(np.isclose(val, exp, rtol=rtol, atol=atol))  # "every value" only where every one differs
     scale = float(np.dot(val.ravel(), exp.ravel()) / np.dot(exp.ravel(), exp.ravel())) if np.any(exp) else 0.0
-    if np.any(exp) and abs(scale - 1) > 1e-6 and scale != 0 and close(val, scale * exp):
+    if every and np.any(exp) and abs(scale - 1) > 1e-6 and scale != 0 and close(val, scale * exp):
         return Mistake("observed_constant_factor", f"Every value is {_constant(scale)} times the expected one. "
                        "Look for a factor your code applies once too often, or not at all.")
     shift = float(np.mean(val - exp))
-    if abs(shift) > atol and close(val, exp + shift):
+    if every and abs(shift) > atol and close(val, exp + shift):
         return Mistake("observed_constant_offset", f"Every value is the expected one plus {shift:.6g}. Look for a "
                        "term your code adds (or subtracts) to every entry.")
     if close(np.sort(val.ravel()), np.sort(exp.ravel())):

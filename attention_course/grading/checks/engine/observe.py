@@ -133,13 +133,14 @@ def _kind_of_values(exp: np.ndarray, val: np.ndarray, tolerance) -> tuple[str, s
     worst = float(np.max(np.abs(val - exp) / np.maximum(np.abs(exp), 1e-300)))
     if worst < 1e-2:  # before factors and offsets: rounding can look like a tiny one
         return "digits", f"the values agree to about {max(1, int(-np.log10(worst) + 1e-6))} significant digits only"
+    every = not np.any(np.isclose(val, exp, rtol=rtol, atol=atol))  # "every entry" only where every one differs
     big = np.abs(exp) > max(atol, 1e-12) * 10
-    if big.sum() >= 2:
+    if every and big.sum() >= 2:
         factor = float(np.median(val[big] / exp[big]))
         if factor != 0 and abs(factor - 1) > 1e-3 and np.allclose(val, exp * factor, rtol=rtol, atol=atol):
             return f"factor {_factor(factor)}", f"every entry is the expected one times {_factor(factor)}"
     offset = float(np.median(val - exp))
-    if offset != 0 and np.allclose(val, exp + offset, rtol=rtol, atol=atol):
+    if every and offset != 0 and np.allclose(val, exp + offset, rtol=rtol, atol=atol):
         return "offset", f"every entry is the expected one plus {offset:.4g}"
     order = _order(exp, val, tolerance)
     if order:

@@ -228,6 +228,8 @@ class CheckResult:
 
 
 WIDENED = "dtype_changed"
+RIGHT_VALUES = (WIDENED, "exp_overflowed")
+"""Failures of results right in value (a dtype widened, an overflow the task forbids): shown after wrong values."""
 """The mistake of a result whose right values came back in a wider (or another) dtype."""
 
 
@@ -236,12 +238,12 @@ def _shown(failures: list[CaseResult]) -> CaseResult | None:
     first with a hint (a recognised mistake, or an error's own hint) that no other mistake explains as well (its
     hint is evidence), else the first.
 
-    A result right in value but widened (float32 in, float64 out) comes last: wrong values or an error elsewhere
-    matter more, and "right values" said first would hide them.
+    A result right in value but widened (float32 in, float64 out), or computed with an overflow the task forbids,
+    comes last: wrong values or an error elsewhere matter more, and "right values" said first would hide them.
     """
     if not failures:
         return None
-    wrong = [c for c in failures if c.mistake != WIDENED] or failures
+    wrong = [c for c in failures if c.mistake not in RIGHT_VALUES] or failures
     return min(wrong, key=lambda c: (c.hidden, not (c.mistake or c.hint), c.ambiguous, wrong.index(c)))
 
 

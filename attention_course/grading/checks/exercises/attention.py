@@ -18,6 +18,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake, observe, same_values
 from ..engine.results import CheckResult
 from .scores import scaled_reference, scores_reference
@@ -90,7 +91,8 @@ MISTAKES = (
     Mistake("query_key_swapped", SWAPPED_HINT, _swapped),
     Mistake("query_key_swapped", SWAPPED_HINT, _transposed_weights),
     Mistake("softmax_wrong_axis", WRONG_AXIS_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K), axis=-2), V)),
-    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, lambda Q, K, V: pair(naive_softmax(scores_of(Q, K)), V)),
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, lambda Q, K, V: pair(naive_softmax(scores_of(Q, K)), V),
+            premise=exp_overflows(lambda case: softmax_scores(case))),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: (attention_weights(Q, K),) * 2),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: reference(Q, K, V)[::-1]),
     Mistake("returns_weights_as_output", RETURNS_WEIGHTS_HINT, lambda Q, K, V: attention_weights(Q, K)),
@@ -98,6 +100,15 @@ MISTAKES = (
     Mistake("scaled_after_softmax", SCALED_AFTER_SOFTMAX_HINT,
             lambda Q, K, V: pair(softmax(scores_of(Q, K, 1.0)) / np.sqrt(Q.shape[-1]), V)),
     Mistake("scaled_by_n_k", SCALED_BY_N_K_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(K.shape[-2]))), V)),
+    Mistake("integer_division",
+            "Floor division `//` rounded the scaled scores down to whole numbers before the softmax: use true "
+            "division, `/`.",
+            lambda Q, K, V: pair(softmax((Q @ np.swapaxes(K, -1, -2)) // np.sqrt(Q.shape[-1])), V)),
+    Mistake("d_k_from_every_entry",
+            "The scores were divided by the square root of the number of entries of Q (Q.size, n_q x d_k), not of "
+            "d_k: d_k is the size of one query, the last axis, Q.shape[-1].",
+            lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(Q.size))), V)
+            if Q.size != Q.shape[-1] else None),
     Mistake("scaled_by_n_q", SCALED_BY_N_Q_HINT, lambda Q, K, V: pair(softmax(scores_of(Q, K, 1 / np.sqrt(Q.shape[-2]))), V)),
     Mistake("scaled_by_d_v",
             "The scores were divided by the square root of d_v, the size of a value; the scale is 1/sqrt(d_k), "

@@ -24,7 +24,8 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Lead, Mistake, code_uses_infinity
+from ..engine.premises import exp_limits
+from ..engine.mistakes import Lead, Mistake, Premise, code_uses_infinity
 from ..engine.results import CheckResult
 
 PARAMS = ("Q", "K", "V", "O", "dO", "lse", "mask", "block_size")
@@ -74,12 +75,31 @@ NAN_WITH_EMPTY_ROWS = Mistake(
                                "exp(score - (-inf)) is inf, and inf × 0 is nan: put -inf at hidden scores before exp.",
                                lambda case, code: True)),
 )
+def _hidden_far_above_lse(case: Case) -> bool:
+    """Some hidden key's score lies above its query's finite lse by more than exp's limit: exp(S - lse) of it
+    overflows. (A query whose lse is -inf attends to nothing: what its nan says is another hint's.)"""
+    Q, K, _, _, _, lse, mask = case.args[:7]
+    if mask is None:
+        return False
+    Q, K = (np.asarray(a, dtype=np.float64) for a in (Q, K))
+    with np.errstate(all="ignore"):
+        above = Q @ K.T * _scale(Q) - np.asarray(lse, dtype=np.float64)[:, None]  # (n_q, n_k)
+    hidden = ~np.asarray(mask, dtype=bool) & np.isfinite(np.asarray(lse, dtype=np.float64))[:, None]
+    return bool(np.any(above[hidden] > exp_limits(case)[0]))
+
+
+def _lse_of_minus_inf(case: Case) -> bool:
+    """Some query can attend to nothing: its lse is -inf."""
+    return bool(np.any(np.isneginf(np.asarray(case.args[5], dtype=np.float64))))
+
+
 MASKED_AFTER_EXP = Mistake(
     "masked_after_exp",
     "A hidden key must get weight exactly 0 whatever its score. This input has a hidden key that scores far above "
     "its query's lse, and these are the gradients a mask applied after exp gives (exp(S - lse) multiplied by the "
     "mask): exp of that score overflows to inf, and inf × 0 is nan. Put -inf at the hidden scores before exp, as "
     "the forward pass did.",
+    premise=Premise("hidden_key_far_above_lse", _hidden_far_above_lse),
 )
 BUILDS_FULL_ROW = Mistake(
     "builds_full_matrix",
@@ -407,7 +427,8 @@ BACKWARD_QUERY_TILE = Check(
     make_cases=_cases,
     output_names=("dQ", "dK", "dV"),
     mistakes=(
-        _predicted(NAN_FOR_EMPTY_ROWS, _no_guard_for_empty_rows),
+        dataclasses.replace(NAN_FOR_EMPTY_ROWS, predict=_no_guard_for_empty_rows,
+                            premise=Premise("slice_with_nothing_to_attend", _lse_of_minus_inf)),
         _predicted(FORGETS_D, _forgets_d),
         _predicted(UNNORMALISED_P, _exp_of_scores),
         _predicted(UNNORMALISED_P, _exp_minus_tile_max),

@@ -302,27 +302,36 @@ def _sheet(got) -> dict | None:
 
 def _carried_from(example: WorkedExample, entry: str, own: dict) -> list[tuple[tuple[str, ...], np.ndarray]]:
     """What this entry is when computed right from the student's own earlier answers (those that are usable): each
-    with the entries it was computed from."""
+    with the entries it was computed from.
+
+    An earlier answer counts as written (rounded, as on the sheet) and as computed, unrounded, from the answers
+    before it: e^(5/3) = 5.29 and e^1.67 = 5.31 are both right from one's own dot product of 5, so that one
+    mistake costs one step, whichever number was carried.
+    """
     u = {e: _usable(example, e, own.get(e)) for e in ("dot_products", "scaled_scores", "exponentials", "exp_sum",
                                                        "weights")}
     root = np.sqrt(example.d_k)
-    found = []
-    if entry == "scaled_scores" and u["dot_products"] is not None:
-        found.append((("dot_products",), u["dot_products"] / root))
-    if entry == "exponentials" and u["scaled_scores"] is not None:
-        found.append((("scaled_scores",), np.exp(u["scaled_scores"])))
-    if entry == "exp_sum" and u["exponentials"] is not None:
-        found.append((("exponentials",), np.asarray(u["exponentials"].sum())))
-    if entry == "weights":
-        if u["exponentials"] is not None and u["exp_sum"] is not None and u["exp_sum"] != 0:
-            found.append((("exponentials", "exp_sum"), u["exponentials"] / u["exp_sum"]))
-        if u["exponentials"] is not None and u["exponentials"].sum() != 0:
-            found.append((("exponentials",), u["exponentials"] / u["exponentials"].sum()))
-        if u["scaled_scores"] is not None:
-            found.append((("scaled_scores",), softmax(u["scaled_scores"])))
-    if entry == "output" and u["weights"] is not None:
-        found.append((("weights",), u["weights"] @ example.values))  # (n,) x (n, d_v) -> (d_v,)
-    return found
+
+    def written(name: str) -> list[tuple[tuple[str, ...], np.ndarray]]:
+        return [] if u[name] is None else [((name,), u[name])]
+
+    scaled = ([] if u["dot_products"] is None else [(("dot_products",), u["dot_products"] / root)])
+    exps = [(sources, np.exp(x)) for sources, x in written("scaled_scores") + scaled]
+    sums = [(sources, np.asarray(e.sum())) for sources, e in written("exponentials") + exps]
+    weights = []
+    if u["exponentials"] is not None and u["exp_sum"] is not None and u["exp_sum"] != 0:
+        weights.append((("exponentials", "exp_sum"), u["exponentials"] / u["exp_sum"]))
+    weights += [(sources, e / e.sum()) for sources, e in written("exponentials") + exps if e.sum() != 0]
+    weights += [(sources, softmax(x)) for sources, x in written("scaled_scores") + scaled]
+    outputs = [(sources, w @ example.values) for sources, w in written("weights") + weights]  # (n,) x (n, d_v)
+    found = {"scaled_scores": scaled, "exponentials": exps, "exp_sum": sums, "weights": weights,
+             "output": outputs}.get(entry, [])
+    unique: list[tuple[tuple[str, ...], np.ndarray]] = []
+    for sources, value in found:  # one of each number, the first way of reaching it
+        if np.all(np.isfinite(value)) and not any(v.shape == value.shape and np.allclose(v, value, rtol=0, atol=1e-12)
+                                                  for _, v in unique):
+            unique.append((sources, value))
+    return unique
 
 
 def _carried(example: WorkedExample, entry: str, own: dict) -> list[np.ndarray]:

@@ -22,6 +22,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake
 from ..engine.results import FAILED, CaseResult, CheckResult
 from .attention import reference as attention_reference
@@ -186,7 +187,8 @@ def _no_max_subtraction(q, k, v, k_cache, v_cache):
 
 MISTAKES = (
     APPENDED_ON_WRONG_AXIS,
-    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction),
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction,
+            premise=exp_overflows(lambda case: _softmax_scores(case))),
     Mistake("appended_at_front",
             "The output is right, but the new key and value were put in FRONT of the cache. The cache keeps the "
             "tokens in order, position 0 first: the new token, at position t, goes at the end.",

@@ -19,7 +19,8 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
-from ..engine.mistakes import Lead, Mistake, compose
+from ..engine.premises import exp_limits, exp_overflows, line_below_underflow
+from ..engine.mistakes import Lead, Mistake, Premise, compose
 from ..engine.results import FAILED, CaseResult, CheckResult
 
 MEMORY_FRACTION = 0.25
@@ -63,10 +64,11 @@ NO_RUNNING_MAX_HINT = (
 
 
 def _loop(Q, K, V, b, *, m0=-np.inf, use_max=True, rescale_sum=True, rescale_values=True, full_tiles_only=False,
-          overlap=0, divide=True, tile_max=False, sum_all=False):
+          overlap=0, divide=True, tile_max=False, sum_all=False, flipped=False):
     """The tiled loop with an online softmax, with one part changed (all defaults: right).
 
-    `tile_max`: one running max for the whole tile of queries; `sum_all`: one running sum for the whole tile.
+    `tile_max`: one running max for the whole tile of queries; `sum_all`: one running sum for the whole tile;
+    `flipped`: the rescaling factor exp(m' - m) instead of exp(m - m').
     """
     n_q, n_k = Q.shape[0], K.shape[0]
     stop_q = n_q // b * b if full_tiles_only else n_q
@@ -84,13 +86,32 @@ def _loop(Q, K, V, b, *, m0=-np.inf, use_max=True, rescale_sum=True, rescale_val
             tile = s.max(keepdims=True).reshape(1, 1) if tile_max else s.max(axis=1, keepdims=True)
             m_new = np.maximum(m, tile) if use_max else m
             p = np.exp(s - m_new)
-            alpha = np.exp(m - m_new) if use_max else 1.0
+            alpha = (np.exp(m_new - m) if flipped else np.exp(m - m_new)) if use_max else 1.0
             l = (alpha if rescale_sum else 1.0) * l + (p.sum(keepdims=True).reshape(1, 1) if sum_all
                                                        else p.sum(axis=1, keepdims=True))
             acc = (alpha if rescale_values else 1.0) * acc + p @ V[keys]  # (bq, bk) x (bk, d_v)
             m = m_new
         out[i:i + b] = acc / l if divide else acc
     return out
+
+
+def _far_below_its_tile(case: Case) -> bool:
+    """Some query's scores all lie so far below its query tile's largest score that exp of them, shifted by it,
+    underflows to 0, and a loop with one running max per tile of queries gives nan there."""
+    Q, K, V, b = case.args[:4]
+    scores = np.asarray(_softmax_scores(case)[0], dtype=np.float64)  # (n_q, n_k)
+    tops = scores.max(axis=1)
+    tile_tops = np.array([tops[i // b * b: i // b * b + b].max() for i in range(len(tops))])
+    if not np.any(tops < tile_tops - exp_limits(case)[1]):
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.isnan(_loop(Q, K, V, b, tile_max=True)).any())
+
+
+LARGE_SCORES = exp_overflows(lambda case: _softmax_scores(case))
+"""What the hint of a loop with no running max says of its input: some score lies above exp's limit."""
+QUERY_BELOW_UNDERFLOW = line_below_underflow(lambda case: _softmax_scores(case))
+"""What the hint of a running max started at 0 says: every score of some query lies below exp's underflow."""
 
 
 def _only_if(condition, predict):
@@ -292,7 +313,7 @@ FLASH_ATTENTION = Check(
     make_cases=_cases,
     mistakes=(
         Mistake("running_max_starts_at_zero", RUNNING_MAX_AT_ZERO_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, m0=0.0),
-                leads=RUNNING_MAX_AT_ZERO_LEADS),
+                leads=RUNNING_MAX_AT_ZERO_LEADS, premise=QUERY_BELOW_UNDERFLOW),
         Mistake("no_rescale", NO_RESCALE_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, rescale_sum=False, rescale_values=False)),
         Mistake("values_not_rescaled",
                 "The running sum is rescaled when the running max rises, but the weighted sum of values is not: "
@@ -309,17 +330,25 @@ FLASH_ATTENTION = Check(
                 "Each key tile took one key too many (a slice such as j : j + block_size + 1), so the key at "
                 "every tile boundary was counted twice. A slice's end is excluded: j : j + block_size.",
                 lambda Q, K, V, b: _loop(Q, K, V, b, overlap=1)),
+        Mistake("rescale_sign_flipped",
+                "Every query came back nan, even on the input whose keys fit in one tile: these are the numbers of a "
+                "loop that rescales by exp(m' - m), the sign flipped. At the first tile m = -inf makes that factor "
+                "inf, and inf times the empty sums (0) is nan. The factor is exp(m - m'), at most 1: 0 at the "
+                "first tile.",
+                lambda Q, K, V, b: _loop(Q, K, V, b, flipped=True)),
         Mistake("no_final_division",
                 "Each output row must be divided by the running sum at the end: the accumulated values are "
                 "the softmax's numerator only.",
                 lambda Q, K, V, b: _loop(Q, K, V, b, divide=False)),
-        Mistake("no_running_max", NO_RUNNING_MAX_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, m0=0.0, use_max=False)),
+        Mistake("no_running_max", NO_RUNNING_MAX_HINT, lambda Q, K, V, b: _loop(Q, K, V, b, m0=0.0, use_max=False),
+                premise=LARGE_SCORES),
         Mistake("running_max_per_tile",
                 "Some queries came back as nan on this input, whose queries' scores lie far apart: these are the "
                 "numbers a loop gives that keeps one running max for the whole tile of queries instead of one per "
                 "query. A query far below the tile's max underflows to 0 for every key, and 0/0 is nan. Keep one "
                 "running max per query, the max of each row of the tile's scores.",
-                lambda Q, K, V, b: _loop(Q, K, V, b, tile_max=True)),
+                lambda Q, K, V, b: _loop(Q, K, V, b, tile_max=True),
+                premise=Premise("query_far_below_its_tile", _far_below_its_tile)),
         Mistake("running_sum_per_tile",
                 "Each output row was divided by one running sum for the whole tile of queries: these are the numbers "
                 "a loop gives that adds up exp(score - m) over every query of the tile. Keep one running sum per "

@@ -25,6 +25,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows, hidden_key_far_above, nothing_to_attend
 from ..engine.mistakes import Lead, Mistake
 from ..engine.results import CheckResult
 from .softmax import INF_MINUS_INF, NO_MAX_SUBTRACTION, ZERO_SUM, naive_softmax, shifted_softmax
@@ -143,6 +144,20 @@ MASKED_AFTER_EXP = (
 )
 
 
+def _raw_and_visible(case: Case) -> tuple[np.ndarray, np.ndarray]:
+    """(the scaled scores before any mask, True where the query may see the key) of a masked or a padded input."""
+    Q, K, _, hide = case.args[:4]
+    scores = scores_of(np.asarray(Q, dtype=np.float64), np.asarray(K, dtype=np.float64))  # (..., n_q, n_k)
+    hide = np.asarray(hide)
+    if hide.dtype == bool:  # a mask, broadcastable to the scores
+        return scores, hide
+    return scores, (np.arange(K.shape[-2])[None, :] < hide[:, None])[:, None, :]  # (B, 1, n_k) from lengths
+
+
+HIDDEN_KEY_FAR_ABOVE = hidden_key_far_above(_raw_and_visible)
+"""What the hint of a mask applied after exp says of its input: a hidden key far above the keys its query sees."""
+
+
 def _after_exp(visible_max: bool, guarded: bool, through_softmax: bool = False):
     """Weights masked after exp: exp(s - max) times the mask, divided by its sum (guarded: 0 where the sum is 0)."""
     def predict(Q, K, V, mask):
@@ -179,9 +194,11 @@ MASKED_MISTAKES = (
     Mistake("mask_filled_with_large_negative", LARGE_NEGATIVE_HINT, lambda Q, K, V, m: _with_bias(Q, K, V, m, -1e4),
             leads=LARGE_NEGATIVE_LEADS),
     dataclasses.replace(EMPTY_ROW_NAN, predict=lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf,
-                                                                             softmax_fn=shifted_softmax)),
+                                                                             softmax_fn=shifted_softmax),
+                        premise=nothing_to_attend(softmax_scores)),
     Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint,
-            lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=naive_softmax)),
+            lambda Q, K, V, m: _with_bias(Q, K, V, m, -np.inf, softmax_fn=naive_softmax),
+            premise=exp_overflows(softmax_scores)),
     Mistake("mask_transposed",
             "The mask was used transposed: entry [i, j] of the mask says whether query i may see key j, the "
             "same layout as the scores (n_q, n_k), but here query i followed column i of the mask. With a "
@@ -193,9 +210,10 @@ MASKED_MISTAKES = (
             "The mask was added to the scores (True counts as 1, False as 0), which only nudges them. A "
             "boolean mask chooses: keep the score where it is True, put -inf where it is False.",
             lambda Q, K, V, m: pair(softmax(scores_of(Q, K) + np.asarray(m)), V)),
-    *(Mistake("masked_after_exp", MASKED_AFTER_EXP, _after_exp(visible, guarded))
+    *(Mistake("masked_after_exp", MASKED_AFTER_EXP, _after_exp(visible, guarded), premise=HIDDEN_KEY_FAR_ABOVE)
       for visible in (True, False) for guarded in (True, False)),
-    *(Mistake("masked_after_exp", MASKED_AFTER_EXP, _after_exp(True, guarded, through_softmax=True))
+    *(Mistake("masked_after_exp", MASKED_AFTER_EXP, _after_exp(True, guarded, through_softmax=True),
+              premise=HIDDEN_KEY_FAR_ABOVE)
       for guarded in (True, False)),
     Mistake("output_from_unmasked_weights",
             "The weights are right, but the output was mixed with other weights: those of the softmax over every "
@@ -410,7 +428,19 @@ def _first_length_for_all(Q, K, V, lengths):
     return _with_bias(Q, K, V, mask, -np.inf)
 
 
+def _scores_transposed(Q, K, V, lengths):
+    """The scores written [b, key, query] (an einsum 'bqd,bkd->bkq'), then masked and normalised as if [b, q, k]."""
+    scores = np.swapaxes(scores_of(Q, K), -1, -2)  # (B, n_k, n_q): each row one key's scores over the queries
+    mask = (np.arange(K.shape[-2])[None, :] < np.asarray(lengths)[:, None])[:, None, :]  # (B, 1, n)
+    return pair(softmax(np.where(mask, scores, -np.inf)), V)
+
+
 PADDED_MISTAKES = (
+    Mistake("scores_transposed",
+            "The scores came out transposed, entry [b, j, i] holding query i's score against key j (an einsum "
+            "written 'bqd,bkd->bkq', or K @ Q^T): each row then runs over the queries, so the padding mask, the "
+            "softmax and the weights follow the wrong axis. The scores are (B, n_q, n_k): 'bqd,bkd->bqk', Q @ K^T.",
+            _scores_transposed),
     Mistake(KEYS_NOT_HIDDEN.id, KEYS_NOT_HIDDEN.hint, _masks_queries),
     Mistake(KEYS_NOT_HIDDEN.id, KEYS_NOT_HIDDEN.hint, lambda Q, K, V, lengths: pair(softmax(scores_of(Q, K)), V)),
     Mistake("length_off_by_one",

@@ -57,6 +57,18 @@ def _heads_done(split, merge):
     return predict
 
 
+def _split_columns_strided(y, n_heads):
+    """(n, h*d) reshaped to (n, d, h), then heads first: head j takes every h-th column, not a block of d."""
+    n, width = y.shape
+    return y.reshape(n, width // n_heads, n_heads).transpose(2, 0, 1)  # (n, d, h) -> (h, n, d)
+
+
+def _causal(x, w_q, w_k, w_v, w_o, n_heads):
+    """Every head with a causal mask, which the task does not ask for."""
+    q, k, v = (split_heads(x @ w, n_heads) for w in (w_q, w_k, w_v))  # (n, d_model) x (d_model, h*d) -> (h, n, d)
+    return merge_heads(scaled_dot_product_attention(q, k, v, is_causal=True)) @ w_o  # (n, h*d_v) x (h*d_v, d_out)
+
+
 def _projections_transposed(x, w_q, w_k, w_v, w_o, n_heads):
     if any(w.shape[0] != w.shape[1] for w in (w_q, w_k, w_v, w_o)):
         return None  # x @ w.T fails for a non-square projection
@@ -145,6 +157,16 @@ MISTAKES = (
     Mistake("missing_scale", "The scores of each head were not divided by sqrt(d_k) of the head.", _missing_scale),
     Mistake("heads_reshaped_wrongly", RESHAPED_HINT, _heads_done(_split_without_transpose, _merge_without_transpose)),
     Mistake("heads_split_without_transpose", SPLIT_HINT, _heads_done(_split_without_transpose, merge_heads)),
+    Mistake("heads_split_into_strided_columns",
+            "Each head took every n_heads-th column of the projection (a reshape to (n, d_k, n_heads)) instead of "
+            "a block of d_k consecutive columns. Head h owns columns h x d_k to (h + 1) x d_k - 1, which "
+            "reshape(n, n_heads, d_k) gives; the merge puts the heads back as such blocks.",
+            _heads_done(_split_columns_strided, merge_heads)),
+    Mistake("causal_mask_applied",
+            "These are the numbers of attention with a causal mask: each token saw only itself and the tokens "
+            "before it. This exercise asks for attention over every token, with no mask (only an input of one "
+            "token, or where a mask changes nothing, comes out right).",
+            _causal),
     Mistake("heads_merged_without_transpose", MERGE_HINT, _heads_done(split_heads, _merge_without_transpose)),
     Mistake("single_head", SINGLE_HEAD_HINT, _single_head(scale_by_head=False)),
     Mistake("single_head", SINGLE_HEAD_HINT, _single_head(scale_by_head=True)),

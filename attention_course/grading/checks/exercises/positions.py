@@ -24,6 +24,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
 from .attention import reference as attention_reference
@@ -98,6 +99,12 @@ ROPE_MISTAKES = (
             "(..., n, d), the second to last; the axes before it (heads, batch) share them. Build the angle "
             "table with shape (n, d/2) or (n, d) and let it broadcast over the leading axes.",
             _positions_on_the_head_axis),
+    Mistake("second_half_from_rotated_first",
+            "The first half of each vector (columns 0 to d/2 - 1) is right and the second half is not: it was "
+            "computed from the first half already turned. A pair (a, b) turned by t becomes (a cos t - b sin t, "
+            "b cos t + a sin t), both from the a and b before the turn: keep the input's first half for the second "
+            "line (write into a new array, not into the one you read from).",
+            lambda x, positions, base: _second_half_from_rotated_first(x, positions, base)),
     Mistake("cos_and_sin_swapped",
             "cos and sin changed places: x * sin + rotate_half(x) * cos. A pair (a, b) turned by the angle t "
             "becomes (a cos t - b sin t, b cos t + a sin t): the vector itself goes with cos, so that angle 0 "
@@ -123,6 +130,15 @@ def _cos_sin_swapped(x, positions, base):
     angles = np.asarray(positions)[:, None] * base ** (-2 * np.arange(half) / x.shape[-1])  # (n, d/2)
     a, b = x[..., :half], x[..., half:]
     return np.concatenate([a * np.sin(angles) - b * np.cos(angles), b * np.sin(angles) + a * np.cos(angles)], axis=-1)
+
+
+def _second_half_from_rotated_first(x, positions, base):
+    """The first half turned, then the second half computed from the turned first half (written in place)."""
+    half = x.shape[-1] // 2
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * base ** (-2 * np.arange(half) / x.shape[-1])  # (n, d/2)
+    a, b = x[..., :half], x[..., half:]
+    turned = a * np.cos(angles) - b * np.sin(angles)
+    return np.concatenate([turned, b * np.cos(angles) + turned * np.sin(angles)], axis=-1)
 
 
 def _position_in_exponent(x, positions, base):
@@ -267,7 +283,8 @@ def _no_max_subtraction(q, k, v, positions, base):
 
 
 ATTENTION_MISTAKES = (
-    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction),
+    Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, _no_max_subtraction,
+            premise=exp_overflows(lambda case: _rope_softmax_scores(case))),
     Mistake("values_rotated",
             "The values were rotated too. RoPE turns the queries and the keys, so that their dot product, the "
             "score, depends on the distance between the tokens; the values are mixed as they are.",

@@ -25,7 +25,8 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated
 from ..engine.code import Code
 from ..engine.check import Check
-from ..engine.mistakes import Mistake
+from ..engine.premises import exp_limits, exp_overflows
+from ..engine.mistakes import Mistake, Premise, same_values
 from ..engine.results import CheckResult
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
@@ -110,6 +111,11 @@ def _share_of_the_keys_overflows(masked, sinks):
     return softmax(masked, axis=-1) * left
 
 
+def _sink_above_exp_limit(case: Case) -> bool:
+    """Some head's sink logit lies above exp's limit: e^sink overflows."""
+    return bool(np.any(np.asarray(case.args[3], dtype=np.float64) > exp_limits(case)[0]))
+
+
 def _sink_not_shifted(masked, sinks):
     """The keys' exponentials shifted by their row's maximum, the sink's not."""
     e = np.exp(masked - masked.max(axis=-1, keepdims=True))
@@ -162,6 +168,16 @@ def _window(extra: int):
             return None  # no window, or one that covers every key either way
         return _allowed(q.shape[-2], k.shape[-2], window, extra=extra)
     return allowed
+
+
+def _window_at_the_start(q, k, v, sinks, window):
+    """Each query sees the keys before it among the first `window` of the sequence."""
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    if window is None or window >= n_k:
+        return None  # a window that keeps every key: at the start or at the end, the same
+    position = np.arange(n_q)[:, None] + n_k - n_q  # (n_q, 1): the queries are the last n_q positions
+    key = np.arange(n_k)[None, :]
+    return (key <= position) & (key < window)  # (n_q, n_k)
 
 
 def _top_left(q, k, v, sinks, window):
@@ -236,7 +252,8 @@ MISTAKES = (
             "1 - e^sink / (e^sink + sum e^s), then e^sink overflows to inf for a large sink and inf / inf is nan. "
             "Subtract the row's maximum, the sink included, before any exponential: join the sink to the scores "
             "as one more column and take a stable softmax.",
-            _mistake(weigh=_share_of_the_keys_overflows)),
+            _mistake(weigh=_share_of_the_keys_overflows),
+            premise=Premise("sink_above_exp_limit", _sink_above_exp_limit)),
     Mistake("sink_not_shifted",
             "The sink's exponential was not shifted with the scores'. After subtracting the row's maximum m from "
             "the scores, the sink's term must be e^(sink - m) too: e^(s_j - m) / (e^(sink - m) + sum e^(s - m)). "
@@ -245,7 +262,8 @@ MISTAKES = (
     Mistake("no_max_subtraction",
             "nan for large scores: e^s overflows to inf before the division, and inf / inf is nan. Subtract each "
             "row's maximum (the sink included) before the exponential.",
-            _mistake(weigh=_no_shift)),
+            _mistake(weigh=_no_shift),
+            premise=exp_overflows(lambda case: (_softmax_scores(case)[0][..., :-1], -1))),
     Mistake("sink_scaled",
             "The sink was divided by sqrt(d) with the scores. The sink is a logit joined to the scores after "
             "they are scaled: use it as it is.",
@@ -257,6 +275,11 @@ MISTAKES = (
             "the n_k keys (one new token after a cache, or a chunk after it): query i sits at position "
             "i + n_k - n_q, and its window ends there.",
             _mistake(allowed=_top_left)),
+    Mistake("window_at_the_start",
+            "The window kept the first keys of the sequence, positions 0 to window - 1, for every query. A sliding "
+            "window ends at its query: query i at position p sees itself and the window - 1 keys just before it, "
+            "the positions j with p - window < j <= p.",
+            _mistake(allowed=_window_at_the_start)),
     Mistake("window_ignored",
             "The window was not applied: each query saw every key up to its own position. With a window w, it "
             "sees only itself and the w - 1 keys before it.",
@@ -371,6 +394,52 @@ def _error_hint(case: Case, error: str, code: Code) -> str:
     return ""
 
 
+EXP_OVERFLOWED = Mistake(
+    "exp_overflowed",
+    "The values are right, but computing them overflowed: NumPy reported an exponential that gave inf on this "
+    "input, and the weights came out right only because a division by inf gives 0. The task asks for no "
+    "overflow: subtract from every exponent, the sink's included, the row's maximum taken over the scores AND "
+    "the sink, so that every exponent is <= 0.",
+)
+
+
+def _sink_far_above(case: Case) -> bool:
+    """Some head's sink lies above the largest score of one of its rows by more than exp's limit: e^(sink - m), m
+    the row's maximum without the sink, overflows."""
+    scores = _softmax_scores(case)[0]  # (h_q, n_q, n_k + 1), the sink last
+    keys, sinks = scores[..., :-1], scores[..., -1]
+    with np.errstate(all="ignore"):
+        gap = sinks - np.max(keys, axis=-1)  # (h_q, n_q)
+    return bool(np.any(np.isfinite(sinks) & (gap > exp_limits(case)[0])))
+
+
+OUTPUT_NOT_FROM_WEIGHTS = Mistake(
+    "output_not_from_weights",
+    "The weights are right, but the output is not them times the values: each row of the output mixes head h's "
+    "values (those of its key/value head) with the weights you return, the sink's share mixing nothing.",
+)
+
+
+def _specific(case: Case, expected, got, code: Code) -> Mistake | None:
+    """Right weights beside a wrong output (of the right shape): the output was mixed with other weights."""
+    if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(g, np.ndarray) for g in got)):
+        return None
+    output, weights = got
+    if (weights.shape == expected[1].shape and output.shape == expected[0].shape
+            and same_values(weights, expected[1], case.tolerance) and not same_values(output, expected[0], case.tolerance)):
+        return OUTPUT_NOT_FROM_WEIGHTS
+    return None
+
+
+def _no_overflow(case: Case, obs) -> tuple[str, Mistake] | None:
+    """Fail a right answer whose computation overflowed (the task forbids it), on an input where a sink lies far
+    above its row's scores, so that the shift by a maximum without the sink overflows."""
+    if not obs.overflowed or not _sink_far_above(case):
+        return None
+    return ("right values, but an exponential overflowed to inf while computing them (NumPy reported it); here a "
+            "sink lies more than exp's limit above its row's largest score", EXP_OVERFLOWED)
+
+
 def _softmax_scores(case: Case) -> tuple[np.ndarray, int]:
     """(the masked scaled scores with each head's sink as a last column, -1): what `Check.scores` reads to tell a
     saturated input."""
@@ -397,6 +466,8 @@ SINK_ATTENTION = Check(
     error_hint=_error_hint,
     helpers={"softmax": softmax},
     scores=_softmax_scores,
+    after_pass=_no_overflow,
+    specific=_specific,
 )
 
 

@@ -17,6 +17,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
+from ..engine.premises import exp_overflows, nothing_to_attend, slices_far_apart
 from ..engine.mistakes import Lead, Mistake, code_uses_infinity
 from ..engine.results import CheckResult
 
@@ -267,9 +268,9 @@ SOFTMAX = Check(
     sizes=Sizes({"x": "*"}),
     make_cases=_cases,
     mistakes=(
-        dataclasses.replace(NAN_FOR_EMPTY_ROW, predict=shifted_softmax),
-        Mistake(GLOBAL_MAX.id, GLOBAL_MAX.hint, global_max_softmax),
-        Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, naive_softmax),
+        dataclasses.replace(NAN_FOR_EMPTY_ROW, predict=shifted_softmax, premise=nothing_to_attend(_softmax_scores)),
+        Mistake(GLOBAL_MAX.id, GLOBAL_MAX.hint, global_max_softmax, premise=slices_far_apart(_softmax_scores)),
+        Mistake(NO_MAX_SUBTRACTION.id, NO_MAX_SUBTRACTION.hint, naive_softmax, premise=exp_overflows(_softmax_scores)),
         Mistake("ignores_axis",
                 "The function ignores its `axis` argument. Here axis is not -1, so the slices that must "
                 "sum to 1 run along another axis.",

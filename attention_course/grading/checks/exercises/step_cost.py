@@ -105,6 +105,33 @@ def _shared(f):
     return lambda c, context: f(c) if c.readers > 1 else None
 
 
+def _one_layer_in(item: int):
+    """A prediction: (flops, bytes) with item 0 (the FLOPs) or 1 (the bytes) counted for one layer, the other right."""
+    def predict(n_layers, *rest):
+        if n_layers < 2:
+            return None  # one layer: nothing to forget
+        right, one = attention_reference(n_layers, *rest), attention_reference(1, *rest)
+        return tuple(one[k] if k == item else right[k] for k in range(2))
+    return predict
+
+
+def _only_for(dtype_name: str, predict):
+    """A prediction that applies to inputs of one dtype (None, no prediction, for the others)."""
+    return lambda *args: predict(*args) if args[-1] == dtype_name else None
+
+
+BFLOAT16_HINT = ("The bytes are twice the expected for bfloat16, as if a bfloat16 number took 4 bytes, a float32's: "
+                 "bfloat16 keeps float32's exponent and drops most of its mantissa, 16 bits in all, 2 bytes.")
+FLOAT8_HINT = ("The bytes are twice the expected for float8_e4m3fn, as if its numbers took 2 bytes: a float8 number "
+               "is 8 bits (4 of exponent, 3 of mantissa, a sign), 1 byte.")
+
+
+def _step_with_floor_intensity(*args):
+    """The step's counts, right, and their intensity as flops // bytes: a whole number."""
+    flops, nbytes, _ = step_reference(*args)
+    return flops, nbytes, flops // nbytes
+
+
 def _latent_ignored(n_layers, n_heads, n_kv_heads, head_dim, kv_lora_rank, qk_rope_head_dim, context, dtype):
     """An MLA layout counted as one key/value head of head_dim: the latent and the rotary key left out."""
     if not kv_lora_rank:
@@ -186,6 +213,17 @@ ATTENTION_MISTAKES = (
             "The values were counted as kv_lora_rank + qk_rope_head_dim numbers: the rotary key takes part in the "
             "scores only. Each head mixes the latent, kv_lora_rank numbers per key.",
             _attention_mistake(mix=_mla_only(lambda c: c.kv_lora_rank + c.qk_rope_head_dim))),
+    Mistake("bfloat16_as_four_bytes", BFLOAT16_HINT, _only_for("bfloat16", _attention_mistake(size_factor=2))),
+    Mistake("float8_as_two_bytes", FLOAT8_HINT, _only_for("float8_e4m3fn", _attention_mistake(size_factor=2))),
+    Mistake("flops_of_one_layer",
+            "The bytes are right and the FLOPs are those of one layer: every layer computes its own scores and "
+            "its own mix of the values, so the products are done n_layers times.",
+            _one_layer_in(0)),
+    Mistake("bytes_of_one_layer",
+            "The FLOPs are right and the bytes are those of one layer: every layer has its own cache, which the "
+            "step reads and writes, and its own queries and outputs, so the traffic is n_layers times one "
+            "layer's.",
+            _one_layer_in(1)),
 )
 
 
@@ -326,6 +364,12 @@ STEP_MISTAKES = (
     Mistake("layers_forgotten", LAYERS_HINT, _step_mistake(make=_one_layer)),
     Mistake("layers_forgotten", LAYERS_HINT, _one_layer_everything),
     Mistake("bits_for_bytes", ATTENTION_MISTAKES[5].hint, _step_mistake(bytes_factor=8)),
+    Mistake("bfloat16_as_four_bytes", BFLOAT16_HINT, _only_for("bfloat16", _step_mistake(bytes_factor=2))),
+    Mistake("float8_as_two_bytes", FLOAT8_HINT, _only_for("float8_e4m3fn", _step_mistake(bytes_factor=2))),
+    Mistake("intensity_floor_division",
+            "The FLOPs and the bytes are right and the intensity is a whole number: floor division `//` dropped its "
+            "fraction. The intensity is flops / bytes, a float.",
+            _step_with_floor_intensity),
     Mistake("intensity_inverted",
             "FLOPs and bytes are right; the intensity is the other way round. Arithmetic intensity is FLOPs per "
             "byte: FLOPs divided by bytes.",
@@ -431,7 +475,8 @@ def _types(case: Case, obs: Observation):
     if counts:
         return f"right values, but a count came back as {counts[0].dtype} (expected an integer)", COUNTS_NOT_INTEGERS
     if len(value) == 3 and value[2].dtype != np.float64:
-        return (f"right values, but the intensity came back as {value[2].dtype} (expected float64, a Python float)",
+        kind = "an integer" if value[2].dtype.kind in "iu" else value[2].dtype  # a Python int reads as int64
+        return (f"right values, but the intensity came back as {kind} (expected float64, a Python float)",
                 INTENSITY_NOT_A_FLOAT)
     return None
 
@@ -545,6 +590,7 @@ DECODE_ATTENTION_COST = Check(
     mistakes=ATTENTION_MISTAKES,
     output_names=ATTENTION_OUTPUTS,
     compare=_comparison(ATTENTION_OUTPUTS, ATTENTION_MISTAKES),
+    weighed=True,
     expected_text=_expected_text(ATTENTION_OUTPUTS),
     after_pass=_types,
     error_hint=_error_hint,
@@ -569,6 +615,7 @@ DECODE_STEP_COST = Check(
     mistakes=STEP_MISTAKES,
     output_names=STEP_OUTPUTS,
     compare=_comparison(STEP_OUTPUTS, STEP_MISTAKES),
+    weighed=True,
     expected_text=_expected_text(STEP_OUTPUTS),
     after_pass=_types,
     error_hint=_error_hint,
