@@ -540,3 +540,17 @@ def test_a_channel_forged_in_a_follow_up_is_held_and_the_calls_are_made_again_fo
                                     for i in check.indices(True)})
     assert 0 < in_notebook.score < in_notebook.max_score
     assert by_check["masked_attention"].score == in_notebook.score
+
+
+def test_an_overflow_the_notebook_check_sees_the_batch_sees_too(tmp_path):
+    """A sink shifted by its row's maximum without the sink: right weights, but exp overflowed on the way there.
+    The worker reports the overflow through the channel, so the batch takes the marks the check cell takes."""
+    path = CORPUS / "12_sink_shifted_by_keys_max.py"
+    namespace = _namespace(path.read_text(), str(path))
+    exercise, check = CHECKS[namespace["CHECK"]]
+    in_notebook = run_check(check, namespace[check.function], hidden=True)
+    assert in_notebook.score < in_notebook.max_score and in_notebook.mistake == "exp_overflowed"
+    _notebook(tmp_path, exercise.id, check.function, path.read_text(), "overflow")
+    in_batch = next(c for c in _graded(tmp_path)["overflow"].checks if c.check == check.name)
+    assert (in_batch.score, in_batch.max_score, in_batch.mistake) == (in_notebook.score, in_notebook.max_score,
+                                                                     "exp_overflowed")

@@ -65,6 +65,11 @@ def test_observations_round_trip_and_forgeries_fail():
         unpack_observation({**data, "status": "passed"}, arrays)
     with pytest.raises(ProtocolError):
         unpack_observation({**data, "peak_bytes": -1}, arrays)
+    overflowed = Observation("returned", value=np.zeros(2), overflowed=True)  # exp overflowed, the value still right
+    assert unpack_observation(pack_observation(overflowed, arrays), arrays).overflowed
+    assert not back.overflowed
+    with pytest.raises(ProtocolError, match="overflow"):
+        unpack_observation({**data, "overflowed": "yes"}, arrays)
     with pytest.raises(ProtocolError):
         unpack_value({"t": "array", "k": "missing"}, arrays)
     with pytest.raises(ProtocolError):

@@ -144,6 +144,7 @@ def pack_observation(obs: Observation, arrays: dict[str, np.ndarray]) -> dict:
         "error": obs.error[:2000],
         "seconds": float(obs.seconds),
         "peak_bytes": obs.peak_bytes,
+        "overflowed": bool(obs.overflowed),
         "value": pack_value(obs.value, arrays),
         "args_after": [pack_value(a, arrays) for a in obs.args_after],
     }
@@ -163,6 +164,9 @@ def unpack_observation(data, arrays: dict[str, np.ndarray]) -> Observation:
     after = data.get("args_after", [])
     if not isinstance(after, list) or len(after) > 16:
         raise ProtocolError("an observation's arguments are malformed")
+    overflowed = data.get("overflowed", False)
+    if not isinstance(overflowed, bool):
+        raise ProtocolError("an observation's overflow flag is not true or false")
     return Observation(
         status=data["status"],
         value=unpack_value(data.get("value", {"t": "none"}), arrays),
@@ -170,6 +174,7 @@ def unpack_observation(data, arrays: dict[str, np.ndarray]) -> Observation:
         args_after=tuple(unpack_value(a, arrays) for a in after),
         seconds=float(seconds) if isinstance(seconds, (int, float)) else 0.0,
         peak_bytes=peak,
+        overflowed=overflowed,
     )
 
 
