@@ -48,7 +48,7 @@ except ImportError:  # run from a checkout without `pip install -e .`
     import attention_course
 
 from attention_course.decoder import DecoderConfig, random_decoder
-from attention_course.decoder.model import random_tensors
+from attention_course.decoder.load import random_tensors
 from attention_course.decoder.published import PUBLISHED_CONFIGS, published_config
 from attention_course.decoder.size import active_parameter_count, parameter_count, weight_bytes
 

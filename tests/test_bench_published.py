@@ -28,7 +28,7 @@ def test_the_bfloat16_checkpoint_it_writes_loads_as_the_weights_rounded(tmp_path
     import ml_dtypes
 
     from attention_course.decoder import DecoderConfig, load_decoder
-    from attention_course.decoder.model import random_tensors
+    from attention_course.decoder.load import random_tensors
 
     bench = load_script()
     fields = bench.shrunk("Qwen/Qwen3-0.6B")

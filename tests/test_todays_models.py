@@ -13,7 +13,7 @@ from attention_course.chapters.todays_models import (
 )
 from attention_course.core.rope_scaling import RopeScaling
 from attention_course.decoder import DecoderConfig, load_decoder
-from attention_course.decoder.model import random_tensors
+from attention_course.decoder.load import random_tensors
 from attention_course.decoder.published import PUBLISHED_CONFIGS, published_config
 
 

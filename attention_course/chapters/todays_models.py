@@ -263,7 +263,7 @@ def write_checkpoint(folder: str | os.PathLike, fields: dict, tensors: dict) -> 
     """Write config.json (`fields`) and model.safetensors (`tensors`, in float32) into `folder`; return it.
 
     The tensors are named and shaped as a Hugging Face checkpoint stores them
-    (`decoder.model.random_tensors` draws such a set), so `decoder.load_decoder(folder)` reads the
+    (`decoder.load.random_tensors` draws such a set), so `decoder.load_decoder(folder)` reads the
     folder back. Refuses to overwrite a folder that already holds either file.
     """
     folder = Path(folder)

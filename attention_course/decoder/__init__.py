@@ -36,8 +36,9 @@
 - `quantized`: `QuantizedKVCache`, int8 or float8 codes with absmax scales
   (book/generating_cost.ipynb).
 - `step`: `decode_step`, one new token's attention against the cache, by hand.
-- `model`: `load_decoder(folder)`, `random_decoder(rng)` and the NumPy
-  forward pass, `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`;
+- `load`: `load_decoder(folder)` and `random_decoder(rng)`, which hand the
+  weights to the class that runs them; `model`: the NumPy forward pass,
+  `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`;
   `gemma3n`: `Gemma3nModel`, the same for Gemma 3n's text model (AltUp's
   copies of the residual stream, LAuReL, per-layer inputs, layers that read
   another layer's keys and values).
@@ -80,7 +81,8 @@ from .paged import PagedKVCache
 from .reserved import ReservedKVCache
 from .quantized import QuantizedKVCache, attention_error_bound, quantize
 from .hybrid_cache import HybridCache
-from .model import DecoderModel, DecoderOutput, load_decoder, random_decoder, rms_norm, silu, swiglu
+from .model import DecoderModel, DecoderOutput, rms_norm, silu, swiglu
+from .load import load_decoder, random_decoder
 from .indexer import IndexedLatentCache
 from .weights import DecoderLayer, DecoderWeights, read_checkpoint
 

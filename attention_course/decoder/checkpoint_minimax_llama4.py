@@ -47,16 +47,14 @@ def mlp_shapes(c: DecoderConfig, layer: int, p: str) -> dict[str, tuple[int, ...
 
 
 def read_mlp(t, c: DecoderConfig, layer: int, p: str) -> dict:
-    """The `DecoderLayer` fields of one layer's feed-forward (w_gate, w_up, w_down or experts), read by the
-    taker `t` of `weights.decoder_weights`."""
-    from .weights import Experts  # weights imports this module
-
+    """The `DecoderLayer` fields of one layer's feed-forward (w_gate, w_up, w_down, or experts: the fields of a
+    `weights.Experts`, which weights builds), read by the taker `t` of `weights.decoder_weights`."""
     if c.model_type == "minimax_m2":
         m = p + "block_sparse_moe."
         stacked = [np.stack([t.linear(f"{m}experts.{j}.{name}")[0] for j in range(c.moe.n_experts)])
                    for name in ("w1", "w3", "w2")]  # E x (in, out) -> (E, in, out)
         w_gate, w_up, w_down = (t.frozen(w) for w in stacked)
-        return dict(experts=Experts(router=t.linear(m + "gate")[0], correction_bias=t.get(m + "e_score_correction_bias"),
+        return dict(experts=dict(router=t.linear(m + "gate")[0], correction_bias=t.get(m + "e_score_correction_bias"),
                                     w_gate=w_gate, w_up=w_up, w_down=w_down))
     f = p + "feed_forward."
     if not c.is_moe_layer(layer):
@@ -64,6 +62,6 @@ def read_mlp(t, c: DecoderConfig, layer: int, p: str) -> dict:
     gate_up = t.get(f + "experts.gate_up_proj")  # (E, d_model, 2 d_expert), stored (in, out)
     i = c.moe.d_expert
     shared = tuple(t.linear(f + "shared_expert." + n)[0] for n in ("gate_proj", "up_proj", "down_proj"))
-    return dict(experts=Experts(router=t.linear(f + "router")[0], w_gate=t.frozen(gate_up[..., :i]),
+    return dict(experts=dict(router=t.linear(f + "router")[0], w_gate=t.frozen(gate_up[..., :i]),
                                 w_up=t.frozen(gate_up[..., i:]), w_down=t.get(f + "experts.down_proj"),
                                 shared=shared))

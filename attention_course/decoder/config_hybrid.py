@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config_json import _rope
+from .config_rope import rope_setting
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
 HYBRID_LAYER_TYPES = ("linear_attention", "full_attention")
@@ -231,13 +231,13 @@ def _rope_and_rotary_dim(cfg: dict, model_type: str, head_dim: int, source: str)
         if factor not in (None, 1, 1.0):
             raise UnsupportedConfigError(f"{source}: partial_rotary_factor = {factor!r} is not implemented for "
                                          "olmo_hybrid; only 1.0")
-        return _rope(params, 10000.0, cfg, key, source, nested=False), None
+        return rope_setting(params, 10000.0, cfg, key, source, nested=False), None
     factor = params.pop("partial_rotary_factor", None) or cfg.get("partial_rotary_factor") or 0.25
     rotary_dim = int(head_dim * float(factor))  # as transformers: int(head_dim * partial_rotary_factor)
     if rotary_dim < 2 or rotary_dim % 2:
         raise UnsupportedConfigError(f"{source}: partial_rotary_factor = {factor!r} of head_dim = {head_dim} gives "
                                      f"{rotary_dim} rotated coordinates; an even number of at least 2 is needed")
-    rope = _rope(params, float(cfg.get("rope_theta") or 10000.0), cfg, key, source, nested=False)
+    rope = rope_setting(params, float(cfg.get("rope_theta") or 10000.0), cfg, key, source, nested=False)
     return rope, None if rotary_dim == head_dim else rotary_dim
 
 

@@ -11,10 +11,12 @@ not implement is refused with an `UnsupportedConfigError` naming the key.
 
 from __future__ import annotations
 
-from ..core.rope_scaling import ROPE_TYPES, RopeScaling, yarn_mscale
+from ..core.rope_scaling import RopeScaling, yarn_mscale
 from . import config_gemma3n
 from . import config_minimax_llama4 as minimax_llama4
 from .config_dsa import DSA_TYPES, dsa_config, indexer_config
+from .config_hybrid import hybrid_fields
+from .config_rope import need, rope_setting
 from .fp8 import fp8_blocks
 from .options import LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
@@ -50,12 +52,6 @@ _GPT_OSS_ROPE = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_s
 """gpt-oss's RoPE when config.json gives none (GptOssConfig's default)."""
 
 
-def _need(cfg: dict, key: str, source: str):
-    if key not in cfg or cfg[key] is None:
-        raise UnsupportedConfigError(f"{source}: the key {key!r} is missing")
-    return cfg[key]
-
-
 def config_fields(cfg: dict, source: str = "config.json") -> dict:
     """The fields of a `DecoderConfig` (`DecoderConfig.from_dict`) from a config.json dict.
 
@@ -73,8 +69,6 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
         raise UnsupportedConfigError(
             f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
     if model_type in HYBRID_MODEL_TYPES:  # delta-rule layers beside softmax attention
-        from .config_hybrid import hybrid_fields  # imported here: that module reads with this one's helpers
-
         return hybrid_fields(cfg, model_type, source)
     given = cfg
     if model_type in minimax_llama4.MODEL_TYPES:
@@ -85,13 +79,13 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     if model_type in DSA_TYPES:
         cfg = dsa_config(cfg, model_type, source)  # the family's defaults written in, read as DeepSeek-V3 below
     cfg = {**cfg, "max_position_embeddings": cfg.get("max_position_embeddings") or _DEFAULT_MAX_POSITIONS[model_type]}
-    n_layers = int(_need(cfg, "num_hidden_layers", source))
-    n_heads = int(_need(cfg, "num_attention_heads", source))
+    n_layers = int(need(cfg, "num_hidden_layers", source))
+    n_heads = int(need(cfg, "num_attention_heads", source))
     n_kv_heads = int(cfg.get("num_key_value_heads") or n_heads)
     if n_heads % n_kv_heads:
         raise UnsupportedConfigError(
             f"{source}: num_attention_heads = {n_heads} is not a multiple of num_key_value_heads = {n_kv_heads}")
-    d_model = int(_need(cfg, "hidden_size", source))
+    d_model = int(need(cfg, "hidden_size", source))
     latent = _latent(cfg, source) if model_type in LATENT_TYPES else None
     if latent is not None:
         head_dim = latent.qk_head_dim
@@ -107,13 +101,13 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
     eos = cfg.get("eos_token_id")
     fields = dict(
         model_type=model_type,
-        vocab_size=int(_need(cfg, "vocab_size", source)),
+        vocab_size=int(need(cfg, "vocab_size", source)),
         d_model=d_model,
         n_layers=n_layers,
         n_heads=n_heads,
         n_kv_heads=n_kv_heads,
         head_dim=head_dim,
-        d_ff=int(_need(cfg, "intermediate_size", source)),
+        d_ff=int(need(cfg, "intermediate_size", source)),
         rms_norm_eps=float(cfg.get("rms_norm_eps") or (1e-5 if model_type == "gpt_oss" else 1e-6)),
         rope_theta=float(rope_theta),
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", gemma or model_type == "smollm3")),
@@ -275,53 +269,18 @@ def _ropes(cfg: dict, model_type: str, layer_types: tuple[str, ...], source: str
                                      f"({', '.join(LAYER_TYPES)}); got the single dict {params!r}")
     if nested:
         local_theta = cfg.get("rope_local_base_freq", 10000.0) if model_type == "gemma3_text" else theta
-        per_type = {t: _rope(dict(params[t] or {}), local_theta if t == "sliding_attention" else theta, cfg,
+        per_type = {t: rope_setting(dict(params[t] or {}), local_theta if t == "sliding_attention" else theta, cfg,
                              f"{key}.{t}", source, nested=True) for t in nested}
         missing = sorted(set(layer_types) - set(per_type))
         if missing:
             raise UnsupportedConfigError(f"{source}: {key} has no entry for the layer types {missing}")
         ropes = [per_type[t] for t in layer_types]
     else:
-        ropes = [_rope(dict(params), theta, cfg, key, source, nested=False)] * len(layer_types)
+        ropes = [rope_setting(dict(params), theta, cfg, key, source, nested=False)] * len(layer_types)
     if model_type == "smollm3":
         uses_rope = _no_rope_layers(cfg, len(layer_types), source)
         ropes = [r if uses_rope[i] else None for i, r in enumerate(ropes)]
     return tuple(ropes)
-
-
-def _rope(params: dict, theta, cfg: dict, key: str, source: str, nested: bool) -> RopeScaling:
-    """One RoPE setting: its base and its scaling rule, transformers' defaults filled in."""
-    rope_type = params.get("rope_type", params.get("type", "default"))
-    if rope_type not in ROPE_TYPES:
-        raise UnsupportedConfigError(
-            f"{source}: {key}.rope_type = {rope_type!r} is not implemented; only {', '.join(map(repr, ROPE_TYPES))}")
-    factor = params.get("partial_rotary_factor")
-    if factor not in (None, 1, 1.0):
-        raise UnsupportedConfigError(f"{source}: {key}.partial_rotary_factor = {factor!r} is not implemented; only 1.0")
-    base = params.get("rope_theta", theta)
-    if not isinstance(base, (int, float)) or isinstance(base, bool) or base <= 0:
-        raise UnsupportedConfigError(f"{source}: {key}.rope_theta must be a positive number; got {base!r}")
-    max_positions = int(cfg["max_position_embeddings"])
-    original = params.get("original_max_position_embeddings") or max_positions
-    if rope_type in ("llama3", "yarn") and not nested and cfg.get("original_max_position_embeddings"):
-        original = cfg["original_max_position_embeddings"]  # transformers lets the top-level key win
-    if rope_type in ("linear", "dynamic", "llama3") and params.get("factor") is None:
-        raise UnsupportedConfigError(f"{source}: {key}.factor is missing for rope_type {rope_type!r}")
-    factor = params.get("factor")
-    if rope_type == "yarn" and factor is None:
-        factor = max_positions / original  # DeepSeek's way: the ratio of the two context lengths
-    extra = {}
-    if rope_type == "llama3":
-        extra = {"low_freq_factor": float(_need(params, "low_freq_factor", f"{source}: {key}")),
-                 "high_freq_factor": float(_need(params, "high_freq_factor", f"{source}: {key}"))}
-    elif rope_type == "yarn":
-        extra = {"beta_fast": float(params.get("beta_fast") or 32.0), "beta_slow": float(params.get("beta_slow") or 1.0),
-                 "truncate": True if nested else bool(params.get("truncate", True)),  # transformers reads the top dict
-                 "mscale": params.get("mscale"),
-                 "mscale_all_dim": params.get("mscale_all_dim"), "attention_factor": params.get("attention_factor")}
-    return RopeScaling(rope_type, float(base), factor=float(factor if factor is not None else 1.0),
-                       original_context=int(original) if rope_type in ("llama3", "yarn") else None,
-                       max_positions=max_positions, **extra)
 
 
 def _score_scale(cfg: dict, model_type: str, latent: LatentAttentionConfig | None,
@@ -353,7 +312,7 @@ def _latent(cfg: dict, source: str) -> LatentAttentionConfig:
 def _moe(cfg: dict, model_type: str, n_layers: int, source: str) -> MoEConfig | None:
     if model_type == "gpt_oss":
         return MoEConfig(router="softmax_top_k", n_experts=int(cfg.get("num_local_experts", 128)),
-                         top_k=int(cfg.get("num_experts_per_tok", 4)), d_expert=int(_need(cfg, "intermediate_size", source)),
+                         top_k=int(cfg.get("num_experts_per_tok", 4)), d_expert=int(need(cfg, "intermediate_size", source)),
                          swiglu_alpha=float(cfg.get("swiglu_alpha", 1.702)), swiglu_limit=float(cfg.get("swiglu_limit", 7.0)))
     if model_type not in LATENT_TYPES:
         return None

@@ -370,6 +370,10 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
                                                _gated_query(b_q, c.n_heads, c.head_dim))
                                               if c.attn_output_gate else ((w_q, None), (b_q, None)))
     post_norms = c.delta is not None and c.delta.attention_post_norms  # OLMo hybrid: norms on the outputs alone
+    if family_mlp:  # MiniMax-M2 and Llama 4 read their own feed-forward tensors
+        experts = Experts(**family_mlp["experts"]) if "experts" in family_mlp else None
+    else:
+        experts = _experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None
     return DecoderLayer(
         attn_norm=None if post_norms else t.norm(p + "input_layernorm"),
         mlp_norm=None if post_norms else t.norm(p + mlp_norm), w_o=w_o, b_o=b_o,
@@ -381,7 +385,7 @@ def _layer(t: _Taker, c: DecoderConfig, i: int) -> DecoderLayer:
         post_mlp_norm=t.norm(p + "post_feedforward_layernorm"),
         latent=latent,
         indexer=_indexer(t, a),
-        experts=family_mlp.get("experts") if family_mlp else _experts(t, c, p + "mlp.") if c.is_moe_layer(i) else None,
+        experts=experts,
     )
 
 

@@ -195,12 +195,14 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
     peak = None
     start = time.perf_counter()
     tracing_before = tracemalloc.is_tracing()
-    overflows = []
+    # NumPy's overflow is reported as a warning recorded by the warnings module, never through a callback of this
+    # package's: code of the course's that ran inside the student's call would be seen by the sandbox's watch as
+    # the notebook using the course's code
+    caught: list = []
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore", over="call",
-                                                    call=lambda kind, flag: overflows.append(kind)), \
+        with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore", over="warn"), \
                 time_limit(seconds):
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("always")
             if measure_memory:
                 if tracing_before:
                     tracemalloc.reset_peak()
@@ -232,7 +234,12 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
     seconds_taken = time.perf_counter() - start
     after = tuple(to_plain(a) if isinstance(a, np.ndarray) else None for a in call_args)
     return Observation(RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak,
-                       overflowed=bool(overflows))
+                       overflowed=any(_is_overflow(w) for w in caught))
+
+
+def _is_overflow(caught: warnings.WarningMessage) -> bool:
+    """Whether a warning recorded during a call is NumPy's floating-point overflow (the only one errstate lets warn)."""
+    return issubclass(caught.category, RuntimeWarning) and str(caught.message).startswith("overflow encountered")
 
 
 AT_LINE = "\n  at: "
