@@ -37,6 +37,7 @@ CHAPTER_TITLES = {
     "backward": "How attention learns: the backward pass",
     "generating_cost": "What generating costs",
     "todays_models": "Attention in today's models",
+    "without_all_scores": "Attention without all the scores",
 }
 """The title of each chapter an exercise practises (book/<chapter>.ipynb's heading, in plain text)."""
 

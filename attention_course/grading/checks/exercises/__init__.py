@@ -105,9 +105,9 @@ EXERCISES: tuple[Exercise, ...] = (
              ("softmax",)),
     Exercise("13_decode_step_cost", "What a decoding step costs", "generating_cost", "step_cost",
              ("decode_attention_cost", "decode_step_cost")),
-    Exercise("14_sparse_attention", "Sparse attention: each query's top-k keys", "todays_models", "sparse",
+    Exercise("14_sparse_attention", "Sparse attention: each query's top-k keys", "without_all_scores", "sparse",
              ("sparse_attention",), ("softmax",)),
-    Exercise("15_gated_delta_rule", "The gated delta rule: a state instead of scores", "todays_models", "delta",
+    Exercise("15_gated_delta_rule", "The gated delta rule: a state instead of scores", "without_all_scores", "delta",
              ("gated_delta_step", "gated_delta_chunk")),
 )
 

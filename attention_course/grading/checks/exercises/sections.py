@@ -33,9 +33,9 @@ CHECK_SECTIONS = {
     "decode_step_cost": "The intensity of a decoding step",
     # exercises 14 and 15 practise attention that does not score every key, taught beside the local and global
     # layers until a chapter of their own exists
-    "sparse_attention": "Local and global layers",
-    "gated_delta_step": "Local and global layers",
-    "gated_delta_chunk": "Local and global layers",
+    "sparse_attention": "Sparse selection on the bank-bot example",
+    "gated_delta_step": "The delta rule as a memory",
+    "gated_delta_chunk": "The delta rule as a memory",
 }
 """check name -> the `## ` heading of its exercise's chapter that teaches it."""
 
