@@ -57,15 +57,18 @@ class DecoderOutput:
     window or a chunk hides (or a cache no longer keeps) have weight 0, and so have, with DeepSeek Sparse
     Attention (DeepSeek-V3.2, GLM-5), the keys the indexer did not choose; with sinks (gpt-oss) each row
     sums to less than 1. A delta-rule layer (hybrid decoders) weighs no keys: its entries are all 0.
-    None if not asked for."""
+    DeepSeek-V4: (L, h_q, n, n_k + T), the keys axis holding the n_k tokens, then the compressed entries (T = the
+    most any layer has so far; entries a layer lacks, that a query may not see yet or that its indexer did not pick
+    weigh 0). None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer. Gemma 3n:
-    (L + 1, A, n, d_model), AltUp's A copies."""
+    (L + 1, A, n, d_model), AltUp's A copies; DeepSeek-V4: (L + 1, hc_mult, n, d_model), its residual streams."""
 
 
 class DecoderModel:
     """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3/V3.2, GLM-5, MiniMax-M2, Llama 4,
-    Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear) run with the course's attention.
+    Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear; DeepSeek-V4 and Gemma 3n by their subclasses) run with the course's
+    attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """
@@ -341,8 +344,10 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, DeepSeek-V3.2, GLM-5, MiniMax-M2, Llama 4 (text:
     Llama4ForCausalLM, model_type llama4_text), Gemma 3n (text:
     Gemma3nForCausalLM, model_type gemma3n_text, run by `gemma3n.Gemma3nModel`),
-    and the hybrids whose layers mostly keep a state instead of scores (Gated
-    DeltaNet): Qwen3-Next, Qwen3.5 (text), OLMo hybrid and Kimi Linear
+    the hybrids whose layers mostly keep a state instead of scores (Gated
+    DeltaNet): Qwen3-Next, Qwen3.5 (text), OLMo hybrid and Kimi Linear, and
+    DeepSeek-V4 (compressed keys beside a sliding window, hyper-connections:
+    run by `deepseek_v4.DeepseekV4Model`, its tensors in DeepSeek's names)
     (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
@@ -360,7 +365,12 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
         raise TypeError(f"dtype must be float32 or float64; got {np.dtype(dtype)}")
     config = DecoderConfig.from_json(folder / "config.json")
     tensors = dequantize_fp8(read_checkpoint(folder), config.weight_blocks, str(folder))  # FP8 widened, if any
-    weights = decoder_weights(tensors, config, dtype, source=str(folder), copy=False)
+    if config.v4 is not None:  # DeepSeek-V4: its own tensors and model class
+        from .deepseek_v4 import read_v4_weights  # it builds on this module
+
+        weights = read_v4_weights(tensors, config, dtype, source=str(folder))
+    else:
+        weights = decoder_weights(tensors, config, dtype, source=str(folder), copy=False)
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
         try:
@@ -375,7 +385,11 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
 
 
 def _model(weights: DecoderWeights, tokenizer=None, name: str = "decoder") -> DecoderModel:
-    """A `DecoderModel`, or the `gemma3n.Gemma3nModel` that runs Gemma 3n's text model."""
+    """A `DecoderModel`, or the `gemma3n.Gemma3nModel` that runs Gemma 3n's text model, or DeepSeek-V4's."""
+    if weights.config.v4 is not None:
+        from .deepseek_v4 import DeepseekV4Model  # it builds on this module
+
+        return DeepseekV4Model(weights, tokenizer, name)
     if weights.config.gemma3n is not None:
         from .gemma3n import Gemma3nModel  # it builds on this module
 

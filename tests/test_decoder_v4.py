@@ -1,0 +1,184 @@
+"""load_decoder against transformers on DeepSeek-V4: a sliding window plus compressed keys, hyper-connections.
+
+For each configuration of tests/decoder_models.py's DEEPSEEK_V4, transformers builds a tiny model from a
+config (no download), saves it with save_pretrained and runs it in float32 with eager attention. The prompt
+is longer than the window and than every compression ratio, and the indexer keeps fewer entries than the
+queries can see, so the window, the pooling and the choice all matter. Checked: logits to 1e-4, attention
+weights (the tokens, then the compressed entries) to 1e-5, every layer's residual streams to 1e-4; a prefill
+then one token at a time equal to one pass and to transformers' cached steps, the cache holding what
+transformers' holds; greedy tokens with and without the cache equal to transformers' `generate`. The
+pooling of `core.compress` is checked against its formula. Skipped without torch.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed: pip install -e '.[torch]' to cross-check against it")
+pytest.importorskip("transformers", reason="transformers is not installed: pip install -e '.[torch]'")
+
+from attention_course.core.compress import gated_pool, overlapping_gated_pool  # noqa: E402
+from attention_course.decoder import DecoderConfig, load_decoder  # noqa: E402
+from attention_course.decoder.deepseek_v4 import DeepseekV4Model, V4Cache  # noqa: E402
+from decoder_models import COMMON, DEEPSEEK_V4, config_json, save, tiny_model  # noqa: E402
+
+N_PROMPT = 23
+"""Prompt tokens: several windows of every layer, several compressed entries."""
+PREFILL = 9
+"""The cached run's first call (a window left open in every compressed layer); the rest one token at a time."""
+MAX_NEW_TOKENS = 6
+
+
+@pytest.fixture(scope="module", params=sorted(DEEPSEEK_V4))
+def checkpoint(request, tmp_path_factory):
+    """(name, transformers model never run, our model, prompt ids, transformers' reference)."""
+    name = request.param
+    hf = tiny_model(name, seed=len(name))
+    folder = save(hf, tmp_path_factory.mktemp(name))
+    ids = np.random.default_rng(len(name)).integers(1, COMMON["vocab_size"], N_PROMPT)  # no 0: the end token
+    t = torch.tensor(ids)[None]
+    with torch.no_grad():
+        out = copy.deepcopy(hf)(t, output_attentions=True, output_hidden_states=True, use_cache=False)
+        generated = {use_cache: copy.deepcopy(hf).generate(t, max_new_tokens=MAX_NEW_TOKENS, do_sample=False,
+                                                           use_cache=use_cache, attention_mask=torch.ones_like(t))[0]
+                     for use_cache in (True, False)}
+    ref = {"logits": out.logits[0].numpy(), "attentions": [a[0].numpy() for a in out.attentions],
+           "hidden_states": [h[0].numpy() for h in out.hidden_states],
+           "generated": {k: v.numpy() for k, v in generated.items()}}
+    return name, hf, load_decoder(folder), ids, ref
+
+
+def test_the_configuration_is_read_as_transformers_reads_it(checkpoint):
+    name, hf, ours, _, _ = checkpoint
+    c, h = ours.config, hf.config
+    assert isinstance(ours, DeepseekV4Model) and c == DecoderConfig.from_dict(config_json(name))
+    o = c.v4
+    assert o.layer_types == tuple(h.layer_types) and o.mlp_layer_types == tuple(h.mlp_layer_types)
+    assert o.ratios == tuple(h.compress_rates.get(t, 0) for t in h.layer_types)
+    assert (o.rope_dim, o.window, o.hc_mult, o.n_experts, o.d_expert, o.index_topk) == (
+        h.qk_rope_head_dim, h.sliding_window, h.hc_mult, h.n_routed_experts, h.moe_intermediate_size, h.index_topk)
+    assert (o.rope_main.base, o.rope_compress.base) == (h.rope_parameters["main"]["rope_theta"],
+                                                      h.rope_parameters["compress"]["rope_theta"])
+    assert o.rope_compress.rope_type == h.rope_parameters["compress"]["rope_type"]
+    assert max(o.ratios) < N_PROMPT and o.window < N_PROMPT
+    assert "compressed_sparse_attention" in o.layer_types and "heavily_compressed_attention" in o.layer_types
+
+
+def test_logits_equal_transformers(checkpoint):
+    *_, ours, ids, ref = checkpoint
+    np.testing.assert_allclose(ours.forward(ids).logits, ref["logits"], rtol=0, atol=1e-4)
+
+
+def test_attention_weights_over_the_tokens_then_the_compressed_entries_equal_transformers(checkpoint):
+    *_, ours, ids, ref = checkpoint
+    out = ours.forward(ids)
+    o, n = ours.config.v4, len(ids)
+    t_max = max(n // r for r in o.ratios if r)
+    assert out.attentions.shape == (ours.config.n_layers, ours.config.n_heads, n, n + t_max)
+    chosen = 0
+    for layer, want in enumerate(ref["attentions"]):  # (h, n, n + T): transformers' keys axis is ours
+        entries = n // o.ratios[layer] if o.ratios[layer] else 0
+        assert want.shape[-1] == n + entries
+        np.testing.assert_allclose(out.attentions[layer, ..., :n + entries], want, rtol=0, atol=1e-5)
+        assert not out.attentions[layer, ..., n + entries:].any()
+        window = out.attentions[layer, ..., :n]
+        far = np.arange(n)[None, :] <= np.arange(n)[:, None] - o.window  # keys out of the window weigh 0
+        assert not window[:, far].any()
+        if o.layer_types[layer] == "compressed_sparse_attention":
+            picked = (out.attentions[layer, 0, :, n:n + entries] > 0).sum(axis=-1)  # (n,) entries read
+            assert picked.max() == o.index_topk < entries  # the indexer left some visible entries out
+            chosen += 1
+    assert chosen and (out.attentions.sum(axis=-1) < 1).all()  # the sink takes a share of every row
+
+
+def test_every_hidden_state_equals_transformers(checkpoint):
+    *_, ours, ids, ref = checkpoint
+    out = ours.forward(ids)
+    n_layers = ours.config.n_layers
+    assert out.hidden_states.shape == (n_layers + 1, ours.config.v4.hc_mult, len(ids), ours.config.d_model)
+    for layer, want in enumerate(ref["hidden_states"][:-1]):  # (n, N, d_model): the streams before layer `layer`
+        np.testing.assert_allclose(out.hidden_states[layer], want.transpose(1, 0, 2), rtol=0, atol=1e-4)
+    last = ours.head_input(out.hidden_states[-1].transpose(1, 0, 2))  # transformers' last: the head's collapse, normed
+    np.testing.assert_allclose(last, ref["hidden_states"][-1], rtol=0, atol=1e-4)
+
+
+def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cached_steps(checkpoint):
+    _, hf, ours, ids, _ = checkpoint
+    from transformers import DynamicCache
+
+    whole = ours.forward(ids)
+    hf = copy.deepcopy(hf)
+    hf_cache, cache = DynamicCache(config=hf.config), ours.new_cache()
+    assert isinstance(cache, V4Cache)
+    n, start = len(ids), 0
+    for step in [ids[:PREFILL], *([t] for t in ids[PREFILL:])]:
+        step = np.asarray(step)
+        with torch.no_grad():
+            want = hf(torch.tensor(step)[None], cache=hf_cache, use_cache=True,
+                      position_ids=torch.arange(start, start + len(step))[None]).logits[0].numpy()
+        out = ours.forward(step, cache)
+        stop = start + len(step)
+        np.testing.assert_allclose(out.logits, whole.logits[start:stop], rtol=0, atol=1e-4)
+        np.testing.assert_allclose(out.logits, want, rtol=0, atol=1e-4)
+        np.testing.assert_allclose(out.attentions[..., :stop], whole.attentions[:, :, start:stop, :stop], rtol=0,
+                                   atol=1e-5)
+        entries = out.attentions[..., stop:]  # this call's entries: the first of the whole run's
+        np.testing.assert_allclose(entries, whole.attentions[:, :, start:stop, n:n + entries.shape[-1]], rtol=0,
+                                   atol=1e-5)
+        start = stop
+    assert len(cache) == n
+    o, d = ours.config.v4, ours.config.head_dim
+    expected_bytes = 0
+    for layer in range(ours.config.n_layers):
+        hf_layer = hf_cache.layers[layer]
+        np.testing.assert_allclose(cache.layers[layer].window, hf_layer.keys[0, 0].numpy(), rtol=0, atol=1e-5)
+        expected_bytes += (o.window - 1) * d * 4
+        ratio = o.ratios[layer]
+        if not ratio:
+            continue
+        names = ["compressor"] + (["indexer"] if o.layer_types[layer] == "compressed_sparse_attention" else [])
+        for name in names:
+            entries = cache.entries(layer, name)
+            assert entries.shape[0] == n // ratio
+            np.testing.assert_allclose(entries, hf_layer.compressed_kv[name][0].numpy(), rtol=0, atol=1e-5)
+            np.testing.assert_allclose(cache.layers[layer].pools[name].pending_kv, hf_layer.buffer_kv[name][0].numpy(),
+                                       rtol=0, atol=1e-5)  # the open window's projections
+            width = entries.shape[-1] * (2 if name == "indexer" or len(names) == 2 else 1)
+            expected_bytes += (n // ratio) * entries.shape[-1] * 4 + 2 * (n % ratio) * width * 4
+            if len(names) == 2:
+                np.testing.assert_allclose(cache.layers[layer].pools[name].previous[0],
+                                           hf_layer.overlap_kv[name][0].numpy(), rtol=0, atol=1e-5)
+                expected_bytes += 2 * ratio * entries.shape[-1] * 4  # the previous window's halves
+    assert cache.nbytes == expected_bytes
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_greedy_tokens_equal_transformers(checkpoint, use_cache):
+    *_, ours, ids, ref = checkpoint
+    generated = ours.generate(ids, MAX_NEW_TOKENS, use_cache=use_cache)
+    np.testing.assert_array_equal(generated, ref["generated"][use_cache])
+    np.testing.assert_array_equal(generated, ref["generated"][not use_cache])
+
+
+def test_gated_pool_is_a_softmax_average_per_coordinate_and_the_overlapping_pool_runs_in_pieces():
+    rng = np.random.default_rng(0)
+    m, d = 3, 4
+    kv, gate, bias = rng.standard_normal((9, d)), rng.standard_normal((9, d)), rng.standard_normal((m, d))
+    pooled = gated_pool(kv, gate, m, bias)
+    for w in range(3):
+        z = gate[w * m:(w + 1) * m] + bias  # (m, d)
+        p = np.exp(z) / np.exp(z).sum(axis=0)
+        np.testing.assert_allclose(pooled[w], (p * kv[w * m:(w + 1) * m]).sum(axis=0), rtol=1e-12)
+    kv2, gate2, bias2 = rng.standard_normal((12, 2 * d)), rng.standard_normal((12, 2 * d)), rng.standard_normal((m, 2 * d))
+    whole = overlapping_gated_pool(kv2, gate2, m, bias2)
+    z = np.concatenate([gate2[0:3, :d] + bias2[:, :d], gate2[3:6, d:] + bias2[:, d:]])  # entry 1: window 0's a, 1's b
+    p = np.exp(z) / np.exp(z).sum(axis=0)
+    np.testing.assert_allclose(whole[1], (p * np.concatenate([kv2[0:3, :d], kv2[3:6, d:]])).sum(axis=0), rtol=1e-12)
+    first = overlapping_gated_pool(kv2[:6], gate2[:6], m, bias2)
+    rest = overlapping_gated_pool(kv2[6:], gate2[6:], m, bias2, previous=(kv2[3:6, :d], gate2[3:6, :d] + bias2[:, :d]))
+    np.testing.assert_allclose(np.concatenate([first, rest]), whole, rtol=1e-12)
+    with pytest.raises(ValueError, match="multiple of ratio"):
+        gated_pool(kv[:8], gate[:8], m, bias)
+    with pytest.raises(ValueError, match="position_bias"):
+        gated_pool(kv, gate, m, bias[:2])
