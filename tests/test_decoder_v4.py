@@ -19,8 +19,10 @@ torch = pytest.importorskip("torch", reason="torch is not installed: pip install
 pytest.importorskip("transformers", reason="transformers is not installed: pip install -e '.[torch]'")
 
 from attention_course.core.compress import gated_pool, overlapping_gated_pool  # noqa: E402
-from attention_course.decoder import DecoderConfig, load_decoder  # noqa: E402
+from attention_course.decoder import DecoderConfig, cache_bytes, load_decoder, random_decoder  # noqa: E402
 from attention_course.decoder.deepseek_v4 import DeepseekV4Model, V4Cache  # noqa: E402
+from attention_course.decoder.size import active_parameter_count, parameter_count  # noqa: E402
+from attention_course.decoder.weights import read_checkpoint  # noqa: E402
 from decoder_models import COMMON, DEEPSEEK_V4, config_json, save, tiny_model  # noqa: E402
 
 N_PROMPT = 23
@@ -32,7 +34,7 @@ MAX_NEW_TOKENS = 6
 
 @pytest.fixture(scope="module", params=sorted(DEEPSEEK_V4))
 def checkpoint(request, tmp_path_factory):
-    """(name, transformers model never run, our model, prompt ids, transformers' reference)."""
+    """(name, transformers model never run, our model, prompt ids, transformers' reference, folder)."""
     name = request.param
     hf = tiny_model(name, seed=len(name))
     folder = save(hf, tmp_path_factory.mktemp(name))
@@ -46,11 +48,11 @@ def checkpoint(request, tmp_path_factory):
     ref = {"logits": out.logits[0].numpy(), "attentions": [a[0].numpy() for a in out.attentions],
            "hidden_states": [h[0].numpy() for h in out.hidden_states],
            "generated": {k: v.numpy() for k, v in generated.items()}}
-    return name, hf, load_decoder(folder), ids, ref
+    return name, hf, load_decoder(folder), ids, ref, folder
 
 
 def test_the_configuration_is_read_as_transformers_reads_it(checkpoint):
-    name, hf, ours, _, _ = checkpoint
+    name, hf, ours, *_ = checkpoint
     c, h = ours.config, hf.config
     assert isinstance(ours, DeepseekV4Model) and c == DecoderConfig.from_dict(config_json(name))
     o = c.v4
@@ -66,12 +68,12 @@ def test_the_configuration_is_read_as_transformers_reads_it(checkpoint):
 
 
 def test_logits_equal_transformers(checkpoint):
-    *_, ours, ids, ref = checkpoint
+    _, _, ours, ids, ref, _ = checkpoint
     np.testing.assert_allclose(ours.forward(ids).logits, ref["logits"], rtol=0, atol=1e-4)
 
 
 def test_attention_weights_over_the_tokens_then_the_compressed_entries_equal_transformers(checkpoint):
-    *_, ours, ids, ref = checkpoint
+    _, _, ours, ids, ref, _ = checkpoint
     out = ours.forward(ids)
     o, n = ours.config.v4, len(ids)
     t_max = max(n // r for r in o.ratios if r)
@@ -93,7 +95,7 @@ def test_attention_weights_over_the_tokens_then_the_compressed_entries_equal_tra
 
 
 def test_every_hidden_state_equals_transformers(checkpoint):
-    *_, ours, ids, ref = checkpoint
+    _, _, ours, ids, ref, _ = checkpoint
     out = ours.forward(ids)
     n_layers = ours.config.n_layers
     assert out.hidden_states.shape == (n_layers + 1, ours.config.v4.hc_mult, len(ids), ours.config.d_model)
@@ -104,7 +106,7 @@ def test_every_hidden_state_equals_transformers(checkpoint):
 
 
 def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cached_steps(checkpoint):
-    _, hf, ours, ids, _ = checkpoint
+    _, hf, ours, ids, *_ = checkpoint
     from transformers import DynamicCache
 
     whole = ours.forward(ids)
@@ -126,14 +128,13 @@ def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cac
         entries = out.attentions[..., stop:]  # this call's entries: the first of the whole run's
         np.testing.assert_allclose(entries, whole.attentions[:, :, start:stop, n:n + entries.shape[-1]], rtol=0,
                                    atol=1e-5)
+        assert cache.nbytes == cache_bytes(ours.config, stop, dtype="float32")  # counted from the config
         start = stop
     assert len(cache) == n
-    o, d = ours.config.v4, ours.config.head_dim
-    expected_bytes = 0
+    o = ours.config.v4
     for layer in range(ours.config.n_layers):
         hf_layer = hf_cache.layers[layer]
         np.testing.assert_allclose(cache.layers[layer].window, hf_layer.keys[0, 0].numpy(), rtol=0, atol=1e-5)
-        expected_bytes += (o.window - 1) * d * 4
         ratio = o.ratios[layer]
         if not ratio:
             continue
@@ -144,18 +145,40 @@ def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cac
             np.testing.assert_allclose(entries, hf_layer.compressed_kv[name][0].numpy(), rtol=0, atol=1e-5)
             np.testing.assert_allclose(cache.layers[layer].pools[name].pending_kv, hf_layer.buffer_kv[name][0].numpy(),
                                        rtol=0, atol=1e-5)  # the open window's projections
-            width = entries.shape[-1] * (2 if name == "indexer" or len(names) == 2 else 1)
-            expected_bytes += (n // ratio) * entries.shape[-1] * 4 + 2 * (n % ratio) * width * 4
-            if len(names) == 2:
+            if len(names) == 2:  # CSA: the last closed window's first halves, for the next entry
                 np.testing.assert_allclose(cache.layers[layer].pools[name].previous[0],
                                            hf_layer.overlap_kv[name][0].numpy(), rtol=0, atol=1e-5)
-                expected_bytes += 2 * ratio * entries.shape[-1] * 4  # the previous window's halves
-    assert cache.nbytes == expected_bytes
+    per_token = ours.config.n_layers * (o.window - 1) * ours.config.head_dim * 4
+    assert cache_bytes(ours.config, 10 * n, dtype="float32") - cache.nbytes < 10 * n * per_token  # no key per token
+
+
+def test_the_parameters_counted_from_the_config_are_those_in_the_file(checkpoint):
+    _, hf, ours, *_, folder = checkpoint
+    tensors = read_checkpoint(folder)
+    assert parameter_count(ours.config) == sum(t.size for t in tensors.values())
+    o, c = ours.config.v4, ours.config
+    idle = c.n_layers * (o.n_experts - o.top_k) * 3 * c.d_model * o.d_expert  # the experts a token is not sent to
+    assert active_parameter_count(c) == parameter_count(c) - idle - (0 if c.tie_word_embeddings else c.vocab_size * c.d_model)
+
+
+def test_a_random_model_of_the_configuration_runs(checkpoint):
+    name, *_ = checkpoint
+    model = random_decoder(np.random.default_rng(0), config=config_json(name))
+    assert isinstance(model, DeepseekV4Model)
+    ids = np.arange(1, N_PROMPT + 1)
+    out = model.forward(ids)
+    assert np.isfinite(out.logits).all() and out.logits.shape == (N_PROMPT, model.config.vocab_size)
+    cache = model.new_cache()
+    model.forward(ids, cache)
+    assert [0 if cache.entries(i) is None else len(cache.entries(i)) for i in range(model.config.n_layers)] == [
+        N_PROMPT // r if r else 0 for r in model.config.v4.ratios]
+    with pytest.raises(TypeError, match="V4Cache"):
+        model.forward(ids, cache=object())
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_greedy_tokens_equal_transformers(checkpoint, use_cache):
-    *_, ours, ids, ref = checkpoint
+    _, _, ours, ids, ref, _ = checkpoint
     generated = ours.generate(ids, MAX_NEW_TOKENS, use_cache=use_cache)
     np.testing.assert_array_equal(generated, ref["generated"][use_cache])
     np.testing.assert_array_equal(generated, ref["generated"][not use_cache])

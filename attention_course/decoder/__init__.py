@@ -16,7 +16,8 @@
   (DeepSeek's and GLM's published format) widened to float32 at load, other
   stored formats (gpt-oss's MXFP4) refused with the reason;
   `checkpoint_minimax_llama4`: MiniMax-M2's and Llama 4's feed-forward
-  tensors; `checkpoint_gemma3n`: Gemma 3n's.
+  tensors; `checkpoint_gemma3n`: Gemma 3n's; `checkpoint_v4`: DeepSeek-V4's
+  (in DeepSeek's names).
 - `attention`: grouped-query attention with QK-norm (per head, or over the
   whole projection), per-layer RoPE (whole or partial) or none, Llama 4's
   weightless QK-norm and NoPE temperature, soft-capping, sinks, sliding

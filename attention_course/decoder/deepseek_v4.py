@@ -33,6 +33,7 @@ import numpy as np
 
 from ..core.norms import rms_norm
 from ..core.softmax import softmax
+from . import checkpoint_v4
 from .config import DecoderConfig
 from .mlp import silu
 from .model import DecoderModel, DecoderOutput
@@ -92,25 +93,43 @@ class V4Weights:
     layers: tuple[V4Layer, ...]
 
 
-def _taker(tensors: dict[str, np.ndarray], dtype, source: str):
-    def take(*names, integer=False, optional=False):
-        for name in names:
-            for full in (name, f"model.{name}"):
-                if full in tensors:
-                    arr = np.asarray(tensors[full])
-                    return arr.astype(np.int64 if integer else dtype)
-        if optional:
-            return None
-        raise UnsupportedConfigError(f"{source}: the tensor {names[0]!r} is missing")
+_PUBLISHED_NAMES = {"model.embed_tokens.weight": "embed.weight", "model.hc_head.hc_fn": "hc_head_fn",
+                    "model.hc_head.hc_base": "hc_head_base", "model.hc_head.hc_scale": "hc_head_scale"}
+"""The names published files give the tensors transformers saves under another."""
+
+
+def _taker(tensors: dict[str, np.ndarray], config: DecoderConfig, dtype, source: str):
+    """take(name): the tensor `checkpoint_v4.shapes` calls name, found under any of its names, its shape checked."""
+    expected = checkpoint_v4.shapes(config)
+    names = {}  # the file's name of each expected tensor
+    for name in expected:
+        for alias in (name, name.removeprefix("model."), _PUBLISHED_NAMES.get(name)):
+            if alias is not None and alias in tensors:
+                names[name] = alias
+                break
+        else:
+            raise UnsupportedConfigError(f"{source}: the tensor {name!r} is missing")
+    unknown = sorted(set(tensors) - set(names.values()))
+    unknown = [n for n in unknown if not n.removeprefix("model.").startswith("mtp.")]  # multi-token prediction
+    if unknown:
+        raise UnsupportedConfigError(f"{source}: tensors this forward pass does not use: {', '.join(unknown[:5])}")
+
+    def take(name: str, integer: bool = False) -> np.ndarray:
+        arr = np.asarray(tensors[names[name]])
+        if arr.shape != expected[name]:
+            raise UnsupportedConfigError(f"{source}: {names[name]} has shape {arr.shape}; config.json implies "
+                                         f"{expected[name]}")
+        return arr.astype(np.int64 if integer else dtype)
     return take
 
 
 def read_v4_weights(tensors: dict[str, np.ndarray], config: DecoderConfig, dtype, source: str) -> V4Weights:
-    """A DeepSeek-V4 checkpoint's tensors (DeepSeek's names, with or without the model. prefix) as `V4Weights`."""
-    o, take = config.v4, _taker(tensors, dtype, source)
+    """A DeepSeek-V4 checkpoint's tensors (`checkpoint_v4.shapes`: DeepSeek's names, with or without the
+    model. prefix; multi-token-prediction tensors, mtp.*, skipped) as `V4Weights`."""
+    o, take = config.v4, _taker(tensors, config, dtype, source)
     layers = []
     for i in range(config.n_layers):
-        a, f = f"layers.{i}.attn.", f"layers.{i}.ffn."
+        a, f = f"model.layers.{i}.attn.", f"model.layers.{i}.ffn."
         hash_layer = o.mlp_layer_types[i] == "hash_moe"
         extra = {}
         if o.ratios[i]:
@@ -124,20 +143,19 @@ def read_v4_weights(tensors: dict[str, np.ndarray], config: DecoderConfig, dtype
         experts = tuple(np.stack([take(f"{f}experts.{e}.{w}.weight") for e in range(o.n_experts)])
                         for w in ("w1", "w3", "w2"))
         layers.append(V4Layer(
-            attn_norm=take(f"layers.{i}.attn_norm.weight"), ffn_norm=take(f"layers.{i}.ffn_norm.weight"),
-            hc_attn=tuple(take(f"layers.{i}.hc_attn_{k}") for k in ("fn", "base", "scale")),
-            hc_ffn=tuple(take(f"layers.{i}.hc_ffn_{k}") for k in ("fn", "base", "scale")),
+            attn_norm=take(f"model.layers.{i}.attn_norm.weight"), ffn_norm=take(f"model.layers.{i}.ffn_norm.weight"),
+            hc_attn=tuple(take(f"model.layers.{i}.hc_attn_{k}") for k in ("fn", "base", "scale")),
+            hc_ffn=tuple(take(f"model.layers.{i}.hc_ffn_{k}") for k in ("fn", "base", "scale")),
             sinks=take(a + "attn_sink"), wq_a=take(a + "wq_a.weight"), q_norm=take(a + "q_norm.weight"),
             wq_b=take(a + "wq_b.weight"), wkv=take(a + "wkv.weight"), kv_norm=take(a + "norm.weight"),
             wo_a=take(a + "wo_a.weight"), wo_b=take(a + "wo_b.weight"), gate=take(f + "gate.weight"),
-            gate_bias=None if hash_layer else take(f + "gate.bias", optional=True),
+            gate_bias=None if hash_layer else take(f + "gate.bias"),
             tid2eid=take(f + "gate.tid2eid", integer=True) if hash_layer else None, experts=experts,
             shared=tuple(take(f"{f}shared_experts.{w}.weight") for w in ("w1", "w3", "w2")), **extra))
-    embeddings = take("embed_tokens.weight", "embed.weight")
-    head = embeddings if config.tie_word_embeddings else take("head.weight", "lm_head.weight")
-    return V4Weights(config=config, embeddings=embeddings, head=head, final_norm=take("norm.weight"),
-                     hc_head=(take("hc_head.hc_fn", "hc_head_fn"), take("hc_head.hc_base", "hc_head_base"),
-                              take("hc_head.hc_scale", "hc_head_scale")),
+    embeddings = take("model.embed_tokens.weight")
+    head = embeddings if config.tie_word_embeddings else take("head.weight")
+    return V4Weights(config=config, embeddings=embeddings, head=head, final_norm=take("model.norm.weight"),
+                     hc_head=tuple(take(f"model.hc_head.hc_{k}") for k in ("fn", "base", "scale")),
                      layers=tuple(layers))
 
 

@@ -411,6 +411,8 @@ def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.flo
         shape = shapes[name]
         if name == "model.embed_tokens.weight":
             tensors[name] = rng.standard_normal(shape).astype(dtype)
+        elif name.endswith("gate.tid2eid"):  # DeepSeek-V4's hashed layers: each token id's experts
+            tensors[name] = rng.integers(0, config.v4.n_experts, shape)
         elif len(shape) >= 2:  # (out, in) Linear weights; gpt-oss's stacked experts are (E, in, out)
             fan_in = shape[-1] if len(shape) == 2 else shape[-2]
             tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
@@ -446,5 +448,10 @@ def random_decoder(rng: np.random.Generator, *, config: DecoderConfig | dict | N
     elif not isinstance(config, DecoderConfig):
         raise TypeError(f"config must be a DecoderConfig, a config.json dict or None; got {type(config).__name__}")
     tensors = random_tensors(rng, config, dtype)
-    weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn here: ours already
+    if config.v4 is not None:  # DeepSeek-V4: its own tensors and model class
+        from .deepseek_v4 import read_v4_weights  # it builds on this module
+
+        weights = read_v4_weights(tensors, config, dtype, source="random_decoder")
+    else:
+        weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn: ours already
     return _model(weights, name="random decoder")

@@ -52,7 +52,7 @@ from ..core.rope_scaling import RopeScaling
 from ..core.sinks import sink_softmax
 from ..core.sparse import indexer_scores, top_k_mask
 
-__all__ = ["V4Cache", "rope_tail", "v4_attention"]
+__all__ = ["V4Cache", "rope_tail", "v4_attention", "v4_cache_numbers"]
 
 
 def rope_tail(x: np.ndarray, positions: np.ndarray, rope: RopeScaling, rope_dim: int) -> np.ndarray:
@@ -128,6 +128,29 @@ class V4Cache:
 
     def __repr__(self) -> str:
         return f"V4Cache({self.n_layers} layers, {self.seen} tokens seen, {self.nbytes} bytes)"
+
+
+def v4_cache_numbers(config, seq_len: int) -> int:
+    """Numbers a `V4Cache` keeps after seq_len tokens, counted from the config: what `V4Cache.nbytes` measures.
+
+    Per layer: (min(seq_len, W - 1)) x d window keys; then, with compression
+    every m tokens, T = seq_len // m entries of d, and the open window's p =
+    seq_len mod m tokens' projections and gates, 2 p x width (width d for HCA,
+    2 d for CSA); CSA also keeps, once a window has closed, the previous
+    window's first halves, 2 m x d, and the same three for its indexer, at
+    index_head_dim.
+    """
+    c, o = config, config.v4
+    total = 0
+    for layer, ratio in enumerate(o.ratios):
+        total += min(seq_len, o.window - 1) * c.head_dim
+        if not ratio:
+            continue
+        csa = o.layer_types[layer] == "compressed_sparse_attention"
+        for d in (c.head_dim, o.index_head_dim) if csa else (c.head_dim,):
+            total += seq_len // ratio * d + 2 * (seq_len % ratio) * (2 if csa else 1) * d
+            total += 2 * ratio * d if csa and seq_len >= ratio else 0
+    return total
 
 
 def _compress(pool: _Pool, kv: np.ndarray, gate: np.ndarray, ratio: int, bias: np.ndarray, norm: np.ndarray,
