@@ -6,8 +6,9 @@ is longer than the window and than every compression ratio, and the indexer keep
 queries can see, so the window, the pooling and the choice all matter. Checked: logits to 1e-4, attention
 weights (the tokens, then the compressed entries) to 1e-5, every layer's residual streams to 1e-4; a prefill
 then one token at a time equal to one pass and to transformers' cached steps, the cache holding what
-transformers' holds; greedy tokens with and without the cache equal to transformers' `generate`. The
-pooling of `core.compress` is checked against its formula. Skipped without torch.
+transformers' holds, its size as `cache_bytes` counts it; greedy tokens with and without the cache equal
+to transformers' `generate`; the parameters counted from the config equal the file's. Skipped without torch
+(the pooling of `core.compress` is checked by tests/test_compress.py).
 """
 
 import copy
@@ -18,7 +19,6 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed: pip install -e '.[torch]' to cross-check against it")
 pytest.importorskip("transformers", reason="transformers is not installed: pip install -e '.[torch]'")
 
-from attention_course.core.compress import gated_pool, overlapping_gated_pool  # noqa: E402
 from attention_course.decoder import DecoderConfig, cache_bytes, load_decoder, random_decoder  # noqa: E402
 from attention_course.decoder.deepseek_v4 import DeepseekV4Model, V4Cache  # noqa: E402
 from attention_course.decoder.size import active_parameter_count, parameter_count  # noqa: E402
@@ -182,26 +182,3 @@ def test_greedy_tokens_equal_transformers(checkpoint, use_cache):
     generated = ours.generate(ids, MAX_NEW_TOKENS, use_cache=use_cache)
     np.testing.assert_array_equal(generated, ref["generated"][use_cache])
     np.testing.assert_array_equal(generated, ref["generated"][not use_cache])
-
-
-def test_gated_pool_is_a_softmax_average_per_coordinate_and_the_overlapping_pool_runs_in_pieces():
-    rng = np.random.default_rng(0)
-    m, d = 3, 4
-    kv, gate, bias = rng.standard_normal((9, d)), rng.standard_normal((9, d)), rng.standard_normal((m, d))
-    pooled = gated_pool(kv, gate, m, bias)
-    for w in range(3):
-        z = gate[w * m:(w + 1) * m] + bias  # (m, d)
-        p = np.exp(z) / np.exp(z).sum(axis=0)
-        np.testing.assert_allclose(pooled[w], (p * kv[w * m:(w + 1) * m]).sum(axis=0), rtol=1e-12)
-    kv2, gate2, bias2 = rng.standard_normal((12, 2 * d)), rng.standard_normal((12, 2 * d)), rng.standard_normal((m, 2 * d))
-    whole = overlapping_gated_pool(kv2, gate2, m, bias2)
-    z = np.concatenate([gate2[0:3, :d] + bias2[:, :d], gate2[3:6, d:] + bias2[:, d:]])  # entry 1: window 0's a, 1's b
-    p = np.exp(z) / np.exp(z).sum(axis=0)
-    np.testing.assert_allclose(whole[1], (p * np.concatenate([kv2[0:3, :d], kv2[3:6, d:]])).sum(axis=0), rtol=1e-12)
-    first = overlapping_gated_pool(kv2[:6], gate2[:6], m, bias2)
-    rest = overlapping_gated_pool(kv2[6:], gate2[6:], m, bias2, previous=(kv2[3:6, :d], gate2[3:6, :d] + bias2[:, :d]))
-    np.testing.assert_allclose(np.concatenate([first, rest]), whole, rtol=1e-12)
-    with pytest.raises(ValueError, match="multiple of ratio"):
-        gated_pool(kv[:8], gate[:8], m, bias)
-    with pytest.raises(ValueError, match="position_bias"):
-        gated_pool(kv, gate, m, bias[:2])

@@ -97,6 +97,8 @@ def overlapping_gated_pool(kv, gate, ratio: int, position_bias, previous=None) -
         (n / m, d) one entry per window.
     """
     c, z, b, m = _check(kv, gate, ratio, position_bias, 2)
+    if c.ndim != 2:
+        raise ValueError(f"kv must have shape (n, 2 d), one sequence; got shape {c.shape}")
     n, width = c.shape
     d = width // 2
     windows = c.reshape(n // m, m, width)  # (n, 2d) -> (n/m, m, 2d)

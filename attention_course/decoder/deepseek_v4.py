@@ -269,7 +269,8 @@ class DeepseekV4Model(DecoderModel):
         work = V4Cache(c.n_layers) if cache is None else cache  # without a cache: a fresh one, dropped after
         past, n = work.seen, ids.shape[0]
         positions = past + np.arange(n)  # (n,)
-        streams = np.broadcast_to(w.embeddings[ids][:, None, :], (n, c.v4.hc_mult, c.d_model)).copy()
+        x = w.embeddings[ids]  # (n,) -> (n, d_model)
+        streams = np.broadcast_to(x[:, None, :], (n, c.v4.hc_mult, c.d_model)).copy()  # (n, N, d_model): N copies
         hidden, per_layer = [streams], []
         for i, p in enumerate(w.layers):
             state = work.layers[i]

@@ -212,8 +212,8 @@ def v4_attention(config, p, layer: int, x: np.ndarray, positions: np.ndarray, st
     if ratio:
         csa = o.layer_types[layer] == "compressed_sparse_attention"
         pool = state.pools.setdefault("compressor", _Pool())
-        entries = _compress(pool, x @ p.c_wkv.T, x @ p.c_wgate.T, ratio, p.c_ape, p.c_norm, eps, csa, rope,
-                            o.rope_dim)  # (T, d)
+        kv_in, gate_in = x @ p.c_wkv.T, x @ p.c_wgate.T  # (n, d_model) x (d_model, width) -> (n, width): d or 2d
+        entries = _compress(pool, kv_in, gate_in, ratio, p.c_ape, p.c_norm, eps, csa, rope, o.rope_dim)  # (T, d)
         seen = _closed(positions, entries.shape[0], ratio)  # (n, T)
         if csa:  # the indexer's pooling runs on every call, so that its open window stays that of the entries
             seen = seen & _indexer_choice(c, p, x, q_res, positions, state, ratio, seen)
@@ -235,8 +235,9 @@ def _indexer_choice(c, p, x, q_res, positions, state, ratio, seen) -> np.ndarray
     o = c.v4
     n, h_i, d_i = x.shape[0], o.index_n_heads, o.index_head_dim
     pool = state.pools.setdefault("indexer", _Pool())
-    k_index = _compress(pool, x @ p.i_wkv.T, x @ p.i_wgate.T, ratio, p.i_ape, p.i_norm, c.rms_norm_eps, True,
-                        o.rope_compress, o.rope_dim)  # (T, d_I)
+    kv_in, gate_in = x @ p.i_wkv.T, x @ p.i_wgate.T  # (n, d_model) x (d_model, 2 d_I) -> (n, 2 d_I)
+    k_index = _compress(pool, kv_in, gate_in, ratio, p.i_ape, p.i_norm, c.rms_norm_eps, True, o.rope_compress,
+                        o.rope_dim)  # (T, d_I)
     if k_index.shape[0] == 0:
         return seen  # no entry yet: nothing to pick
     q_index = (q_res @ p.i_wq_b.T).reshape(n, h_i, d_i).transpose(1, 0, 2)  # (n, h_I*d_I) -> (h_I, n, d_I)
