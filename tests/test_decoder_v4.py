@@ -4,8 +4,8 @@ For each configuration of tests/decoder_models.py's DEEPSEEK_V4, transformers bu
 config (no download), saves it with save_pretrained and runs it in float32 with eager attention. The prompt
 is longer than the window and than every compression ratio, and the indexer keeps fewer entries than the
 queries can see, so the window, the pooling and the choice all matter. Checked: logits to 1e-4, attention
-weights (the tokens, then the compressed entries) to 1e-5, every layer's residual streams to 1e-4; a prefill
-then one token at a time equal to one pass and to transformers' cached steps, the cache holding what
+weights (the tokens, then the compressed entries) to 1e-5, every layer's residual streams to 1e-4; a prefill,
+a chunk, then one token at a time equal to one pass and to transformers' cached steps, the cache holding what
 transformers' holds, its size as `cache_bytes` counts it; greedy tokens with and without the cache equal
 to transformers' `generate`; the parameters counted from the config equal the file's. Skipped without torch
 (the pooling of `core.compress` is checked by tests/test_compress.py).
@@ -28,7 +28,8 @@ from decoder_models import COMMON, DEEPSEEK_V4, config_json, save, tiny_model  #
 N_PROMPT = 23
 """Prompt tokens: several windows of every layer, several compressed entries."""
 PREFILL = 9
-"""The cached run's first call (a window left open in every compressed layer); the rest one token at a time."""
+"""The cached run's first call (a window left open in every compressed layer); then 5 tokens in one call, then the
+rest one token at a time."""
 MAX_NEW_TOKENS = 6
 
 
@@ -105,7 +106,7 @@ def test_every_hidden_state_equals_transformers(checkpoint):
     np.testing.assert_allclose(last, ref["hidden_states"][-1], rtol=0, atol=1e-4)
 
 
-def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cached_steps(checkpoint):
+def test_a_prefill_then_a_chunk_then_one_token_at_a_time_equals_one_pass_and_transformers_cached_steps(checkpoint):
     _, hf, ours, ids, *_ = checkpoint
     from transformers import DynamicCache
 
@@ -114,7 +115,7 @@ def test_a_prefill_then_one_token_at_a_time_equals_one_pass_and_transformers_cac
     hf_cache, cache = DynamicCache(config=hf.config), ours.new_cache()
     assert isinstance(cache, V4Cache)
     n, start = len(ids), 0
-    for step in [ids[:PREFILL], *([t] for t in ids[PREFILL:])]:
+    for step in [ids[:PREFILL], ids[PREFILL:PREFILL + 5], *([t] for t in ids[PREFILL + 5:])]:
         step = np.asarray(step)
         with torch.no_grad():
             want = hf(torch.tensor(step)[None], cache=hf_cache, use_cache=True,
