@@ -12,6 +12,7 @@ to transformers' `generate`; the parameters counted from the config equal the fi
 """
 
 import copy
+import shutil
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ pytest.importorskip("transformers", reason="transformers is not installed: pip i
 
 from attention_course.decoder import DecoderConfig, cache_bytes, load_decoder, random_decoder  # noqa: E402
 from attention_course.decoder.deepseek_v4 import DeepseekV4Model, V4Cache  # noqa: E402
+from attention_course.decoder.options import UnsupportedConfigError  # noqa: E402
 from attention_course.decoder.size import active_parameter_count, parameter_count  # noqa: E402
 from attention_course.decoder.weights import read_checkpoint  # noqa: E402
 from decoder_models import COMMON, DEEPSEEK_V4, config_json, save, tiny_model  # noqa: E402
@@ -160,6 +162,27 @@ def test_the_parameters_counted_from_the_config_are_those_in_the_file(checkpoint
     o, c = ours.config.v4, ours.config
     idle = c.n_layers * (o.n_experts - o.top_k) * 3 * c.d_model * o.d_expert  # the experts a token is not sent to
     assert active_parameter_count(c) == parameter_count(c) - idle - (0 if c.tie_word_embeddings else c.vocab_size * c.d_model)
+
+
+def _published_name(name: str) -> str:
+    """The name DeepSeek's published files give a tensor transformers saves as `name`."""
+    name = name.removeprefix("model.")
+    return {"embed_tokens.weight": "embed.weight", "hc_head.hc_fn": "hc_head_fn", "hc_head.hc_base": "hc_head_base",
+            "hc_head.hc_scale": "hc_head_scale"}.get(name, name)
+
+
+def test_the_published_tensor_names_are_read_too_and_other_tensors_refused(checkpoint, tmp_path):
+    from safetensors.numpy import save_file
+
+    *_, ours, ids, _, folder = checkpoint
+    tensors = {_published_name(k): v for k, v in read_checkpoint(folder).items()}
+    tensors["mtp.0.attn.wkv.weight"] = np.zeros((2, 2), np.float32)  # the multi-token-prediction layer: skipped
+    shutil.copy(folder / "config.json", tmp_path / "config.json")
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    np.testing.assert_array_equal(load_decoder(tmp_path).forward(ids).logits, ours.forward(ids).logits)
+    save_file({**tensors, "layers.0.attn.extra": np.zeros(2, np.float32)}, str(tmp_path / "model.safetensors"))
+    with pytest.raises(UnsupportedConfigError, match="layers.0.attn.extra"):
+        load_decoder(tmp_path)
 
 
 def test_a_random_model_of_the_configuration_runs(checkpoint):
