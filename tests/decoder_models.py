@@ -404,13 +404,13 @@ DEEPSEEK_V4 = {
         index_n_heads=4, index_head_dim=8, index_topk=3)),
     # Its other options: the default layer_types and mlp_layer_types (two heavily compressed layers, then
     # compressed sparse and heavily compressed in turn; three hashed layers), 3 streams, sigmoid scores, YaRN on
-    # the compressed layers' RoPE, 4 output groups, tied embeddings, a window of 5.
+    # the compressed layers' RoPE, 4 output groups, tied embeddings, a window of 5, biases on the shared expert.
     "deepseek-v4-options": ("DeepseekV4ForCausalLM", dict(
         num_hidden_layers=4, head_dim=8, q_lora_rank=10, partial_rotary_factor=0.5, intermediate_size=12,
         n_routed_experts=5, num_experts_per_tok=3, scoring_func="sigmoid",
         compress_rates={"compressed_sparse_attention": 3, "heavily_compressed_attention": 5}, hc_mult=3,
         hc_sinkhorn_iters=5, sliding_window=5, o_groups=4, o_lora_rank=6, index_n_heads=3, index_head_dim=6,
-        index_topk=2, tie_word_embeddings=True, rope_theta=1000.0, compress_rope_theta=20000.0,
+        index_topk=2, tie_word_embeddings=True, rope_theta=1000.0, compress_rope_theta=20000.0, mlp_bias=True,
         rope_parameters={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64})),
 }
 """name -> (transformers class, config options beside COMMON): DeepSeek-V4, checked by tests/test_decoder_v4.py."""

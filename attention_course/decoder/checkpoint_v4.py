@@ -47,6 +47,9 @@ def shapes(c: DecoderConfig) -> dict[str, tuple[int, ...]]:
                         f"{f}experts.{e}.w3.weight": (o.d_expert, d)})
         out.update({f + "shared_experts.w1.weight": (o.d_expert, d), f + "shared_experts.w2.weight": (d, o.d_expert),
                     f + "shared_experts.w3.weight": (o.d_expert, d)})
+        if c.mlp_bias:  # the shared expert's only (the routed experts have none)
+            out.update({f + "shared_experts.w1.bias": (o.d_expert,), f + "shared_experts.w2.bias": (d,),
+                        f + "shared_experts.w3.bias": (o.d_expert,)})
         out.update({p + "attn_norm.weight": (d,), p + "ffn_norm.weight": (d,)})
         for block in ("attn", "ffn"):
             out.update({f"{p}hc_{block}_fn": ((2 + n_hc) * n_hc, n_hc * d), f"{p}hc_{block}_base": ((2 + n_hc) * n_hc,),

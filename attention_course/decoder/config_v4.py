@@ -29,7 +29,8 @@ default, DeepseekV4Config's, in brackets):
   expert of width moe_intermediate_size [2048]; `mlp_layer_types` "hash_moe"
   layers [the first 3; legacy num_hash_layers] choose the experts by a table
   from the token id, "moe" layers by the top scores plus a bias; the gate and
-  up projections are clipped to swiglu_limit [10]. (intermediate_size and
+  up projections are clipped to swiglu_limit [10]; mlp_bias [false] gives the
+  shared expert's projections biases. (intermediate_size and
   num_local_experts, when given, stand for moe_intermediate_size and
   n_routed_experts, as DeepseekV4Config's attribute_map makes them.)
 
@@ -120,6 +121,11 @@ def _int(cfg: dict, key: str, default) -> int:
     return int(default if value is None else value)
 
 
+def _float(cfg: dict, key: str, default) -> float:
+    value = cfg.get(key)
+    return float(default if value is None else value)
+
+
 def v4_options(cfg: dict, source: str = "config.json") -> V4Options:
     """DeepSeek-V4's own options from config.json, DeepseekV4Config's defaults for the keys left out."""
     n = _int(cfg, "num_hidden_layers", 43)
@@ -180,12 +186,12 @@ def v4_options(cfg: dict, source: str = "config.json") -> V4Options:
         o_lora_rank=_int(cfg, "o_lora_rank", 1024), index_n_heads=_int(cfg, "index_n_heads", 64),
         index_head_dim=_int(cfg, "index_head_dim", 128), index_topk=_int(cfg, "index_topk", 512),
         hc_mult=_int(cfg, "hc_mult", 4), hc_sinkhorn_iters=_int(cfg, "hc_sinkhorn_iters", 20),
-        hc_eps=float(cfg.get("hc_eps") or 1e-6), mlp_layer_types=mlp_types,
+        hc_eps=_float(cfg, "hc_eps", 1e-6), mlp_layer_types=mlp_types,
         n_experts=_int(cfg, "num_local_experts", _int(cfg, "n_routed_experts", 256)),
         top_k=_int(cfg, "num_experts_per_tok", 6),
         d_expert=_int(cfg, "intermediate_size", _int(cfg, "moe_intermediate_size", 2048)), scoring_func=scoring,
-        routed_scaling_factor=float(cfg.get("routed_scaling_factor") or 1.5),
-        swiglu_limit=float(cfg.get("swiglu_limit") or 10.0))
+        routed_scaling_factor=_float(cfg, "routed_scaling_factor", 1.5),
+        swiglu_limit=_float(cfg, "swiglu_limit", 10.0))
 
 
 def v4_fields(cfg: dict, source: str = "config.json") -> dict:
@@ -193,8 +199,6 @@ def v4_fields(cfg: dict, source: str = "config.json") -> dict:
     for key in ("quantization_config",):
         if cfg.get(key):
             raise UnsupportedConfigError(f"{source}: {key} is not implemented for deepseek_v4 (float weights only)")
-    if cfg.get("mlp_bias"):
-        raise UnsupportedConfigError(f"{source}: mlp_bias = true is not implemented for deepseek_v4")
     if cfg.get("hidden_act", "silu") != "silu":
         raise UnsupportedConfigError(f"{source}: hidden_act {cfg['hidden_act']!r} is not implemented; only 'silu'")
     v4 = v4_options(cfg, source)
@@ -203,9 +207,9 @@ def v4_fields(cfg: dict, source: str = "config.json") -> dict:
     return dict(
         model_type=MODEL_TYPE, vocab_size=_int(cfg, "vocab_size", 129280), d_model=_int(cfg, "hidden_size", 4096),
         n_layers=n, n_heads=_int(cfg, "num_attention_heads", 64), n_kv_heads=1, head_dim=_int(cfg, "head_dim", 512),
-        d_ff=v4.d_expert, rms_norm_eps=float(cfg.get("rms_norm_eps") or 1e-6), rope_theta=v4.rope_main.base,
+        d_ff=v4.d_expert, rms_norm_eps=_float(cfg, "rms_norm_eps", 1e-6), rope_theta=v4.rope_main.base,
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)), qkv_bias=False, o_bias=False,
-        mlp_bias=False, windows=(v4.window,) * n, max_positions=_int(cfg, "max_position_embeddings", 1048576),
+        mlp_bias=bool(cfg.get("mlp_bias", False)), windows=(v4.window,) * n, max_positions=_int(cfg, "max_position_embeddings", 1048576),
         eos_token_ids=() if eos is None else tuple(int(e) for e in (eos if isinstance(eos, list) else [eos])),
         ropes=tuple(v4.rope(i) for i in range(n)), rope_interleaved=True, sinks=True, rotary_dim=v4.rope_dim,
         dtype=str(cfg.get("dtype") or cfg.get("torch_dtype") or "float32"), v4=v4)

@@ -69,6 +69,8 @@ class V4Layer:
     experts: tuple[np.ndarray, np.ndarray, np.ndarray]
     """(w1 gate (E, d_e, d_model), w3 up (E, d_e, d_model), w2 down (E, d_model, d_e))."""
     shared: tuple[np.ndarray, np.ndarray, np.ndarray]
+    shared_bias: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    """(gate, up, down) biases of the shared expert (mlp_bias), or None."""
     c_wkv: np.ndarray | None = None
     c_wgate: np.ndarray | None = None
     c_ape: np.ndarray | None = None
@@ -151,7 +153,9 @@ def read_v4_weights(tensors: dict[str, np.ndarray], config: DecoderConfig, dtype
             wo_a=take(a + "wo_a.weight"), wo_b=take(a + "wo_b.weight"), gate=take(f + "gate.weight"),
             gate_bias=None if hash_layer else take(f + "gate.bias"),
             tid2eid=take(f + "gate.tid2eid", integer=True) if hash_layer else None, experts=experts,
-            shared=tuple(take(f"{f}shared_experts.{w}.weight") for w in ("w1", "w3", "w2")), **extra))
+            shared=tuple(take(f"{f}shared_experts.{w}.weight") for w in ("w1", "w3", "w2")),
+            shared_bias=tuple(take(f"{f}shared_experts.{w}.bias") for w in ("w1", "w3", "w2")) if config.mlp_bias
+            else None, **extra))
     embeddings = take("model.embed_tokens.weight")
     head = embeddings if config.tie_word_embeddings else take("head.weight")
     return V4Weights(config=config, embeddings=embeddings, head=head, final_norm=take("model.norm.weight"),
@@ -189,10 +193,11 @@ def hyper_weights(streams: np.ndarray, fn: np.ndarray, base: np.ndarray, scale: 
     return pre, post, sinkhorn(comb, n_iters, hc_eps)
 
 
-def _clipped_swiglu(x: np.ndarray, w_gate, w_up, w_down, limit: float) -> np.ndarray:
-    gate = np.minimum(x @ w_gate.T, limit)  # (n, d_model) x (d_model, d_e) -> (n, d_e)
-    up = np.clip(x @ w_up.T, -limit, limit)
-    return (silu(gate) * up) @ w_down.T  # (n, d_e) x (d_e, d_model) -> (n, d_model)
+def _clipped_swiglu(x: np.ndarray, w_gate, w_up, w_down, limit: float, biases=None) -> np.ndarray:
+    b_gate, b_up, b_down = biases or (0.0, 0.0, 0.0)
+    gate = np.minimum(x @ w_gate.T + b_gate, limit)  # (n, d_model) x (d_model, d_e) -> (n, d_e)
+    up = np.clip(x @ w_up.T + b_up, -limit, limit)
+    return (silu(gate) * up) @ w_down.T + b_down  # (n, d_e) x (d_e, d_model) -> (n, d_model)
 
 
 def v4_experts(config: DecoderConfig, p: V4Layer, x: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -216,7 +221,7 @@ def v4_experts(config: DecoderConfig, p: V4Layer, x: np.ndarray, ids: np.ndarray
         rows, slots = np.nonzero(chosen == e)  # the tokens that chose expert e, and where
         y = _clipped_swiglu(x[rows], w1[e], w3[e], w2[e], o.swiglu_limit)  # (n_e, d_model)
         np.add.at(out, rows, y * weights[rows, slots][:, None])
-    return out + _clipped_swiglu(x, *p.shared, o.swiglu_limit)
+    return out + _clipped_swiglu(x, *p.shared, o.swiglu_limit, p.shared_bias)
 
 
 class DeepseekV4Model(DecoderModel):
