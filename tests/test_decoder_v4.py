@@ -5,7 +5,8 @@ config (no download), saves it with save_pretrained and runs it in float32 with 
 is longer than the window and than every compression ratio, and the indexer keeps fewer entries than the
 queries can see, so the window, the pooling and the choice all matter. Checked: logits to 1e-4, attention
 weights (the tokens, then the compressed entries) to 1e-5, every layer's residual streams to 1e-4; a prefill,
-a chunk, then one token at a time equal to one pass and to transformers' cached steps, the cache holding what
+a chunk, then one token at a time equal to one pass and to transformers' cached steps (logits and attention
+weights over the window it keeps and the entries), the cache holding what
 transformers' holds, its size as `cache_bytes` counts it; greedy tokens with and without the cache equal
 to transformers' `generate`; the parameters counted from the config equal the file's. Skipped without torch
 (the pooling of `core.compress` is checked by tests/test_compress.py).
@@ -120,12 +121,19 @@ def test_a_prefill_then_a_chunk_then_one_token_at_a_time_equals_one_pass_and_tra
     for step in [ids[:PREFILL], ids[PREFILL:PREFILL + 5], *([t] for t in ids[PREFILL + 5:])]:
         step = np.asarray(step)
         with torch.no_grad():
-            want = hf(torch.tensor(step)[None], cache=hf_cache, use_cache=True,
-                      position_ids=torch.arange(start, start + len(step))[None]).logits[0].numpy()
+            hf_out = hf(torch.tensor(step)[None], cache=hf_cache, use_cache=True, output_attentions=True,
+                        position_ids=torch.arange(start, start + len(step))[None])
         out = ours.forward(step, cache)
         stop = start + len(step)
         np.testing.assert_allclose(out.logits, whole.logits[start:stop], rtol=0, atol=1e-4)
-        np.testing.assert_allclose(out.logits, want, rtol=0, atol=1e-4)
+        np.testing.assert_allclose(out.logits, hf_out.logits[0].numpy(), rtol=0, atol=1e-4)
+        for layer, want in enumerate(hf_out.attentions):  # (h, n, kept + n + T): the window transformers keeps
+            tokens = min(start, ours.config.v4.window - 1) + len(step)
+            want = want[0].numpy()
+            np.testing.assert_allclose(out.attentions[layer, ..., stop - tokens:stop], want[..., :tokens], rtol=0,
+                                       atol=1e-5)
+            np.testing.assert_allclose(out.attentions[layer, ..., stop:stop + want.shape[-1] - tokens],
+                                       want[..., tokens:], rtol=0, atol=1e-5)
         np.testing.assert_allclose(out.attentions[..., :stop], whole.attentions[:, :, start:stop, :stop], rtol=0,
                                    atol=1e-5)
         entries = out.attentions[..., stop:]  # this call's entries: the first of the whole run's
