@@ -12,7 +12,7 @@ with their rarer keys, windows of 1 or none, layer_types written out or left
 to the defaults). Used by tests/test_decoder_transformers.py (ARCHITECTURES),
 tests/test_decoder_transformers_variants.py (VARIANTS),
 tests/test_decoder_minimax_llama4.py (MINIMAX_LLAMA4),
-tests/test_decoder_gemma3n.py (GEMMA3N), by the NumPy-only
+tests/test_decoder_gemma3n.py (GEMMA3N), tests/test_decoder_v4.py (DEEPSEEK_V4), by the NumPy-only
 tests (`config_json` gives the same configurations without transformers) and
 by tests/fixtures/make_decoder_checkpoint.py, which commits one of them.
 """
@@ -392,6 +392,29 @@ HYBRIDS = {
 """name -> (transformers class, config options beside COMMON): decoders whose layers mostly keep a state instead
 of scores (Gated DeltaNet) beside softmax attention."""
 
+DEEPSEEK_V4 = {
+    # DeepSeek-V4: a sliding-only layer, compressed sparse attention (entries every 2 tokens, windows of 4, the
+    # indexer keeping 3 of up to 9), heavily compressed attention (every 4); 2 residual streams, a hashed first layer.
+    "deepseek-v4": ("DeepseekV4ForCausalLM", dict(
+        num_hidden_layers=3, head_dim=16, q_lora_rank=12, partial_rotary_factor=0.5, intermediate_size=16,
+        n_routed_experts=4, num_experts_per_tok=2,
+        layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"],
+        compress_rates={"compressed_sparse_attention": 2, "heavily_compressed_attention": 4}, hc_mult=2,
+        hc_sinkhorn_iters=3, mlp_layer_types=["hash_moe", "moe", "moe"], sliding_window=4, o_groups=2, o_lora_rank=8,
+        index_n_heads=4, index_head_dim=8, index_topk=3)),
+    # Its other options: the default layer_types and mlp_layer_types (two heavily compressed layers, then
+    # compressed sparse and heavily compressed in turn; three hashed layers), 3 streams, sigmoid scores, YaRN on
+    # the compressed layers' RoPE, 4 output groups, tied embeddings, a window of 5, biases on the shared expert.
+    "deepseek-v4-options": ("DeepseekV4ForCausalLM", dict(
+        num_hidden_layers=4, head_dim=8, q_lora_rank=10, partial_rotary_factor=0.5, intermediate_size=12,
+        n_routed_experts=5, num_experts_per_tok=3, scoring_func="sigmoid",
+        compress_rates={"compressed_sparse_attention": 3, "heavily_compressed_attention": 5}, hc_mult=3,
+        hc_sinkhorn_iters=5, sliding_window=5, o_groups=4, o_lora_rank=6, index_n_heads=3, index_head_dim=6,
+        index_topk=2, tie_word_embeddings=True, rope_theta=1000.0, compress_rope_theta=20000.0, mlp_bias=True,
+        rope_parameters={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64})),
+}
+"""name -> (transformers class, config options beside COMMON): DeepSeek-V4, checked by tests/test_decoder_v4.py."""
+
 
 MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2",
                "Qwen3ForCausalLM": "qwen3", "Gemma2ForCausalLM": "gemma2", "Gemma3ForCausalLM": "gemma3_text",
@@ -400,15 +423,16 @@ MODEL_TYPES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qw
                "MiniMaxM2ForCausalLM": "minimax_m2", "Llama4ForCausalLM": "llama4_text",
                "Gemma3nForCausalLM": "gemma3n_text",
                "Qwen3NextForCausalLM": "qwen3_next", "Qwen3_5ForCausalLM": "qwen3_5_text",
-               "OlmoHybridForCausalLM": "olmo_hybrid", "KimiLinearForCausalLM": "kimi_linear"}
+               "OlmoHybridForCausalLM": "olmo_hybrid", "KimiLinearForCausalLM": "kimi_linear",
+               "DeepseekV4ForCausalLM": "deepseek_v4"}
 """config.json's model_type of each transformers class above."""
 
 
 def _spec(name: str) -> tuple[str, dict]:
-    """(transformers class, a copy of the options) of `name` in ARCHITECTURES, VARIANTS, MINIMAX_LLAMA4, GEMMA3N or
-    HYBRIDS."""
-    class_name, options = next(specs[name] for specs in (ARCHITECTURES, VARIANTS, MINIMAX_LLAMA4, GEMMA3N, HYBRIDS)
-                               if name in specs)
+    """(transformers class, a copy of the options) of `name` in ARCHITECTURES, VARIANTS, MINIMAX_LLAMA4, GEMMA3N,
+    HYBRIDS or DEEPSEEK_V4."""
+    class_name, options = next(specs[name] for specs in (ARCHITECTURES, VARIANTS, MINIMAX_LLAMA4, GEMMA3N, HYBRIDS,
+                                                         DEEPSEEK_V4) if name in specs)
     return class_name, copy.deepcopy(options)  # transformers' configs fill in nested dicts they are given
 
 
@@ -490,6 +514,8 @@ def tiny_model(name: str, seed: int = 0):
         for buffer_name, b in model.named_buffers():
             if buffer_name.endswith("e_score_correction_bias"):
                 b.normal_(0, 0.3)  # large enough to change which experts are chosen
+            elif buffer_name.endswith("tid2eid"):  # DeepSeek-V4's hashed layers: each token id's experts, drawn
+                b.copy_(torch.randint(0, config.n_routed_experts, b.shape))
     return model
 
 

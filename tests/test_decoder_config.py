@@ -10,7 +10,7 @@ import pytest
 from attention_course.core.rope_scaling import RopeScaling, yarn_mscale
 from attention_course.decoder import DecoderConfig, UnsupportedConfigError
 from attention_course.decoder.config_json import MODEL_TYPES
-from decoder_models import ARCHITECTURES, GEMMA3N, HYBRIDS, MINIMAX_LLAMA4, config_json, older_form
+from decoder_models import ARCHITECTURES, DEEPSEEK_V4, GEMMA3N, HYBRIDS, MINIMAX_LLAMA4, config_json, older_form
 
 BASE = {"vocab_size": 10, "hidden_size": 16, "num_hidden_layers": 4, "num_attention_heads": 2, "intermediate_size": 8}
 
@@ -28,7 +28,7 @@ def test_rope_parameters_and_the_older_top_level_keys_give_the_same_config(name)
 
 def test_every_family_is_read():
     read_types = {DecoderConfig.from_dict(config_json(name)).model_type
-                  for name in (*ARCHITECTURES, *MINIMAX_LLAMA4, *GEMMA3N, *HYBRIDS)}
+                  for name in (*ARCHITECTURES, *MINIMAX_LLAMA4, *GEMMA3N, *HYBRIDS, *DEEPSEEK_V4)}
     assert read_types == set(MODEL_TYPES)
 
 

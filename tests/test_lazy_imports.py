@@ -42,7 +42,8 @@ def test_import_attention_course_loads_the_core_and_numpy_alone():
     found = loaded("import attention_course")
     assert found["libraries"] == ["numpy"]
     core = ["attention", "backward", "masks", "multi_head", "norms", "positions", "rope_scaling", "sinks", "softcap",
-            "softmax", "sparse", "_checks", "delta_rule", "gates", "short_conv", "temperature"]
+            "softmax", "sparse", "_checks", "delta_rule", "gates", "short_conv", "temperature",
+            "compress"]
     assert found["course"] == sorted(["attention_course", "attention_course.core"]
                                      + [f"attention_course.core.{name}" for name in core])
 

@@ -16,6 +16,8 @@
   (Gated DeltaNet, Kimi Delta Attention).
 - `short_conv`: the short causal depthwise convolution the delta-rule layers run on q, k and v.
 - `gates`: an output gated by sigmoid(z), and the gated RMSNorm (Qwen3-Next).
+- `compress`: windows of tokens pooled into one key by a per-coordinate softmax gate, side by side or
+  overlapping (DeepSeek-V4's compressed keys).
 - `temperature`: Llama 4's query scale that grows with position in its layers without RoPE.
 
 `_checks` holds the input checks every public function shares, and the rule
@@ -25,6 +27,7 @@ dtype (book/low_precision.ipynb).
 
 from .attention import attention_scores, attention_weights, repeat_kv, scaled_dot_product_attention
 from .backward import attention_backward
+from .compress import gated_pool, overlapping_gated_pool
 from .delta_rule import chunked_gated_delta_rule, delta_rule_step, gated_delta_rule, l2_normalize
 from .gates import gated_rms_norm, output_gate
 from .masks import causal_mask, chunked_causal_mask, padding_mask, sliding_window_mask
@@ -53,6 +56,7 @@ __all__ = [
     "chunked_gated_delta_rule",
     "delta_rule_step",
     "gated_delta_rule",
+    "gated_pool",
     "gated_rms_norm",
     "indexer_scores",
     "l2_normalize",
@@ -60,6 +64,7 @@ __all__ = [
     "multi_head_attention",
     "nope_temperature",
     "output_gate",
+    "overlapping_gated_pool",
     "padding_mask",
     "repeat_kv",
     "rms_norm",

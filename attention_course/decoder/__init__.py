@@ -10,13 +10,14 @@
   Gemma 3, SmolLM3, gpt-oss, DeepSeek-V3; `config_dsa`: DeepSeek-V3.2 and
   GLM-5; `config_minimax_llama4`: what MiniMax-M2 and Llama 4 (text) add;
   `config_gemma3n`: Gemma 3n's text model; `config_hybrid`: the hybrids
-  Qwen3-Next, Qwen3.5, OLMo hybrid and Kimi Linear).
+  Qwen3-Next, Qwen3.5, OLMo hybrid and Kimi Linear; `config_v4`: DeepSeek-V4).
 - `layout`, `weights`: the tensors a checkpoint holds, read from safetensors
   (bfloat16 through ml_dtypes); `fp8`: FP8 weights with a scale per block
   (DeepSeek's and GLM's published format) widened to float32 at load, other
   stored formats (gpt-oss's MXFP4) refused with the reason;
   `checkpoint_minimax_llama4`: MiniMax-M2's and Llama 4's feed-forward
-  tensors; `checkpoint_gemma3n`: Gemma 3n's.
+  tensors; `checkpoint_gemma3n`: Gemma 3n's; `checkpoint_v4`: DeepSeek-V4's
+  (in DeepSeek's names).
 - `attention`: grouped-query attention with QK-norm (per head, or over the
   whole projection), per-layer RoPE (whole or partial) or none, Llama 4's
   weightless QK-norm and NoPE temperature, soft-capping, sinks, sliding
@@ -27,6 +28,14 @@
   keys; `mlp`: gated MLPs and mixtures of experts (softmax or sigmoid
   routers, shared experts); `delta`: a Gated DeltaNet layer
   (`core.delta_rule`), the hybrids' layers that keep a state instead of scores.
+- `v4_attention`: DeepSeek-V4's attention, one key/value head over a
+  sliding window plus compressed entries (`core.compress`'s gated pooling;
+  an indexer picks some of them), a sink per head, the output's RoPE part
+  rotated back; `V4Cache`, the window, the entries, the indexer's keys and
+  the open windows' inputs; `deepseek_v4`: `DeepseekV4Model`, its forward
+  pass (hyper-connections: several copies of the residual stream mixed by
+  weights computed from them; experts chosen by a table of token ids in the
+  first layers).
 - `hybrid_cache`: `HybridCache`, the softmax layers' keys and values beside
   each delta-rule layer's state and last convolution inputs (constant in n).
 - `paged`: `PagedKVCache`, the keys and values in fixed blocks found through a
@@ -41,7 +50,8 @@
   `DecoderModel.forward(ids, cache)` and `.generate(ids, n)`;
   `gemma3n`: `Gemma3nModel`, the same for Gemma 3n's text model (AltUp's
   copies of the residual stream, LAuReL, per-layer inputs, layers that read
-  another layer's keys and values).
+  another layer's keys and values); `deepseek_v4.DeepseekV4Model`, the same
+  for DeepSeek-V4.
 - `size`, `published`: parameters, memory and cache per token of published
   configurations, computed from their config.json values.
 

@@ -93,7 +93,8 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     nothing for a Gemma 3n layer that shares another's. A delta-rule layer
     (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi) keeps n_v x d_k x d_v numbers of
     state and (w - 1) x (2 n_k d_k + n_v d_v) convolution inputs, whatever
-    seq_len (`hybrid_cache.HybridCache`).
+    seq_len (`hybrid_cache.HybridCache`). DeepSeek-V4: what `V4Cache` keeps
+    (`v4_attention.v4_cache_numbers`; keep_window and latent do not apply).
 
     Args:
         config: the model's `DecoderConfig` (`DecoderConfig.from_dict`, `published_config`).
@@ -110,6 +111,10 @@ def cache_bytes(config: DecoderConfig, seq_len: int = 1, dtype=None, batch: int 
     """
     c = config
     seq_len, batch = positive_int(seq_len, "seq_len"), positive_int(batch, "batch")
+    if c.v4 is not None:  # DeepSeek-V4 keeps a window and compressed entries (`v4_attention.V4Cache`)
+        from .v4_attention import v4_cache_numbers
+
+        return v4_cache_numbers(c, seq_len) * batch * itemsize(c.dtype if dtype is None else dtype)
     if c.latent is not None and latent:
         per_layer = c.latent.kv_lora_rank + c.latent.qk_rope_head_dim  # one latent and one shared RoPE key
     else:

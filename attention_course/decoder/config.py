@@ -18,7 +18,8 @@ each query reads, mixtures of experts (gpt-oss, DeepSeek-V3, MiniMax-M2,
 Llama 4, Qwen3-Next), gated attention and layers that keep a state instead of
 scores (the delta rule: Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear;
 `config_hybrid`); Gemma 3n's text model adds its own
-(`config_gemma3n.Gemma3nOptions`). `config_json`
+(`config_gemma3n.Gemma3nOptions`), and DeepSeek-V4 its compressed keys,
+hyper-connections and hashed experts (`config_v4.V4Options`). `config_json`
 reads them from config.json, per model family, and refuses what this package
 does not implement with an `UnsupportedConfigError` naming the key.
 """
@@ -33,6 +34,7 @@ from pathlib import Path
 from ..core.rope_scaling import RopeScaling
 from .config_gemma3n import Gemma3nOptions
 from .config_json import config_fields
+from .config_v4 import V4Options
 from .config_hybrid import DeltaRuleConfig
 from .options import IndexerConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
 
@@ -137,6 +139,9 @@ class DecoderConfig:
     delta: DeltaRuleConfig | None = None
     """The delta-rule layers of a hybrid decoder (Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear): which layers keep a state
     instead of scores, and their sizes; None: softmax attention in every layer."""
+    v4: V4Options | None = None
+    """DeepSeek-V4 (`deepseek_v4.DeepseekV4Model` runs it): compressed keys beside a sliding window,
+    hyper-connections, hashed experts; None otherwise."""
     extra_layers: int = field(default=0, repr=False)
     """Layers the checkpoint stores beyond n_layers that transformers does not run (DeepSeek's multi-token
     prediction layer, num_nextn_predict_layers): their tensors are skipped."""

@@ -12,7 +12,7 @@ not implement is refused with an `UnsupportedConfigError` naming the key.
 from __future__ import annotations
 
 from ..core.rope_scaling import RopeScaling, yarn_mscale
-from . import config_gemma3n
+from . import config_gemma3n, config_v4
 from . import config_minimax_llama4 as minimax_llama4
 from .config_dsa import DSA_TYPES, dsa_config, indexer_config
 from .config_hybrid import hybrid_fields
@@ -24,7 +24,8 @@ HYBRID_MODEL_TYPES = ("qwen3_next", "qwen3_5_text", "olmo_hybrid", "kimi_linear"
 """The `model_type`s whose layers mix the delta rule and softmax (or latent) attention, read by `config_hybrid`."""
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text", "smollm3", "gpt_oss", "deepseek_v3",
-               *DSA_TYPES, *minimax_llama4.MODEL_TYPES, config_gemma3n.MODEL_TYPE, *HYBRID_MODEL_TYPES)
+               *DSA_TYPES, *minimax_llama4.MODEL_TYPES, config_gemma3n.MODEL_TYPE, *HYBRID_MODEL_TYPES,
+               config_v4.MODEL_TYPE)
 """The `model_type`s of config.json that `load_decoder` runs."""
 
 LATENT_TYPES = ("deepseek_v3", *DSA_TYPES)
@@ -70,6 +71,8 @@ def config_fields(cfg: dict, source: str = "config.json") -> dict:
             f"{source}: model_type {model_type!r} is not one this package runs; it runs {', '.join(MODEL_TYPES)}")
     if model_type in HYBRID_MODEL_TYPES:  # delta-rule layers beside softmax attention
         return hybrid_fields(cfg, model_type, source)
+    if model_type == config_v4.MODEL_TYPE:  # its own attention, residual streams and experts
+        return config_v4.v4_fields(cfg, source)
     given = cfg
     if model_type in minimax_llama4.MODEL_TYPES:
         cfg = minimax_llama4.common_view(cfg, model_type)  # partial RoPE read there

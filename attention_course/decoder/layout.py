@@ -1,6 +1,6 @@
 """The tensors a checkpoint of a given configuration stores: names and shapes, as transformers saves them.
 
-One list serves three readers: `weights.decoder_weights` takes exactly these
+One list serves three readers: `weights.decoder_weights` (DeepSeek-V4: `deepseek_v4.read_v4_weights`) takes exactly these
 tensors from a file (and refuses any other), `size.parameter_count` adds up
 their sizes, and `model.random_decoder` draws them. Shapes are torch's:
 a Linear weight is (out, in).
@@ -8,7 +8,7 @@ a Linear weight is (out, in).
 
 from __future__ import annotations
 
-from . import checkpoint_gemma3n
+from . import checkpoint_gemma3n, checkpoint_v4
 from . import checkpoint_minimax_llama4 as minimax_llama4
 from .config import DecoderConfig
 from .delta import delta_layer_shapes
@@ -116,6 +116,8 @@ def checkpoint_shapes(config: DecoderConfig) -> dict[str, tuple[int, ...]]:
     c = config
     if c.gemma3n is not None:
         return checkpoint_gemma3n.shapes(c)  # AltUp, LAuReL, per-layer inputs, KV sharing
+    if c.v4 is not None:
+        return checkpoint_v4.shapes(c)  # DeepSeek's own names: compressors, indexers, hyper-connections
     shapes = {"model.embed_tokens.weight": (c.vocab_size, c.d_model)}
     for layer in range(c.n_layers):
         p = f"model.layers.{layer}."

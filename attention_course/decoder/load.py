@@ -1,7 +1,8 @@
 """A decoder built from a checkpoint folder or drawn at random: `load_decoder`, `random_decoder` (book/decoding.ipynb).
 
 Both hand the weights to the class that runs them: `model.DecoderModel`, or
-`gemma3n.Gemma3nModel` for Gemma 3n's text model, which builds on it.
+`gemma3n.Gemma3nModel` for Gemma 3n's text model and
+`deepseek_v4.DeepseekV4Model` for DeepSeek-V4, which build on it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import DecoderConfig
+from .deepseek_v4 import DeepseekV4Model, read_v4_weights
 from .fp8 import dequantize_fp8
 from .gemma3n import Gemma3nModel
 from .layout import checkpoint_shapes
@@ -29,8 +31,10 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
     Gemma 3 (text), SmolLM3, gpt-oss, DeepSeek-V3, DeepSeek-V3.2, GLM-5, MiniMax-M2, Llama 4 (text:
     Llama4ForCausalLM, model_type llama4_text), Gemma 3n (text:
     Gemma3nForCausalLM, model_type gemma3n_text, run by `gemma3n.Gemma3nModel`),
-    and the hybrids whose layers mostly keep a state instead of scores (Gated
-    DeltaNet): Qwen3-Next, Qwen3.5 (text), OLMo hybrid and Kimi Linear
+    the hybrids whose layers mostly keep a state instead of scores (Gated
+    DeltaNet): Qwen3-Next, Qwen3.5 (text), OLMo hybrid and Kimi Linear, and
+    DeepSeek-V4 (compressed keys beside a sliding window, hyper-connections:
+    run by `deepseek_v4.DeepseekV4Model`, its tensors in DeepSeek's names)
     (`config_json.MODEL_TYPES`).
 
     The folder holds config.json and model.safetensors (or its shards and
@@ -48,7 +52,10 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
         raise TypeError(f"dtype must be float32 or float64; got {np.dtype(dtype)}")
     config = DecoderConfig.from_json(folder / "config.json")
     tensors = dequantize_fp8(read_checkpoint(folder), config.weight_blocks, str(folder))  # FP8 widened, if any
-    weights = decoder_weights(tensors, config, dtype, source=str(folder), copy=False)
+    if config.v4 is not None:  # DeepSeek-V4: its own tensors and model class
+        weights = read_v4_weights(tensors, config, dtype, source=str(folder))
+    else:
+        weights = decoder_weights(tensors, config, dtype, source=str(folder), copy=False)
     tokenizer = None
     if (folder / "tokenizer.json").is_file():
         try:
@@ -63,7 +70,9 @@ def load_decoder(folder: str | os.PathLike, dtype=np.float32) -> DecoderModel:
 
 
 def _model(weights: DecoderWeights, tokenizer=None, name: str = "decoder") -> DecoderModel:
-    """A `DecoderModel`, or the `gemma3n.Gemma3nModel` that runs Gemma 3n's text model."""
+    """A `DecoderModel`, or the `gemma3n.Gemma3nModel` that runs Gemma 3n's text model, or DeepSeek-V4's."""
+    if weights.config.v4 is not None:
+        return DeepseekV4Model(weights, tokenizer, name)
     if weights.config.gemma3n is not None:
         return Gemma3nModel(weights, tokenizer, name)
     return DecoderModel(weights, tokenizer, name)
@@ -83,6 +92,8 @@ def random_tensors(rng: np.random.Generator, config: DecoderConfig, dtype=np.flo
         shape = shapes[name]
         if name == "model.embed_tokens.weight":
             tensors[name] = rng.standard_normal(shape).astype(dtype)
+        elif name.endswith("gate.tid2eid"):  # DeepSeek-V4's hashed layers: each token id's experts
+            tensors[name] = rng.integers(0, config.v4.n_experts, shape)
         elif len(shape) >= 2:  # (out, in) Linear weights; gpt-oss's stacked experts are (E, in, out)
             fan_in = shape[-1] if len(shape) == 2 else shape[-2]
             tensors[name] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(dtype)
@@ -118,5 +129,8 @@ def random_decoder(rng: np.random.Generator, *, config: DecoderConfig | dict | N
     elif not isinstance(config, DecoderConfig):
         raise TypeError(f"config must be a DecoderConfig, a config.json dict or None; got {type(config).__name__}")
     tensors = random_tensors(rng, config, dtype)
-    weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn here: ours already
+    if config.v4 is not None:  # DeepSeek-V4: its own tensors and model class
+        weights = read_v4_weights(tensors, config, dtype, source="random_decoder")
+    else:
+        weights = decoder_weights(tensors, config, dtype, source="random_decoder", copy=False)  # drawn: ours already
     return _model(weights, name="random decoder")

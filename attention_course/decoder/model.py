@@ -53,15 +53,18 @@ class DecoderOutput:
     window or a chunk hides (or a cache no longer keeps) have weight 0, and so have, with DeepSeek Sparse
     Attention (DeepSeek-V3.2, GLM-5), the keys the indexer did not choose; with sinks (gpt-oss) each row
     sums to less than 1. A delta-rule layer (hybrid decoders) weighs no keys: its entries are all 0.
-    None if not asked for."""
+    DeepSeek-V4: (L, h_q, n, n_k + T), the keys axis holding the n_k tokens, then the compressed entries (T = the
+    most any layer has so far; entries a layer lacks, that a query may not see yet or that its indexer did not pick
+    weigh 0). None if not asked for."""
     hidden_states: np.ndarray
     """(L + 1, n, d_model): the embeddings (index 0), then the residual stream after each layer. Gemma 3n:
-    (L + 1, A, n, d_model), AltUp's A copies."""
+    (L + 1, A, n, d_model), AltUp's A copies; DeepSeek-V4: (L + 1, hc_mult, n, d_model), its residual streams."""
 
 
 class DecoderModel:
     """A decoder (Llama, Mistral, Qwen2/3, Gemma 2/3, SmolLM3, gpt-oss, DeepSeek-V3/V3.2, GLM-5, MiniMax-M2, Llama 4,
-    Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear) run with the course's attention.
+    Qwen3-Next, Qwen3.5, OLMo hybrid, Kimi Linear; DeepSeek-V4 and Gemma 3n by their subclasses) run with the course's
+    attention.
 
     Built by `load_decoder` (a checkpoint folder) or `random_decoder`.
     """

@@ -36,6 +36,8 @@ def active_parameter_count(config: DecoderConfig) -> int:
     """
     c = config
     active = parameter_count(c) - (0 if c.tie_word_embeddings else c.vocab_size * c.d_model)
+    if c.v4 is not None:  # DeepSeek-V4: experts in every layer, top_k of n_experts used (its hash tables count too)
+        return active - c.n_layers * (c.v4.n_experts - c.v4.top_k) * 3 * c.d_model * c.v4.d_expert
     if c.moe is None:
         return active
     moe_layers = sum(c.is_moe_layer(i) for i in range(c.n_layers))

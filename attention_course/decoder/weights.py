@@ -29,7 +29,8 @@ from .delta import DeltaWeights, canonical_names, read_delta_weights
 from .layout import checkpoint_shapes
 
 _DTYPES = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "BF16": ml_dtypes.bfloat16,
-           "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2, "F8_E8M0": ml_dtypes.float8_e8m0fnu}
+           "F8_E4M3": ml_dtypes.float8_e4m3fn, "F8_E5M2": ml_dtypes.float8_e5m2, "F8_E8M0": ml_dtypes.float8_e8m0fnu,
+           "I64": np.int64, "I32": np.int32}  # integer tables: DeepSeek-V4's token -> experts map (tid2eid)
 """safetensors dtype names and the NumPy dtype that reads them; BF16 is then widened to float32, FP8 kept as stored
 for `fp8.dequantize_fp8` (it needs its block scales)."""
 
