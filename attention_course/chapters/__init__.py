@@ -21,6 +21,8 @@
 - `without_all_scores`: a small lightning indexer, what top-k selection drops, a delta-rule state's recall against
   a cache's, the first token's weight without an output gate, the numbers each layer kind keeps and reads, one
   decoding step of each timed (book/without_all_scores.ipynb).
+- `compression`: DeepSeek-V4's compressed keys: a gated pool on small numbers, one query's window and picked
+  entries, the numbers its cache keeps per token against DeepSeek-V3's (book/without_all_scores.ipynb).
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
@@ -30,6 +32,8 @@ import importlib
 # and SciPy load their submodules: the grader, which needs the bank-bot example, does not wait for the cost
 # chapter's measurements or the decoders.
 _NAMES = {
+    "compression": ("DEEPSEEK_V4_FLASH", "SMALL_POOL", "SMALL_V4", "CacheRow", "QueryView", "SmallPool",
+                    "cache_per_token", "entry_tokens", "pool_weights", "query_view"),
     "cost": ("attention_flops", "backward_flops", "loglog_slope", "measure", "score_matrix_bytes", "tile_count"),
     "decoding": ("PUBLISHED_CONFIGS", "ModelShape", "decode_flops", "filled_cache", "head_groups", "receptive_field"),
     "io_traffic": ("PUBLISHED_FLASH_FIGURES", "PublishedFigure", "SlowMemory", "Traffic", "flash_block_sizes",
@@ -163,4 +167,14 @@ __all__ = [
     "sparse_decode_step",
     "time_decode_steps",
     "top_k_loss",
+    "DEEPSEEK_V4_FLASH",
+    "SMALL_POOL",
+    "SMALL_V4",
+    "CacheRow",
+    "QueryView",
+    "SmallPool",
+    "cache_per_token",
+    "entry_tokens",
+    "pool_weights",
+    "query_view",
 ]
