@@ -24,6 +24,7 @@ from attention_course.explorers import (
     TodaysModelsExplorer,
 )
 from attention_course.explorers.cost import compute_cost
+from attention_course.explorers.frontier import FrontierExplorer, compute_frontier
 from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.positions import compute_positions
@@ -281,6 +282,28 @@ def todays_models_expected(state: dict) -> dict:
     return {"cache": r["cache"], "rope": rope}
 
 
+def frontier_vectors() -> dict:
+    """FrontierExplorer states (every k of the bank bot, several of the longer sequence, every published
+    configuration, the context's extremes and a chunk's edges) and what the package computes for them; the
+    sequences and presets, which every state carries, stored once."""
+    base = FrontierExplorer().state()
+    edits = [{"k": k} for k in (1, 2, 3, 4)]
+    edits += [{"sequence": "longer", "k": k} for k in (1, 3, 6, 12, 24)]
+    edits += [{"preset": p["name"]} for p in base["presets"]]
+    edits += [{"preset": "Llama 4 Scout", "seq_len": n} for n in (1, 8191, 8192, 8193, 100_000)]
+    edits += [{"preset": "GLM-5", "seq_len": 2**20}, {"preset": "Kimi Linear 48B", "seq_len": 1}]  # the extremes
+    cases = []
+    for edit in edits:
+        state = {**base, **edit}
+        r = compute_frontier(state)
+        expected = {"kept": r["kept"], "droppedMass": r["dropped_mass"], "sparseWeights": r["sparse_weights"],
+                    "rows": r["rows"], "stateBytes": r["state_bytes"], "cacheBytes": r["cache_bytes"],
+                    "total": r["total"], "crossover": r["crossover"]}
+        cases.append({"state": {k: v for k, v in state.items() if k not in ("sequences", "presets")},
+                      "expected": expected})
+    return {"sequences": base["sequences"], "presets": base["presets"], "cases": cases}
+
+
 def bytes_cases() -> list[dict]:
     """Byte counts and how `bytesText` must print them."""
     xs = [0, 1, 1023, 1024, 1536, 131072, 2**30 - 1, 2**30, 5 * 2**40 + 2**39, 2**53]
@@ -300,7 +323,7 @@ def build_vectors() -> dict:
     return to_json({
         "scores": scores_cases(), "masks": masks_cases(), "scaling_sample": sample, "scaling": scaling,
         "cost": cost_cases(), "positions": positions_cases(), "kv_cache": kv_cache_cases(), "roofline": roofline_cases(),
-        "todays_models": todays_models_vectors(),
+        "todays_models": todays_models_vectors(), "frontier": frontier_vectors(),
         "format": format_cases(), "bytes": bytes_cases(),
     })
 

@@ -25,7 +25,7 @@ from attention_course.chapters.cost import attention_flops, score_matrix_bytes
 from attention_course.decoder import kv_cache_bytes
 from attention_course.chapters.roofline import LLAMA_3_8B, Ceilings, step_cost
 from attention_course.explorers import (
-    EXPLORERS, CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer,
+    EXPLORERS, CostExplorer, FrontierExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer,
     ScoresExplorer,
 )
 from attention_course.explorers.bundle import bundle
@@ -132,6 +132,16 @@ def test_bundled_kv_cache_module_counts_exactly_like_the_package(tmp_path):
     results = run_bundled(tmp_path, KVCacheExplorer._esm, "computeKvCache", [[c["state"]] for c in cases])
     for case, result in zip(cases, results):
         assert result == case["expected"]
+
+
+def test_bundled_frontier_module_reproduces_the_package(tmp_path):
+    vectors = build_vectors()["frontier"]
+    states = [{**c["state"], "sequences": vectors["sequences"], "presets": vectors["presets"]} for c in vectors["cases"]]
+    results = run_bundled(tmp_path, FrontierExplorer._esm, "computeFrontier", [[state] for state in states])
+    for case, result in zip(vectors["cases"], results):
+        assert_close(result, from_json(case["expected"]))
+        assert (result["kept"], result["rows"], result["total"]) == (case["expected"]["kept"], case["expected"]["rows"],
+                                                                     case["expected"]["total"])
 
 
 def test_bundled_roofline_module_counts_like_the_package(tmp_path):
@@ -482,3 +492,31 @@ def test_todays_models_explorer_refuses_what_cannot_be():
     r = widget.numbers()
     assert "multiple" in r["cache"]["error"] and "high-frequency" in r["rope"]["error"]
     assert "multiple" in widget.summary()
+
+
+def test_frontier_explorer_keeps_the_indexer_s_best_keys_and_counts_with_cache_bytes():
+    from attention_course.chapters.without_all_scores import COST_MODELS, top_k_loss
+    from attention_course.core.sparse import top_k_mask
+    from attention_course.decoder.cache import cache_bytes
+    from attention_course.decoder.published import published_config
+
+    widget = FrontierExplorer()
+    numbers = widget.summary_numbers()
+    assert numbers["kept"] == [1, 3]  # "card" and "blocked", as the chapter's indexer keeps them
+    bank_scores = np.array([widget.sequences[0]["scores"]])  # (1, n_k): the chapter's indexer
+    expected = top_k_loss(BANK_BOT.query[None], BANK_BOT.keys, BANK_BOT.values, bank_scores, [2]).dropped_mass[0]
+    assert numbers["dropped_mass"] == pytest.approx(expected, rel=1e-12)
+    assert "keeps card, blocked" in widget.summary() and f"{expected:.3f}" in widget.summary()
+    widget.sequence, widget.k = "longer", 3
+    scores = np.array(widget.sequences[1]["scores"])
+    assert widget.summary_numbers()["kept"] == np.flatnonzero(top_k_mask(scores[None], 3, causal=False)[0]).tolist()
+    for label, name in COST_MODELS.items():
+        widget.preset, widget.seq_len = label, 100_000
+        assert widget.summary_numbers()["total"] == cache_bytes(published_config(name), 100_000, "bfloat16",
+                                                                keep_window=True)
+    with pytest.raises(traitlets.TraitError, match="k must be between 1 and 24"):
+        widget.k = 25
+    with pytest.raises(traitlets.TraitError, match="seq_len"):
+        widget.seq_len = 0
+    with pytest.raises(traitlets.TraitError, match="preset"):
+        widget.preset = "MiniMax-M2"

@@ -115,6 +115,41 @@ def test_frontier_configs_are_transformers_defaults_and_deepseek_s_the_published
             assert getattr(ds, name) == value, name
 
 
+@pytest.mark.parametrize("name, module, cls", [
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "qwen3_next.configuration_qwen3_next", "Qwen3NextConfig"),
+    ("moonshotai/Kimi-Linear-48B-A3B-Instruct", "kimi_linear.configuration_kimi_linear", "KimiLinearConfig"),
+])
+def test_the_hybrids_published_entries_are_the_defaults_of_the_transformers_class_their_source_names(name, module,
+                                                                                                     cls):
+    config_module = pytest.importorskip(f"transformers.models.{module}")
+    defaults = getattr(config_module, cls)()
+    entry = published_entry(name)
+    assert cls in entry.source and name in entry.source
+    for field, value in entry.fields.items():
+        assert getattr(defaults, field) == value, field
+    assert entry.config.delta.layer_types == tuple(defaults.layer_types)
+
+
+def test_layer_kind_costs_sum_to_cache_bytes_for_every_configuration_of_the_table():
+    from attention_course.decoder.cache import cache_bytes
+    from attention_course.decoder.published import published_config
+
+    for label, name in w.COST_MODELS.items():
+        rows = w.layer_kind_costs(label)
+        config = published_config(name)
+        assert sum(r.layers for r in rows) == config.n_layers
+        for n in (1, 7, 131_072):
+            assert sum(r.layers * (r.per_token * n + r.state) for r in rows) == cache_bytes(config, n, "bfloat16")
+        assert {r.source for r in rows} == {published_entry(name).source}
+    qwen = {r.kind: r for r in w.layer_kind_costs("Qwen3-Next 80B-A3B", dtype="float32")}
+    assert qwen["full attention"].per_token == 4 * 2 * 2 * 256  # 2 key/value heads, a key and a value of 256
+    assert qwen["gated delta rule"].state == 4 * (32 * 128 * 128 + 3 * (2 * 16 * 128 + 32 * 128))
+    scout = {r.kind: r for r in w.layer_kind_costs("Llama 4 Scout")}
+    assert (scout["chunked attention"].layers, scout["chunked attention"].chunk) == (36, 8192)
+    with pytest.raises(ValueError, match="label"):
+        w.layer_kind_costs("MiniMax-M2")
+
+
 def test_sparse_decode_step_equals_sparse_attention_for_the_last_query():
     rng = np.random.default_rng(7)
     h, n, d = 2, 30, 4

@@ -11,6 +11,8 @@
   it instead.
 - `FRONTIER_CONFIGS`, `LayerMemory` and `layer_memories`: numbers each layer
   kind keeps and reads per decoded token, from published configurations.
+- `COST_MODELS`, `LayerKindCost` and `layer_kind_costs`: the bytes each layer
+  kind of the published configurations caches per token or keeps as a state.
 - `sparse_decode_step` and `time_decode_steps`: one decoding step of a full,
   a sparse and a delta-rule layer, timed (benchmarks/bench_frontier.py prints
   the same measurement at larger sizes).
@@ -30,6 +32,7 @@ from ..core._checks import as_float_array, positive_int, require_ndim
 from ..core.attention import attention_weights, scaled_dot_product_attention
 from ..core.delta_rule import delta_rule_step, gated_delta_rule, l2_normalize
 from ..core.sparse import indexer_scores, top_k_mask
+from ..decoder.cache import itemsize
 from ..decoder.published import published_entry
 
 
@@ -239,19 +242,95 @@ def _deepseek_v32() -> MappingProxyType:
     return MappingProxyType(dict(source=entry.source, **{name: entry.fields[name] for name in names}))
 
 
-# transformers' Qwen3NextConfig describes this checkpoint (its docstring names it), and its defaults are the
-# checkpoint's values; decoder/published.py has no Qwen3-Next entry, so the fields the chapter counts are kept here.
+def _qwen3_next() -> MappingProxyType:
+    """Qwen3-Next 80B-A3B's fields as `decoder.published.DEFAULT_CONFIGS` keeps them, with their source; the interval
+    of its full-attention layers counted from the layer types its configuration reads into."""
+    entry = published_entry("Qwen/Qwen3-Next-80B-A3B-Instruct")
+    names = ("num_hidden_layers", "num_key_value_heads", "head_dim", "linear_num_key_heads", "linear_num_value_heads",
+             "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim")
+    layer_types = entry.config.delta.layer_types
+    interval = len(layer_types) // layer_types.count("full_attention")
+    return MappingProxyType(dict(source=entry.source, full_attention_interval=interval,
+                                 **{name: entry.fields[name] for name in names}))
+
+
 FRONTIER_CONFIGS = MappingProxyType({
-    "Qwen3-Next-80B-A3B": MappingProxyType(dict(
-        source=("transformers 5's Qwen3NextConfig defaults "
-                "(its docstring's checkpoint: Qwen/Qwen3-Next-80B-A3B-Instruct)"),
-        num_hidden_layers=48, full_attention_interval=4, num_key_value_heads=2, head_dim=256,
-        linear_num_key_heads=16, linear_num_value_heads=32, linear_key_head_dim=128, linear_value_head_dim=128,
-        linear_conv_kernel_dim=4)),
+    "Qwen3-Next-80B-A3B": _qwen3_next(),
     "DeepSeek-V3.2-Exp": _deepseek_v32(),
 })
-"""Config fields of the hybrid and the sparse model, each with its source (DeepSeek-V3.2's read from
-`decoder.published`)."""
+"""Config fields of the hybrid and the sparse model, each with its source, read from `decoder.published`."""
+
+
+COST_MODELS = MappingProxyType({
+    "Qwen3-Next 80B-A3B": "Qwen/Qwen3-Next-80B-A3B-Instruct",
+    "Kimi Linear 48B": "moonshotai/Kimi-Linear-48B-A3B-Instruct",
+    "DeepSeek-V3.2-Exp": "deepseek-ai/DeepSeek-V3.2-Exp",
+    "GLM-5": "zai-org/GLM-5",
+    "Llama 4 Scout": "meta-llama/Llama-4-Scout-17B-16E",
+})
+"""The published configurations the chapter's cost table covers: a short label and the Hub name of its entry in
+`decoder.published`. Not among them, for want of a source on this machine: Qwen3.5 and MiniMax-M2 (see
+`decoder.published.DEFAULT_CONFIGS`)."""
+
+
+@dataclass(frozen=True)
+class LayerKindCost:
+    """What the layers of one kind keep, per layer, in one published configuration."""
+
+    model: str
+    """The configuration's label (a key of `COST_MODELS`)."""
+    kind: str
+    """What the layers are, in words."""
+    layers: int
+    """How many layers of the model are of this kind."""
+    per_token: int
+    """Bytes each such layer caches per token (0 for a delta-rule layer)."""
+    state: int
+    """Bytes each such layer keeps whatever the context length (a delta-rule layer's state and convolution inputs)."""
+    chunk: int | None
+    """Tokens a chunked layer keeps at most (the current chunk), None where every token stays."""
+    source: str
+    """Where the configuration's values come from."""
+
+
+def layer_kind_costs(label: str, dtype="bfloat16") -> tuple[LayerKindCost, ...]:
+    """The layer kinds of the configuration `COST_MODELS[label]`, in the order they first appear, counted from its
+    config fields as `decoder.cache.cache_bytes` counts them, in bytes of `dtype`.
+
+    A full-attention layer caches a key and a value per key/value head and token, h_kv (d + d_v) numbers; a latent
+    layer its latent and shared RoPE key, kv_lora_rank + qk_rope_head_dim ("latent"), and, with its own lightning indexer, one
+    indexer key of index_head_dim; a delta-rule layer nothing per token but n_v d_k d_v numbers of state and
+    (w - 1)(2 n_k d_k + n_v d_v) convolution inputs. Summed over the layers, per_token x n + state is
+    `cache_bytes(config, n, dtype)`.
+    """
+    if label not in COST_MODELS:
+        raise ValueError(f"label must be one of {', '.join(map(repr, COST_MODELS))}; got {label!r}")
+    entry = published_entry(COST_MODELS[label])
+    c = entry.config
+    size = itemsize(dtype)
+    kinds: dict[tuple, int] = {}
+    for i in range(c.n_layers):
+        if c.delta is not None and c.delta.is_delta_layer(i):
+            d = c.delta
+            name = "Kimi delta attention" if d.per_channel_decay else "gated delta rule"
+            state = d.n_v_heads * d.d_k * d.d_v + (d.conv_width - 1) * (2 * d.key_dim + d.value_dim)
+            kinds[(name, 0, state * size, None)] = kinds.get((name, 0, state * size, None), 0) + 1
+            continue
+        if c.latent is not None:
+            name, numbers = "latent", c.latent.kv_lora_rank + c.latent.qk_rope_head_dim
+        else:
+            name, numbers = "full attention", c.n_kv_heads * (c.head_dim + c.v_head_dim)
+        if c.indexer is not None and not c.indexer.shared[i]:
+            name, numbers = name + " + indexer key", numbers + c.indexer.head_dim
+        elif c.indexer is not None:
+            name += ", indexer shared"
+        chunk = c.chunks[i]
+        if chunk is not None:
+            name = "chunked attention"
+        key = (name, numbers * size, 0, chunk)
+        kinds[key] = kinds.get(key, 0) + 1
+    return tuple(LayerKindCost(label, name, n, per_token, state, chunk, entry.source)
+                 for (name, per_token, state, chunk), n in kinds.items())
 
 
 @dataclass(frozen=True)

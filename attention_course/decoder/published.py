@@ -265,10 +265,37 @@ DEFAULT_CONFIGS: tuple[PublishedConfig, ...] = (
            tie_word_embeddings=False, num_experts_per_tok=1, num_local_experts=16, interleave_moe_layer_step=1,
            use_qk_norm=True, no_rope_layer_interval=4, attention_chunk_size=8192, attn_temperature_tuning=True,
            floor_scale=8192, attn_scale=0.1, attention_bias=False, rope_theta=500000.0),
+    # Qwen3NextConfig's sizes; not among them: the Hub file's context length and RoPE base (the defaults' 32,768
+    # and 10,000 are the class's, not the checkpoint's), left to the reader's defaults: they change no size.
+    _entry("Qwen/Qwen3-Next-80B-A3B-Instruct",
+           "transformers 5.24, Qwen3NextConfig's defaults (its docstring names Qwen/Qwen3-Next-80B-A3B-Instruct); "
+           "context length and RoPE not among them",
+           model_type="qwen3_next", vocab_size=151936, hidden_size=2048, intermediate_size=5632, num_hidden_layers=48,
+           num_attention_heads=16, num_key_value_heads=2, head_dim=256, hidden_act="silu", rms_norm_eps=1e-6,
+           tie_word_embeddings=False, attention_bias=False, linear_conv_kernel_dim=4, linear_key_head_dim=128,
+           linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32, decoder_sparse_step=1,
+           moe_intermediate_size=512, shared_expert_intermediate_size=512, num_experts_per_tok=10, num_experts=512,
+           norm_topk_prob=True),
+    # KimiLinearConfig's sizes; its layer pattern is the class's fallback (a full-attention layer every fourth,
+    # from the fifth): the checkpoint's own linear_attn_config lists its layers, which the defaults do not give.
+    _entry("moonshotai/Kimi-Linear-48B-A3B-Instruct",
+           "transformers 5.24, KimiLinearConfig's defaults (its docstring names "
+           "moonshotai/Kimi-Linear-48B-A3B-Instruct); layer pattern the class's fallback",
+           model_type="kimi_linear", vocab_size=163840, hidden_size=2304, intermediate_size=9216,
+           moe_intermediate_size=1024, num_hidden_layers=27, num_attention_heads=32, num_key_value_heads=32,
+           n_shared_experts=1, routed_scaling_factor=2.446, kv_lora_rank=512, q_lora_rank=None, qk_rope_head_dim=64,
+           v_head_dim=128, qk_nope_head_dim=128, n_group=1, topk_group=1, num_experts_per_tok=8, norm_topk_prob=True,
+           hidden_act="silu", max_position_embeddings=1048576, rms_norm_eps=1e-5, tie_word_embeddings=False,
+           attention_bias=False, num_local_experts=256, linear_head_dim=128, linear_num_heads=32,
+           linear_conv_kernel_dim=4),
 )
-"""Configurations read from transformers' configuration defaults where the class's docstring names the model.
-MiniMax-M2 is not here: MiniMaxM2Config's docstring names MiniMax-Text-01, and its defaults leave out the partial
-RoPE (rotary_dim) the released config.json gives."""
+"""Configurations read from transformers' configuration defaults where the class's docstring names the model: Llama 4
+Scout's text model, Qwen3-Next 80B-A3B and Kimi Linear 48B-A3B (the hybrids' delta-rule layers), with only the
+fields those defaults give. MiniMax-M2 is not here: MiniMaxM2Config's docstring names MiniMax-Text-01, and its
+defaults leave out the partial RoPE (rotary_dim) the released config.json gives. Nor is Qwen3.5: Qwen3_5TextConfig's
+docstring names two checkpoints (Qwen/Qwen3.5-27B above, a "Qwen3.5-9B style configuration" in its example), so its
+defaults are no one model's; Qwen3_5MoeTextConfig names Qwen/Qwen3.5-35B-A3B throughout, but its model_type
+(qwen3_5_moe_text) is not one `DecoderConfig.from_dict` reads."""
 
 _ATTRIBUTE_NAMES = {
     "gpt2": {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd",

@@ -12,6 +12,7 @@ compare the browser against.
 """
 
 from .cost import CostExplorer
+from .frontier import FrontierExplorer
 from .kv_cache import KVCacheExplorer
 from .masking import MaskExplorer
 from .positions import PositionsExplorer
@@ -23,13 +24,13 @@ from .widget import Explorer
 
 EXPLORERS: tuple[type[Explorer], ...] = (
     ScoresExplorer, ScalingExplorer, MaskExplorer, CostExplorer, PositionsExplorer, KVCacheExplorer, RooflineExplorer,
-    TodaysModelsExplorer,
+    TodaysModelsExplorer, FrontierExplorer,
 )
 """Every explorer that starts from the package's numbers alone (no arguments), in the order of the
 playground page (book/explorers.ipynb). The tests read this list. The head view of the legal-summariser
 chapter (`head_view.HeadViewExplorer`) needs the pretrained model and is tested with it."""
 
 __all__ = [
-    "EXPLORERS", "CostExplorer", "Explorer", "KVCacheExplorer", "MaskExplorer", "PositionsExplorer", "RooflineExplorer",
+    "EXPLORERS", "CostExplorer", "Explorer", "FrontierExplorer", "KVCacheExplorer", "MaskExplorer", "PositionsExplorer", "RooflineExplorer",
     "ScalingExplorer", "ScoresExplorer", "TodaysModelsExplorer",
 ]

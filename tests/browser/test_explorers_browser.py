@@ -19,6 +19,7 @@ import pytest
 
 from attention_course.explorers import EXPLORERS
 from attention_course.explorers.cost import compute_cost
+from attention_course.explorers.frontier import compute_frontier
 from attention_course.explorers.kv_cache import kv_cache_summary
 from attention_course.explorers.masking import compute_masks
 from attention_course.explorers.positions import compute_positions
@@ -781,3 +782,84 @@ def test_todays_models_updates_take_less_than_a_frame(playground):
             for label, selector, values, event in controls}
     slow = {label: round(ms, 2) for label, ms in best.items() if ms >= FRAME_MS}
     assert not slow, f"updates slower than one frame ({FRAME_MS} ms): {slow}"
+
+
+# --- 9. attention without all the scores ------------------------------------------------------
+
+def check_frontier(box, state):
+    """Every number the frontier explorer shows equals compute_frontier's, exactly (data-value) and as printed."""
+    r = compute_frontier(state)
+    sequence = next(q for q in state["sequences"] if q["name"] == state["sequence"])
+    kept = [sequence["tokens"][i] for i in r["kept"]]
+    status = box.locator('[data-role="keys-status"]').text_content()
+    assert f"keeps {', '.join(kept)};" in status and f"held {js_fixed(r['dropped_mass'], 3)} of the weight" in status
+    assert math.isclose(float(box.locator('[data-role="keys-status"]').get_attribute("data-value")), r["dropped_mass"],
+                        rel_tol=1e-12, abs_tol=1e-15)
+    assert box.locator('[data-role="kept"]').all_text_contents() == [
+        "yes" if i in r["kept"] else "no" for i in range(len(sequence["tokens"]))]
+    assert_shown(box.locator('[data-role="sparse-weight"]'), r["sparse_weights"], js_weight_text)
+    assert_shown(box.locator('[data-role="weight"]'), sequence["weights"], js_weight_text)
+    cells = shown(box.locator('[data-role="layer-bytes"]'))
+    assert [v for _, v in cells] == [row["bytes"] for row in r["rows"]]  # exact
+    assert [t for t, _ in cells] == [js_bytes_text(row["bytes"]) for row in r["rows"]]
+    assert int(box.locator('[data-role="bytes-status"]').get_attribute("data-value")) == r["total"]
+    assert js_bytes_text(r["state_bytes"]) in box.locator('[data-role="bytes-status"]').text_content()
+    return r
+
+
+def test_frontier_explorer_keeps_the_indexer_s_best_keys_and_counts_like_the_package(playground, screenshots):
+    page = playground
+    box = explorer(page, "frontier")
+    box.scroll_into_view_if_needed()
+    r = check_frontier(box, state_of(page, "frontier"))
+    assert "keeps card, blocked;" in box.locator('[data-role="keys-status"]').text_content()  # the chapter's indexer
+    assert "536 tokens" in box.locator('[data-role="crossover"]').text_content()  # Qwen3-Next's state / its cache
+    assert "Qwen3NextConfig" in box.locator('[data-role="source"]').text_content()
+    box.screenshot(path=screenshots / "frontier-start.png")
+
+    box.get_by_label("keys kept k", exact=True).fill("1")
+    assert state_of(page, "frontier")["k"] == 1
+    check_frontier(box, state_of(page, "frontier"))
+    box.get_by_label("sequence").select_option("longer")
+    box.get_by_label("keys kept k", exact=True).fill("6")
+    state = state_of(page, "frontier")
+    assert (state["sequence"], state["k"]) == ("longer", 6)
+    check_frontier(box, state)
+    box.get_by_label("configuration").select_option("Llama 4 Scout")
+    box.get_by_label("context length n (tokens)", exact=True).fill("8191")
+    state = state_of(page, "frontier")
+    assert (state["preset"], state["seq_len"]) == ("Llama 4 Scout", 8191)
+    r = check_frontier(box, state)
+    assert r["state_bytes"] == 0 and "keeps a state" in box.locator('[data-role="crossover"]').text_content()
+    box.screenshot(path=screenshots / "frontier-llama4.png")
+
+    # An entry the explorer cannot use: the note beside it says so, what it decides is blank, the state stays.
+    assert_entry_refused(box, "k", "keys kept k", [], "keys-status", "a whole number from 1 to ",
+                         screenshots / "frontier-refused.png")
+    assert set(box.locator('[data-role="sparse-weight"]').all_text_contents()) == {"–"}
+    assert state_of(page, "frontier")["k"] == 6
+    box.get_by_label("keys kept k", exact=True).fill("3")
+    assert_entry_accepted(box, "k", "keys kept k")
+    check_frontier(box, state_of(page, "frontier"))
+    assert_entry_refused(box, "seq_len", "context length n (tokens)", [], "bytes-status", "a whole number from 1 to ",
+                         screenshots / "frontier-refused-length.png")
+    assert set(box.locator('[data-role="layer-bytes"]').all_text_contents()) == {"–"}
+    box.get_by_label("context length n (tokens)", exact=True).fill("8192")  # a new chunk: the chunked layers keep 0
+    assert_entry_accepted(box, "seq_len", "context length n (tokens)")
+    check_frontier(box, state_of(page, "frontier"))
+
+
+def test_frontier_explorer_fits_a_phone_screen_in_its_chapter(offline, book_html, screenshots):
+    new_page, problems = offline
+    page = new_page()
+    page.set_viewport_size({"width": 400, "height": 900})
+    page.goto((book_html / "book" / "without_all_scores.html").as_uri())
+    box = explorer(page, "frontier")
+    box.scroll_into_view_if_needed()
+    widths = box.evaluate("el => [el.scrollWidth, el.clientWidth, document.documentElement.scrollWidth]")
+    assert widths[0] <= widths[1] + 1, f"the explorer scrolls sideways at 400 px: {widths}"
+    assert widths[2] <= 400, f"the page is wider than the screen: {widths}"
+    box.get_by_label("sequence").select_option("longer")
+    check_frontier(box, state_of(page, "frontier"))
+    box.screenshot(path=screenshots / "frontier-400px.png")
+    problems.assert_none()

@@ -91,8 +91,8 @@ def lab_server(tmp_path, frontend):
     nb.metadata["kernelspec"] = {"name": "attention-course", "display_name": "attention-course", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(code) for code in (
         "from attention_course.explorers import (\n"
-        "    CostExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer, ScalingExplorer,\n"
-        "    ScoresExplorer,\n"
+        "    CostExplorer, FrontierExplorer, KVCacheExplorer, MaskExplorer, PositionsExplorer, RooflineExplorer,\n"
+        "    ScalingExplorer, ScoresExplorer,\n"
         ")\n"
         "scores = ScoresExplorer()\nscores",
         "scaling = ScalingExplorer()\nscaling",
@@ -101,6 +101,7 @@ def lab_server(tmp_path, frontend):
         "positions = PositionsExplorer()\npositions",
         "kv = KVCacheExplorer()\nkv",
         "roof = RooflineExplorer()\nroof",
+        "frontier = FrontierExplorer()\nfrontier",
     )]
     nbformat.write(nb, work / "live.ipynb")
     port = free_port()
@@ -229,7 +230,7 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         # cell only (seen with a load average of 15 on the 2 cores): run them all again if so.
         for attempt in range(3):
             try:
-                for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache", "roofline"):
+                for name in ("scores", "scaling", "masks", "cost", "positions", "kv-cache", "roofline", "frontier"):
                     page.locator(f'.jp-OutputArea [data-explorer="{name}"]').wait_for(timeout=60000)
                 break
             except PlaywrightTimeout:
@@ -240,7 +241,7 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
                 page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15000)
         # Rendered by the widget manager (anywidget), not from the static text/html entry
         # (which JupyterLab would show in a .jp-RenderedHTMLCommon); the sync below proves it.
-        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 7
+        assert page.locator(".jp-OutputArea-output .ac-explorer").count() == 8
         assert page.locator(".jp-RenderedHTMLCommon .ac-explorer").count() == 0
 
         # Page -> kernel: the reader sets d_k; Python sees it and computes the same weights.
@@ -290,6 +291,15 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         run_cell(page, "roof.batch = 64; print('set')")
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"roofline\"] [data-role=\"batch\"]').value === '64'")
+        # Attention without all the scores both ways: the reader moves k, Python picks a configuration.
+        frontier = page.locator('[data-explorer="frontier"]')
+        frontier.get_by_label("keys kept k", exact=True).fill("1")
+        printed = run_cell(page, "print(frontier.k, f\"{frontier.summary_numbers()['dropped_mass']:.3f}\")")
+        assert printed.strip() == "1 0.218"  # only "card" kept
+        run_cell(page, "frontier.preset = 'GLM-5'; print('set')")
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"frontier\"] [data-role=\"preset\"]').value === 'GLM-5'")
+        assert "GlmMoeDsaConfig" in frontier.locator('[data-role="source"]').text_content()
         page.screenshot(path=screenshots / f"{frontend.screenshot}.png")
     except Exception:
         page.screenshot(path=screenshots / f"{frontend.screenshot}-failure.png")

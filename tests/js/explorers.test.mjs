@@ -7,6 +7,7 @@ import { test } from "node:test";
 
 import { computeCost } from "../../attention_course/explorers/js/cost.js";
 import { bytesText, fixed, weightText } from "../../attention_course/explorers/js/format.js";
+import { computeFrontier, topK } from "../../attention_course/explorers/js/frontier.js";
 import { computeKvCache } from "../../attention_course/explorers/js/kv_cache.js";
 import { computeMasks } from "../../attention_course/explorers/js/masking.js";
 import { softmax } from "../../attention_course/explorers/js/math.js";
@@ -185,4 +186,24 @@ test("choosing a preset sets its fields, each a trait of the explorer's state; a
     for (const name of Object.keys(changes)) assert.ok(traits.has(name), `${preset.name}: ${name} is not a trait`);
   }
   assert.deepEqual(presetChanges(presets, "custom", ["layout"]), { preset: "custom" });
+});
+
+test("frontier: the keys kept, the weight dropped and the bytes equal the package's (bytes exactly)", () => {
+  const { sequences, presets, cases } = vectors.frontier;
+  assert.ok(cases.length >= 20);
+  cases.forEach(({ state, expected }, i) => {
+    const r = computeFrontier({ ...state, sequences, presets });
+    assertMatches(r, expected, `frontier case ${i}`);
+    assert.deepEqual([r.kept, r.rows, r.total, r.stateBytes], [expected.kept, expected.rows, expected.total,
+      expected.stateBytes], `frontier case ${i}: not exact`);
+    assert.ok(Number.isSafeInteger(r.total), `frontier case ${i}: ${r.total} is not exact`);
+  });
+});
+
+test("frontier: top-k keeps the earlier of equal scores, and all of them for k past the length", () => {
+  assert.deepEqual(topK([0, 4, 0.4, 1], 2), [1, 3]);
+  assert.deepEqual(topK([1, 2, 2, 0], 2), [1, 2]);
+  assert.deepEqual(topK([1, 2, 2, 0], 1), [1]);
+  assert.deepEqual(topK([0, 0, 0], 2), [0, 1]);
+  assert.deepEqual(topK([3, 1], 5), [0, 1]);
 });
