@@ -20,7 +20,7 @@ from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.core.softmax import softmax
-from attention_course.grading.checks.engine.audit import _unsupported_error_hint, audit
+from support.audit import _unsupported_error_hint, audit
 from attention_course.grading.checks.engine.calls import AT_LINE
 from attention_course.grading.checks.engine.mistakes import difference, diagnose, observe, same_values
 from attention_course.grading.checks.exercises.softmax import NO_MAX_SUBTRACTION
