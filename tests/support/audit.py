@@ -52,8 +52,9 @@ from attention_course.grading.checks.engine.calls import RAISED, RETURNED, Obser
 from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import Check, as_expected, graded_part, judge, prediction_matches
 from attention_course.grading.checks.engine.code import Code, code_of
-from attention_course.grading.checks.engine.mistakes import Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, \
-    same_values
+from attention_course.grading.checks.engine.mistakes import (
+    Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, same_values,
+)
 from attention_course.grading.checks.engine.observe import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
 from attention_course.grading.checks.engine.run import run_check
 
