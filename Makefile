@@ -1,9 +1,9 @@
 # A newcomer needs two commands (see README.md):
 #   make book   set everything up, then build the rendered book into _build/html
-#   make test   set everything up, then run every test (unit, notebooks, browser)
+#   make test   set everything up, then run every test (unit, notebooks, browser, sandbox, torch)
 # Both create or reuse a local virtual environment in .venv and a local
 # node_modules; nothing is installed into the system Python.
-# While developing, `make check` runs the unit tests alone, without building the book.
+# While developing, `make check` runs the quick tests (pytest -m "not slow"), without building the book.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make book   build the book into _build/html (sets up .venv and node_modules first)"
 	@echo "make test   run every test (sets up and builds the book first)"
-	@echo "make check  run the unit tests only: no book build, no notebooks, no browser (about a minute)"
+	@echo "make check  run the quick tests (pytest -m 'not slow'): no book, notebooks, browser, sandbox, torch (under a minute)"
 	@echo "make dist   build the wheel students install with pip: the package, the exercise notebooks and the rendered book, no solutions"
 	@echo "make clean  remove the build output (keeps .venv and node_modules)"
 
@@ -66,11 +66,11 @@ book: env _build/.package-stamp _build/.setup-stamp
 test: book
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The unit tests: tests/ without the browser tests, the checks of the built book and the run of each
-# chapter's visible code (no notebook is collected there: the notebooks under tests/ are test data).
+# The quick tests: tests/ without the slow parts (pytest -m "not slow"; the markers are listed in
+# pyproject.toml): no built book, notebook, browser, sandbox, torch cross-check or compiled kernel, and a
+# tenth of the grading corpus. `make test` runs everything.
 check: $(VENV)/.installed
-	$(BIN)/python -m pytest tests --ignore=tests/browser --ignore=tests/test_book.py \
-	  --ignore=tests/test_book_visible_code.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests -m "not slow" $(PYTEST_ARGS)
 
 # The wheel for students (dist/attention_course-<version>-py3-none-any.whl): the package with the
 # exercise notebooks as package data (setup.py copies exercises/ into it), never solutions/, and the

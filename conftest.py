@@ -7,16 +7,25 @@ workers start kernels at the same moment, one kernel can find its port taken
 cell of that notebook as an error ("Kernel died before replying to
 kernel_info"), although nothing in the notebook is wrong. Starting the kernel
 again with fresh ports is the fix: it is what a person would do.
+
+It also marks the slow parts (the markers are listed in pyproject.toml): every
+notebook nbval runs is a `notebook` test, every test of a module that imports
+torch or transformers a `transformers` test, and every test of a slow part (book,
+browser, notebook, sandbox, transformers, compiled, corpus) is `slow` too, so that
+`pytest -m "not slow"` (`make check`) leaves them all out.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import types
 
 import nbval.kernel
+import pytest
 
 KERNEL_START_ATTEMPTS = 3
+SLOW_PARTS = ("book", "browser", "notebook", "sandbox", "transformers", "compiled", "corpus")
 
 logger = logging.getLogger(__name__)
 
@@ -36,3 +45,22 @@ def _retrying(start_new_kernel):
 
 
 nbval.kernel.start_new_kernel = _retrying(nbval.kernel.start_new_kernel)
+
+
+def _imports_torch(module) -> bool:
+    """True if a test module holds torch or transformers at its top level (its cross-checks build their models)."""
+    return any(isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in ("torch", "transformers")
+               for value in vars(module).values())
+
+
+def pytest_collection_modifyitems(items):
+    """Mark each notebook nbval runs `notebook`, each test of a module that imports torch `transformers`, and each
+    test of a slow part `slow`."""
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebook)
+        module = getattr(item, "module", None)
+        if module is not None and _imports_torch(module):
+            item.add_marker(pytest.mark.transformers)
+        if any(item.get_closest_marker(part) for part in SLOW_PARTS):
+            item.add_marker(pytest.mark.slow)

@@ -18,6 +18,7 @@ array([[0.19, 0.91]])
 """
 
 import importlib
+import sys
 
 from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
 from .core.backward import attention_backward
@@ -28,10 +29,42 @@ from .core.softmax import softmax
 
 __version__ = "0.1.0"
 
+
+def lazy_attributes(package: str, names: dict[str, tuple[str, ...]], submodules: dict[str, str], *,
+                    keep: bool = True):
+    """The package's import-on-first-use: its module `__getattr__` and `__dir__` (PEP 562), the one mechanism of
+    `attention_course`, `attention_course.chapters` and `attention_course.grading`.
+
+    `names`: module (relative to `package`, e.g. "chapters.cost") -> the names taken from it; `submodules`:
+    attribute -> module (relative to `package`) it stands for. `keep`: a name looked up is written into the
+    package's namespace for the next lookup (False: looked up each time, the namespace never written into).
+    Not a module of its own, so that `import attention_course` loads nothing more for it.
+    """
+    module_of = {name: module for module, taken in names.items() for name in taken}
+
+    def __getattr__(name: str):
+        """A name or a submodule not imported yet: imported now (and kept for the next lookup, if `keep`)."""
+        if name in module_of:
+            value = getattr(importlib.import_module(f".{module_of[name]}", package), name)
+        elif name in submodules:
+            value = importlib.import_module(f".{submodules[name]}", package)
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if keep:
+            setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        namespace = vars(sys.modules[package])
+        return sorted(set(namespace) | set(namespace.get("__all__", ())) | set(submodules))
+
+    return __getattr__, __dir__
+
+
 # What `import attention_course` loads is the core alone (NumPy its one dependency); the names below, the
 # subpackages and `plots` are imported on first use, as NumPy and SciPy load theirs: a student's check, which
 # needs a softmax, does not wait for the cost chapter's measurements, the decoders or matplotlib.
-_LAZY_NAMES = {
+__getattr__, __dir__ = lazy_attributes(__name__, {
     "chapters.cost": ("attention_flops", "backward_flops", "loglog_slope", "measure", "score_matrix_bytes",
                       "tile_count"),
     "chapters.scaling": ("jacobian_norm", "max_weight", "peakedness", "projected_score_std", "score_std",
@@ -42,29 +75,11 @@ _LAZY_NAMES = {
     "tiled.backward": ("flash_attention_backward", "flash_attention_forward"),
     "tiled.flash": ("flash_attention",),
     "tiled.online_softmax": ("trace_online_softmax",),
-}
-_LAZY_MODULES = {
+}, {
     "chapters": "chapters", "core": "core", "decoder": "decoder", "explorers": "explorers", "grading": "grading",
     "pretrained": "pretrained", "tiled": "tiled",
     "plots": "chapters.plots",  # as the book's chapters first imported it (it needs matplotlib)
-}
-_MODULE_OF = {name: module for module, names in _LAZY_NAMES.items() for name in names}
-
-
-def __getattr__(name: str):
-    """A name of `__all__` or a subpackage not imported yet: imported now, and kept for the next lookup."""
-    if name in _MODULE_OF:
-        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
-    elif name in _LAZY_MODULES:
-        value = importlib.import_module(f".{_LAZY_MODULES[name]}", __name__)
-    else:
-        raise AttributeError(f"module 'attention_course' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | set(_LAZY_MODULES))
+})
 
 
 __all__ = [

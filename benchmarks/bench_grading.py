@@ -54,7 +54,8 @@ from attention_course.grading.kit.batch import default_jobs, grade_notebook, gra
 from attention_course.grading.kit.intake import collect  # noqa: E402
 from attention_course.grading.kit.sandbox import bubblewrap  # noqa: E402
 from attention_course.grading.kit.sandbox.runner import Limits  # noqa: E402
-from attention_course.grading.kit.write.gradebook import write_gradebook  # noqa: E402
+from attention_course.grading.kit.score import build_report  # noqa: E402
+from attention_course.grading.kit.write.gradebook import write_report  # noqa: E402
 
 TARGET_SECONDS = 60.0
 SLEEPER = ROOT / "tests" / "grading_corpus" / "attacks" / "detached_sleeper_05_causal_mask.ipynb"
@@ -309,7 +310,7 @@ def _grade(folder: Path, jobs: int, *, sandbox: bool, gradebook: Path | None = N
     start = time.perf_counter()
     grades = grade_submissions(collect([folder]), jobs=jobs, progress=gradebook is not None, sandbox=sandbox)
     if gradebook is not None:
-        write_gradebook(grades, gradebook)
+        write_report(build_report(grades), gradebook)  # as `grade` writes it
     return time.perf_counter() - start, grades
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.compiled
+
 pytest.importorskip("numba", reason="the [fast] extra (numba, SciPy) is not installed: bench_tile takes its loop apart")
 
 from attention_course import flash_attention  # noqa: E402

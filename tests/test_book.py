@@ -29,6 +29,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+pytestmark = pytest.mark.book
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK_HTML = Path(os.environ.get("ATTENTION_COURSE_BOOK_HTML", ROOT / "_build" / "html")).resolve()
 NOTEBOOK_FOLDERS = ("book", "exercises", "solutions")

@@ -18,6 +18,8 @@ import pytest
 
 from test_book import CHAPTERS, ROOT, source_of
 
+pytestmark = pytest.mark.book
+
 HIDDEN_CODE = {"remove-cell", "remove-input"}
 """Tags whose code the page does not show."""
 

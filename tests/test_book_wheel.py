@@ -13,6 +13,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.book
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

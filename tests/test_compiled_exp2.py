@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.compiled
+
 pytest.importorskip("numba", reason="the [fast] extra (numba, SciPy) is not installed")
 
 from attention_course.tiled._compiled import exp2  # noqa: E402

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.compiled
+
 pytest.importorskip("numba", reason="the [fast] extra (numba, SciPy) is not installed")
 
 from numba.core.errors import TypingError  # noqa: E402

@@ -38,7 +38,7 @@ def pytest_generate_tests(metafunc):
     maxes = ("as chosen", "running max") if "softmax_path" in metafunc.fixturenames else ("as chosen",)
     paths = [pytest.param(("numpy", "one thread", "as chosen"), id="numpy")]
     paths += [pytest.param(("numba", t, s), id="-".join(["numba", *(x.replace(" ", "_") for x in (t, s) if x not in ("one thread", "as chosen"))]),
-                           marks=NO_FAST_EXTRA) for t in threads for s in maxes]
+                           marks=(NO_FAST_EXTRA, pytest.mark.compiled)) for t in threads for s in maxes]
     metafunc.parametrize("tiled_path", paths, indirect=True)
 
 

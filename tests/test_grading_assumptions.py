@@ -6,7 +6,7 @@ sequence, float32 being enough, ...). Each names its check (CHECK), pieces of
 the feedback the check must print for it (MESSAGE, a string or a tuple; "cut
 down to the smallest input" when the failure is shown on a smaller input) and
 the marks it must get with the hidden inputs (MARKS). Every entry is then
-audited (engine/audit.py): no hint may name a cause the grader did not check
+audited (tests/support/audit.py): no hint may name a cause the grader did not check
 on that submission.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import observe, shrink
-from attention_course.grading.checks.engine.audit import audit
+from support.audit import audit
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import EXERCISES
 

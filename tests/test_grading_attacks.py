@@ -33,6 +33,8 @@ from attention_course.grading.kit.intake import collect
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.runner import Limits, run_notebook
 
+pytestmark = pytest.mark.sandbox
+
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKS = ROOT / "tests" / "grading_corpus" / "attacks"
 CONTROL = ROOT / "tests" / "grading_corpus" / "hostile" / "control_05_causal_mask.ipynb"

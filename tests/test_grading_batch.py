@@ -19,6 +19,8 @@ from attention_course.grading.kit.intake import collect
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.runner import Limits
 
+pytestmark = pytest.mark.sandbox
+
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "grading_corpus" / "hostile"
 FAST = Limits(cell_seconds=3, call_seconds=3, grace_seconds=1, notebook_seconds=60, memory_bytes=1 << 30)

@@ -12,6 +12,8 @@ import pytest
 from attention_course.grading.kit.sandbox import bubblewrap
 from attention_course.grading.kit.sandbox.bubblewrap import Bubblewrap, SandboxUnavailable
 
+pytestmark = pytest.mark.sandbox
+
 LIMITS = dict(memory_bytes=1 << 30, file_bytes=1 << 20, processes=32, scratch_bytes=1 << 24, info_fd=9)
 
 

@@ -26,7 +26,7 @@ from attention_course.chapters.worked_example import BANK_BOT, ROOTS_OF_D_K, fai
 from attention_course.cli import main
 from attention_course.grading import check_worked_example
 from attention_course.grading.checks.engine import results
-from attention_course.grading.checks.engine.audit import audit
+from support.audit import audit
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import BY_ID, by_hand
 from attention_course.grading.checks.exercises.by_hand import (
@@ -215,7 +215,7 @@ def test_a_step_says_it_was_carried_forward_only_when_it_was():
 
 
 def test_the_audit_says_a_carried_forward_note_again():
-    from attention_course.grading.checks.engine.audit import _unsupported_note
+    from support.audit import _unsupported_note
     from attention_course.grading.checks.engine.calls import observe_call
 
     sheet, _ = _three_mistakes(BANK_BOT)

@@ -1,12 +1,12 @@
-"""Tests for attention_course/grading/checks/engine/claims.py: the rows and numbers a sentence states, read back."""
+"""Tests for tests/support/claims.py: the rows and numbers a sentence states, read back."""
 
 import dataclasses
 
 import numpy as np
 
 from attention_course.core.softmax import softmax
-from attention_course.grading.checks.engine import claims
-from attention_course.grading.checks.engine.audit import audit
+from support import claims
+from support.audit import audit
 from attention_course.grading.checks.engine.mistakes import Lead, Mistake
 from attention_course.grading.checks.engine.observe import Saturation, saturated_lines
 from attention_course.grading.checks.exercises.softmax import SOFTMAX

@@ -11,7 +11,11 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from attention_course.grading.checks.exercises import EXERCISES
+
+pytestmark = pytest.mark.sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 

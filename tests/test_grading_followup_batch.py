@@ -20,6 +20,7 @@ from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import judge_all
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
+from attention_course.grading.checks.engine.shrink import OBSERVED_ONLY
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 from attention_course.grading.kit.batch import _calls, _follows, grade_submissions, which_to_follow
 from attention_course.grading.kit.intake import collect
@@ -302,6 +303,7 @@ observe.helper_at_fault = forged
 """A notebook that replaces the grader's search for a helper at fault, to claim its own softmax is at fault."""
 
 
+@pytest.mark.sandbox
 def test_the_batch_gives_a_notebooks_own_helper_at_fault_and_believes_no_forged_one(tmp_path):
     fn = _namespace(OWN_SOFTMAX)["attention"]
     _, check = CHECKS["attention"]
@@ -317,21 +319,32 @@ def test_the_batch_gives_a_notebooks_own_helper_at_fault_and_believes_no_forged_
     assert forged.mistake != "helper_at_fault" and "softmax`" not in forged.hint
 
 
+def _followed(mistake: str | None, check) -> bool:
+    """True if a corpus mistake declaring `mistake` (its MISTAKE, what its notebook check concludes) may be
+    followed up: a helper at fault found, or a smaller input looked for (`run.search`'s own conditions: an
+    observed failure of a check that can cut its inputs down)."""
+    return mistake == "helper_at_fault" or (mistake in OBSERVED_ONLY and check.sizes is not None)
+
+
 def _sample() -> dict[Path, tuple[str, results.CheckResult]]:
-    """Corpus mistakes whose notebook check follows up its failure (a helper at fault, a smaller input), and every
-    twentieth of the others, of the exercises written as functions: path -> (check, the notebook check's result)."""
+    """Corpus mistakes whose notebook check may follow up its failure (a helper at fault, a smaller input), and
+    every twentieth of the others, of the exercises written as functions: path -> (check, the notebook check's
+    result). Chosen from what each mistake declares, before any check runs: only the sample is run."""
     followed, others = {}, {}
     for path in sorted(CORPUS.glob("*.py")):
         namespace = _namespace(path.read_text(), str(path))
         exercise, check = CHECKS[namespace["CHECK"]]
-        if exercise.drawn is not None:
-            continue
-        result = run_check(check, namespace[check.function], hidden=True)
-        chosen = followed if result.smallest is not None or result.mistake == "helper_at_fault" else others
-        chosen[path] = (check.name, result)
-    return {**followed, **dict(list(others.items())[::20])}
+        if exercise.drawn is None:
+            chosen = followed if _followed(namespace["MISTAKE"], check) else others
+            chosen[path] = namespace
+    sample = {}
+    for path, namespace in {**followed, **dict(list(others.items())[::20])}.items():
+        _, check = CHECKS[namespace["CHECK"]]
+        sample[path] = (check.name, run_check(check, namespace[check.function], hidden=True))
+    return sample
 
 
+@pytest.mark.sandbox
 def test_the_batch_and_the_notebook_check_agree_on_a_sample_of_the_corpus(tmp_path):
     expected = {}
     for path, (check_name, in_notebook) in _sample().items():
@@ -368,6 +381,7 @@ def attention(Q, K, V):
 """An attention that hangs, deaf to the worker's alarm, when its follow-up swaps the course's softmax in."""
 
 
+@pytest.mark.sandbox
 def test_a_follow_up_that_overruns_its_time_is_stopped_and_costs_no_marks(tmp_path):
     _notebook(tmp_path, "04_attention", "attention", STUBBORN, "stubborn")
     limits = dataclasses.replace(FAST, follow_seconds=1.0)
@@ -413,6 +427,7 @@ def _steps(worker: WorkerProcess) -> list:
     return [step for _, step in worker.reports.timeline]
 
 
+@pytest.mark.sandbox
 def test_a_passing_notebooks_worker_is_told_nothing_failed_and_makes_no_follow_up(tmp_path):
     path = tmp_path / "04_attention.ipynb"
     path.write_text((ROOT / "solutions" / "04_attention.ipynb").read_text())
@@ -423,6 +438,7 @@ def test_a_passing_notebooks_worker_is_told_nothing_failed_and_makes_no_follow_u
     assert all(o.status == calls.RETURNED for o in worker.observations.values())
 
 
+@pytest.mark.sandbox
 def test_a_failing_notebooks_worker_follows_up_the_failed_check_as_before(tmp_path):
     path = _notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "own_softmax")
     worker, answers, follows = _worker_run(path)
@@ -463,6 +479,7 @@ def _with_cell(path: Path, source: str) -> Path:
     return path
 
 
+@pytest.mark.sandbox
 def test_a_worker_that_hangs_while_it_waits_is_stopped_and_its_grade_given(tmp_path):
     path = _with_cell(_notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "deaf"), FIND_PIPES)
     worker, answers, _ = _worker_run(path)
@@ -496,6 +513,7 @@ threading.Thread(target=forge, daemon=True).start()
 """A thread that writes a frame of its own on the result channel once the worker waits for the grader's answer."""
 
 
+@pytest.mark.sandbox
 def test_a_thread_that_writes_on_the_channel_while_the_worker_waits_is_caught_as_tampering(tmp_path):
     path = _with_cell(_notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "forger"), FORGE_DURING_THE_WAIT)
     worker, answers, _ = _worker_run(path)
@@ -527,6 +545,7 @@ def masked_attention(Q, K, V, mask):
 swaps the course's softmax in: after every call of the notebook was made, by the grader's closer look."""
 
 
+@pytest.mark.sandbox
 def test_a_channel_forged_in_a_follow_up_is_held_and_the_calls_are_made_again_for_marks_the_grader_trusts(tmp_path):
     _notebook(tmp_path, "05_causal_mask", "masked_attention", SCRIBBLER, "scribbler")
     nb = _graded(tmp_path)["scribbler"]
@@ -542,6 +561,7 @@ def test_a_channel_forged_in_a_follow_up_is_held_and_the_calls_are_made_again_fo
     assert by_check["masked_attention"].score == in_notebook.score
 
 
+@pytest.mark.sandbox
 def test_an_overflow_the_notebook_check_sees_the_batch_sees_too(tmp_path):
     """A sink shifted by its row's maximum without the sink: right weights, but exp overflowed on the way there.
     The worker reports the overflow through the channel, so the batch takes the marks the check cell takes."""

@@ -18,9 +18,10 @@ from attention_course.grading.kit.score import AdjustmentError, build_report, da
 from attention_course.grading.kit.status import Incident, Status
 from attention_course.grading.kit.write.gradebook import (
     FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, csv_text, ensure_writable, free_path, merge_reports,
-    report_path, write_gradebook, write_report,
+    report_path, write_report,
 )
 from attention_course.grading.kit.write.table import format_report
+from support.gradebook import write_gradebook
 
 
 def check_result(name, score, maximum, status=results.PASSED, message="", hint=""):

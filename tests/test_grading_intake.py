@@ -12,7 +12,7 @@ import pytest
 from attention_course.cli import main
 from attention_course.grading.checks.exercises import BY_ID
 from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, unpack
-from attention_course.grading.kit.roster import load as load_roster, read_roster
+from attention_course.grading.kit.roster import load as load_roster
 
 import grading_class as gc
 
@@ -103,13 +103,13 @@ def test_a_download_of_many_gigabytes_is_graded_without_what_would_pass_the_limi
 def test_the_roster_is_checked(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("\ufeffstudent_id,name,email\nS1,Ada Lovelace,ada@x.org\n\nS2,Ben Okafor,\n")
-    assert [r["name"] for r in read_roster(path)] == ["Ada Lovelace", "Ben Okafor"]
+    assert [r["name"] for r in load_roster(path).students] == ["Ada Lovelace", "Ben Okafor"]
     for text, words in [("id,name\n1,A\n", "no column 'student_id'"), ("student_id,name,mail\n1,A,x\n", "unknown column 'mail'"),
                         ("student_id,name\n1,A\n1,B\n", "already on line 2"), ("student_id,name\n,A\n", "must not be empty"),
                         ("student_id,name\n", "lists no students")]:
         path.write_text(text)
         with pytest.raises(IntakeError, match=words):
-            read_roster(path)
+            load_roster(path).students
 
 
 def test_a_roster_saved_by_a_spreadsheet_in_another_locale_is_read(tmp_path):
@@ -117,15 +117,15 @@ def test_a_roster_saved_by_a_spreadsheet_in_another_locale_is_read(tmp_path):
     for text in ("\ufeffStudent_ID;Name;Email\nS1;Ada Lovelace;\nS2;\"Okafor; Ben\";ben@x.org\n",  # Excel, a French locale
                  " student_id \t name \t email\nS1\tAda Lovelace\t\nS2\tOkafor; Ben\tben@x.org\n"):
         path.write_text(text, encoding="utf-8")
-        rows = read_roster(path)
+        rows = load_roster(path).students
         assert [(r["student_id"], r["name"], r["email"]) for r in rows] == [
             ("S1", "Ada Lovelace", ""), ("S2", "Okafor; Ben", "ben@x.org")]
     path.write_text("student_id;name\nS1;Ada\nS1;Ben\n")
     with pytest.raises(IntakeError, match="student_id 'S1' is already on line 2"):
-        read_roster(path)
+        load_roster(path).students
     path.write_bytes("student_id,name\nS1,Ada\n".encode("utf-16"))
     with pytest.raises(IntakeError, match="not UTF-8"):
-        read_roster(path)
+        load_roster(path).students
 
 
 def test_entries_the_file_system_refuses_are_reported_not_fatal(tmp_path):

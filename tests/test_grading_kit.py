@@ -26,6 +26,8 @@ from attention_course.grading.kit.write.lms import MOODLE_COLUMNS
 
 import grading_class as gc
 
+pytestmark = pytest.mark.sandbox
+
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ["--cell-timeout", "5", "--check-timeout", "5", "--no-progress"]
 CLASS_SIZE = 19

@@ -20,7 +20,7 @@ from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.core.softmax import softmax
-from attention_course.grading.checks.engine.audit import _unsupported_error_hint, audit
+from support.audit import _unsupported_error_hint, audit
 from attention_course.grading.checks.engine.calls import AT_LINE
 from attention_course.grading.checks.engine.mistakes import difference, diagnose, observe, same_values
 from attention_course.grading.checks.exercises.softmax import NO_MAX_SUBTRACTION
@@ -45,7 +45,13 @@ def load(path: Path):
 ENTRIES = sorted(CORPUS.glob("*.py"))
 
 
-@pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
+def sampled(paths: list[Path], ids) -> list:
+    """`paths` as parameters, every tenth in `make check`'s quick run, the others marked `corpus` (`make test`)."""
+    return [pytest.param(p, id=i, marks=() if n % 10 == 0 else pytest.mark.corpus) for n, (p, i) in
+            enumerate(zip(paths, ids))]
+
+
+@pytest.mark.parametrize("path", sampled(ENTRIES, [p.stem for p in ENTRIES]))
 def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
@@ -75,7 +81,7 @@ def test_each_wrong_implementation_gets_its_hint_and_marks(path):
 WRONG = ENTRIES + sorted((Path(__file__).parent / "grading_corpus" / "assumptions").glob("*.py"))
 
 
-@pytest.mark.parametrize("path", WRONG, ids=[f"{p.parent.name}/{p.stem}" for p in WRONG])
+@pytest.mark.parametrize("path", sampled(WRONG, [f"{p.parent.name}/{p.stem}" for p in WRONG]))
 def test_the_notebook_check_catches_what_the_batch_grader_catches(path):
     """Every property the hidden inputs test has a visible input too: the check cell fails every wrong function."""
     wrong = load(path)
@@ -148,7 +154,7 @@ def test_unexplained_wrong_values_get_a_generic_diagnosis():
     assert diagnose(case, np.zeros(2), np.zeros(2), {}, ()) is None
 
 
-@pytest.mark.parametrize("path", ENTRIES, ids=[p.stem for p in ENTRIES])
+@pytest.mark.parametrize("path", sampled(ENTRIES, [p.stem for p in ENTRIES]))
 def test_no_hint_in_the_corpus_contradicts_its_submission(path):
     wrong = load(path)
     check = CHECKS[wrong.CHECK]

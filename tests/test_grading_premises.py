@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import calls
-from attention_course.grading.checks.engine.audit import PREMISES
+from support.audit import PREMISES
 from attention_course.grading.checks.engine.check import judge
 from attention_course.grading.checks.engine.mistakes import as_plain, premise_holds, same_values
 from attention_course.grading.checks.exercises import EXERCISES

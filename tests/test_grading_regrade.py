@@ -24,6 +24,8 @@ from attention_course.grading.kit.write.lms import MOODLE_COLUMNS
 
 import grading_class as gc
 
+pytestmark = pytest.mark.sandbox
+
 FAST = ["--cell-timeout", "5", "--check-timeout", "5", "--follow-up-timeout", "0", "--no-progress"]
 KINDS = ("late", "wrong", "extended", "hostile:network", "adjusted", "none")
 NAMES = ("Ada Lovelace", "Björn Åström", "Anna Müller", "Anna Müller", gc.COMMA_NAME, "Chloé Martin")

@@ -14,6 +14,8 @@ from attention_course.grading.kit.sandbox.channel import Call
 from attention_course.grading.kit.sandbox.process import Limits, Output, WorkerProcess
 from attention_course.grading.kit.sandbox.runner import run_notebook
 
+pytestmark = pytest.mark.sandbox
+
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"
 

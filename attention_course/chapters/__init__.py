@@ -26,7 +26,7 @@
 - `plots`: the figures several chapters draw (needs matplotlib, the `book` extra; not imported here).
 """
 
-import importlib
+from .. import lazy_attributes
 
 # Each helper is imported with its module on first use (`chapters.BANK_BOT` loads worked_example alone), as NumPy
 # and SciPy load their submodules: the grader, which needs the bank-bot example, does not wait for the cost
@@ -58,24 +58,8 @@ _NAMES = {
                            "sparse_decode_step", "time_decode_steps", "top_k_loss"),
     "worked_example": ("BANK_BOT", "BANK_BOT_QUERIES", "AttentionTrace", "WorkedExample", "trace_attention"),
 }
-_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
-_SUBMODULES = (*_NAMES, "frameworks", "plots", "precision")
-
-
-def __getattr__(name: str):
-    """A helper of `__all__` or a module not imported yet: imported now, and kept for the next lookup."""
-    if name in _MODULE_OF:
-        value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES,
+                                       {name: name for name in (*_NAMES, "frameworks", "plots", "precision")})
 
 
 __all__ = [

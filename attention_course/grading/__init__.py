@@ -23,29 +23,18 @@ Two rooms, on either side of the trust boundary, and the tools beside them:
   (the `check`, `release` and `exercises` commands).
 """
 
-import importlib
-
+from .. import lazy_attributes
 from .checks.engine.results import CaseResult, CheckResult
 from .checks.exercises import EXERCISES
 
 # `import attention_course.grading` loads the registry alone: each check_<name> is imported from its exercise's
 # module on first use, so that a notebook's check cell, and `attention-course check`, wait for their own exercise's
 # inputs and references only (not the decoders, nor the roofline's counts, of another).
-_MODULE_OF = {function: f".checks.exercises.{e.module}" for e in EXERCISES for function in e.check_functions}
+# Looked up each time, never written into this package's namespace (keep=False): in a grader's worker, a name
+# added to the grading package after the notebook started would look like the notebook's doing.
+_CHECKS = {f"checks.exercises.{module}": tuple(f for e in EXERCISES if e.module == module for f in e.check_functions)
+           for module in dict.fromkeys(e.module for e in EXERCISES)}  # one module of checks per exercise group
+__getattr__, __dir__ = lazy_attributes(__name__, _CHECKS, {}, keep=False)
 
 
-def __getattr__(name: str):
-    """A check of the registry: the function of its exercise's module (imported now if it was not yet).
-
-    Looked up each time, never written into this package's namespace: in a grader's worker, a name added to
-    the grading package after the notebook started would look like the notebook's doing."""
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module 'attention_course.grading' has no attribute {name!r}")
-    return getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
-
-__all__ = ["CaseResult", "CheckResult", *_MODULE_OF]
+__all__ = ["CaseResult", "CheckResult", *(f for e in EXERCISES for f in e.check_functions)]

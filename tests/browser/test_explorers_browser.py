@@ -29,6 +29,8 @@ from attention_course.explorers.scores import compute_scores
 from attention_course.explorers.widget import script_json
 from explorer_vectors import js_bytes_text, js_fixed, js_weight_text
 
+pytestmark = pytest.mark.browser
+
 PAGE = "book/explorers.html"
 FRAME_MS = 16.0
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import BY_ID
 from attention_course.grading.kit.assignment import from_dict
@@ -18,6 +20,8 @@ from attention_course.grading.kit.judge import NotebookGrade
 from attention_course.grading.kit.score import build_report
 from attention_course.grading.kit.status import Incident, Status
 from attention_course.grading.kit.write import feedback, summary
+
+pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-results" / "screenshots"
 LONG_NAME = "03_softmax_final_version_really_final_handed_in_after_the_deadline_extension_copy_(2).ipynb"

@@ -29,6 +29,8 @@ import nbformat
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+pytestmark = pytest.mark.browser
+
 REPO = Path(__file__).resolve().parents[2]
 
 

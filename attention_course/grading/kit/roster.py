@@ -113,11 +113,6 @@ def load(path: Path | str) -> Roster:
     return Roster([entry for _, entry in students], form, left_out)
 
 
-def read_roster(path: Path | str) -> list[dict[str, str]]:
-    """The roster's entries (see `load`)."""
-    return load(path).students
-
-
 def _text(path: Path, what: str) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")  # a spreadsheet's byte-order mark is fine

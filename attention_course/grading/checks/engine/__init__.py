@@ -11,8 +11,10 @@
 - `observe`: the kind of difference a wrong answer shows, said as observed
   (a factor, another order, the first wrong row), and a helper at fault;
 - `shrink`: cutting an input down, size by size;
-- `results`: what a check returns (`CheckResult`, one `CaseResult` per input);
-- `audit`: verifying, on a submission, every claim its feedback makes.
+- `results`: what a check returns (`CheckResult`, one `CaseResult` per input).
+
+The audit of every claim a check's feedback makes (`tests/support/audit.py`)
+is the tests' own, not shipped.
 
 It imports no exercise: what a check needs of the others comes in with it.
 """

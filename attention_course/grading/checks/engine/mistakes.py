@@ -47,7 +47,7 @@ class Premise:
     A prediction can equal a function's output on an input where the story its hint tells does not hold (a nan
     row of an input with small scores is what a mask applied after exp gives, and what a guard-less softmax
     gives too): there the mistake is not named, and the input shown is one where it is. `audit` checks each
-    premise again with its own evidence (`audit.PREMISES`, by id).
+    premise again with its own evidence (`PREMISES` in tests/support/audit.py, by id).
     """
 
     id: str

@@ -6,7 +6,7 @@ come from an input with small scores and another cause. Each builder here
 takes a function `scores_of(case) -> (scores, axis)` (a check's `scores`: the
 scores whose softmax is taken, -inf where a mask hides, float64) and returns
 the premise, checked on the case's own dtype: float32 overflows above about
-88.7, float64 above about 709.8. `audit.PREMISES` checks each again, by id,
+88.7, float64 above about 709.8. `PREMISES` (tests/support/audit.py) checks each again, by id,
 with evidence of its own.
 """
 

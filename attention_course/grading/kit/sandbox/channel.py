@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from ...checks.engine.calls import Observation
 from ...checks.engine.run import FollowUp
@@ -29,8 +30,18 @@ from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, unpack_follow
 MAX_UNREAD = MAX_BLOB + MAX_HEADER + (1 << 20)
 """Bytes of result channel held unparsed before the worker counts as flooding it."""
 
-Step = tuple[str, int]
-"""("cell", index), ("call", id) or ("follow", index): what the worker is doing."""
+
+
+class StepKind(StrEnum):
+    """What the worker is running: a code cell, one of the grader's calls, or the follow-up of a failed check."""
+
+    CELL = "cell"
+    CALL = "call"
+    FOLLOW = "follow"
+
+
+Step = tuple[StepKind, int]
+"""(CELL, index), (CALL, id) or (FOLLOW, index): what the worker is doing."""
 
 
 @dataclass(frozen=True)
@@ -181,11 +192,11 @@ class Reports:
         if self.step is not None or index not in self._cells_left or index < max(self.cells, default=-1):
             raise ProtocolError(f"code cell {index + 1} started out of turn")
         cell_seconds, grace = self._seconds
-        self._start(("cell", index), cell_seconds + grace, header)
+        self._start((StepKind.CELL, index), cell_seconds + grace, header)
 
     def _cell_done(self, header: dict, arrays: dict) -> None:
         index = _int(header.get("index"))
-        if self.step != ("cell", index):
+        if self.step != (StepKind.CELL, index):
             raise ProtocolError(f"code cell {index + 1} reported done while it was not running")
         self._cells_left.discard(index)
         self.cells[index] = CellReport(index, str(header.get("status", "error"))[:20], str(header.get("error", ""))[:2000])
@@ -195,13 +206,13 @@ class Reports:
         call_id = _int(header.get("id"))
         if self.step is not None or self._cells_left or call_id not in self._calls_left:
             raise ProtocolError(f"call {call_id} started out of turn")
-        self._start(("call", call_id), self._calls[call_id].seconds + self._seconds[1], header)
+        self._start((StepKind.CALL, call_id), self._calls[call_id].seconds + self._seconds[1], header)
 
     def _result(self, header: dict, arrays: dict) -> None:
         call_id = _int(header.get("id"))
         if call_id not in self._calls:
             raise ProtocolError(f"a result for call {call_id}, which was never asked for")
-        if self.step != ("call", call_id):
+        if self.step != (StepKind.CALL, call_id):
             raise ProtocolError(f"a result for call {call_id}, which was not running")
         self._calls_left.discard(call_id)
         self.observations[call_id] = unpack_observation(header.get("observation"), arrays)
@@ -235,11 +246,11 @@ class Reports:
                 or index >= self._follows):
             raise ProtocolError(f"follow-up {index} started out of turn")
         self._followed = index
-        self._start(("follow", index), self._follow_seconds + self._seconds[1], header)
+        self._start((StepKind.FOLLOW, index), self._follow_seconds + self._seconds[1], header)
 
     def _followed_up(self, header: dict, arrays: dict) -> None:
         index = _int(header.get("index"))
-        if self.step != ("follow", index):
+        if self.step != (StepKind.FOLLOW, index):
             raise ProtocolError(f"follow-up {index} reported while it was not running")
         try:
             self.follow_ups[index] = unpack_follow_up(header.get("found"), arrays)

@@ -38,7 +38,7 @@ from ...checks.engine.calls import Observation
 from ..status import Stop
 from . import audit, bubblewrap
 from .bubblewrap import Bubblewrap
-from .channel import Call, Follow, Reports
+from .channel import Call, Follow, Reports, StepKind
 from .protocol import ProtocolError, encode, pack_value
 from .tree import Leftover, LoneProcess, SandboxProcesses
 from .worker import CHANNEL_LOST
@@ -248,7 +248,7 @@ class WorkerProcess:
                                       "descriptor, so the worker's reports never came)")
             if self.step is None:  # told what to follow up, it neither began nor said it was done
                 return Stop.TIME, "did not go on when the grader answered it"
-            limit = {"cell": self.limits.cell_seconds, "follow": self.limits.follow_seconds}.get(
+            limit = {StepKind.CELL: self.limits.cell_seconds, StepKind.FOLLOW: self.limits.follow_seconds}.get(
                 self.step[0]) or self._call_seconds(self.step[1])
             return Stop.TIME, f"ran past its {limit:g} s time limit and did not stop when told to"
         if now > self.deadline:

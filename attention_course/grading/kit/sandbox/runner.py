@@ -34,7 +34,7 @@ from ...checks.engine.run import FollowUp
 from . import audit
 from ..status import Incident, Status, Stop
 from .bubblewrap import Bubblewrap
-from .channel import Alert, Call, CellReport, Follow
+from .channel import Alert, Call, CellReport, Follow, StepKind
 from .process import Limits, Output, Started, WorkerProcess, size_text
 from .tree import FILES_LISTED, Leftover
 
@@ -214,14 +214,14 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         if attempt.kill != Stop.CHANNEL or attempt.finished:
             observations.update(attempt.observations)  # a forged channel's results are not the notebook's
             found = {follows[i].check: f for i, f in attempt.follow_ups.items()}
-        if attempt.step is not None and attempt.step[0] == "follow" and attempt.kill == Stop.CHANNEL and follows:
+        if attempt.step is not None and attempt.step[0] == StepKind.FOLLOW and attempt.kill == Stop.CHANNEL and follows:
             # it forged the channel while looking closer: its calls are made again by a worker that looks at nothing
             incidents.append(_forged_in_follow_up(attempt, follows))
             follows, which_to_follow, restarts = (), None, restarts + 1
             continue
         if attempt.finished or attempt.waited:  # every call made: what is left is only the follow-up
             break
-        if attempt.step is not None and attempt.step[0] == "follow":
+        if attempt.step is not None and attempt.step[0] == StepKind.FOLLOW:
             break  # what the closer looks found before is lost, nothing else
         if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
                                             for a in attempt.alerts):
@@ -234,7 +234,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             incidents.append(Incident(f"the notebook's process stopped outside any cell: {attempt.reason}", died))
             break
         kind, index = attempt.step
-        if kind == "cell":
+        if kind == StepKind.CELL:
             skip.add(index)
             cells_done[index] = CellReport(index, "killed", attempt.reason, attempt.kill)
             incidents.append(Incident(f"code cell {index + 1} ({_excerpt(cells[index])}) {attempt.reason}; it was skipped",
@@ -345,9 +345,9 @@ def _places(cells: list[str], requested: list[Call]):
         if step is None:
             return "the notebook"
         kind, index = step
-        if kind == "cell" and 0 <= index < len(cells):
+        if kind == StepKind.CELL and 0 <= index < len(cells):
             return f"code cell {index + 1} ({_excerpt(cells[index])})"
-        if kind == "call" and index in by_id:
+        if kind == StepKind.CALL and index in by_id:
             return f"{by_id[index].function}(), called by the grader,"
         return "the notebook"
 
@@ -434,7 +434,7 @@ def _forged_in_follow_up(attempt: WorkerProcess, follows: tuple[Follow, ...]) ->
 def _starter(step, starters: list):
     """The last of the steps that started processes (`starters`) before `step`; the first of them if none was."""
     def order(s):
-        return (2, 0) if s is None else (0 if s[0] == "cell" else 1, s[1])
+        return (2, 0) if s is None else (0 if s[0] == StepKind.CELL else 1, s[1])
 
     before = [s for s in starters if order(s) < order(step)]
     return max(before, key=order) if before else starters[0]

@@ -25,8 +25,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..assignment import Assignment
-from ..batch import SubmissionGrade
 from .. import score
 from ..status import Status
 from .lms import spreadsheet_text
@@ -167,14 +165,6 @@ def write_report(report: dict, csv_path: Path | str, *, force: bool = False, bac
     _write_atomically(csv_path, csv_text(report))
     _write_atomically(json_path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return csv_path, json_path
-
-
-def write_gradebook(grades: list[SubmissionGrade], csv_path: Path | str, *, force: bool = False,
-                    settings: dict | None = None, assignment: Assignment | None = None,
-                    notes: list[str] = ()) -> tuple[Path, Path]:
-    """Write the CSV gradebook and its JSON report; returns both paths."""
-    ensure_writable(csv_path, force)
-    return write_report(score.build_report(grades, assignment, settings=settings, notes=notes), csv_path, force=force)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -1,5 +1,7 @@
 """Auditing feedback: every claim a check makes about a submission must hold on that submission.
 
+The tests' own (not shipped in the package): the corpus tests audit every hint it gives.
+
 `audit(check, fn)` grades `fn` (hidden inputs too), then calls it again on
 every input and verifies what the feedback said about each failing one:
 
@@ -44,16 +46,19 @@ from typing import Callable
 
 import numpy as np
 
-from ....decoder.attention import layer_mask
-from . import claims, results
-from .calls import RAISED, RETURNED, Observation, error_line, observe_call
-from .cases import Case
-from .check import Check, as_expected, graded_part, judge, prediction_matches
-from .code import Code, code_of
-from .mistakes import Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, \
-    same_values
-from .observe import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
-from .run import run_check
+from attention_course.decoder.attention import layer_mask
+from attention_course.grading.checks.engine import results
+from attention_course.grading.checks.engine.calls import RAISED, RETURNED, Observation, error_line, observe_call
+from attention_course.grading.checks.engine.cases import Case
+from attention_course.grading.checks.engine.check import Check, as_expected, graded_part, judge, prediction_matches
+from attention_course.grading.checks.engine.code import Code, code_of
+from attention_course.grading.checks.engine.mistakes import (
+    Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, same_values,
+)
+from attention_course.grading.checks.engine.observe import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
+from attention_course.grading.checks.engine.run import run_check
+
+from . import claims
 
 
 @dataclass(frozen=True)
