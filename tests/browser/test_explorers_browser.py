@@ -198,6 +198,10 @@ def test_scores_explorer_says_what_it_does_with_an_entry_it_cannot_use(playgroun
                          screenshots / "scores-refused-q.png", typed_entries=("",))
     assert box.locator('[data-role="score"]').evaluate_all("els => els.map(e => e.value)") == [""] * 4
     assert state_of(page, "scores")["query"][0] == 2.5
+    box.get_by_label("q1", exact=True).press_sequentially("1e")  # no number: the browser holds "" and says bad input
+    assert box.get_by_label("q1", exact=True).get_attribute("aria-invalid") == "true"
+    assert note_of(box, "query", box.get_by_label("q1", exact=True)).text_content().startswith("Not a number: not used")
+    assert state_of(page, "scores")["query"][0] == 1  # the "1" typed before the "e", the last number the box held
     box.get_by_label("q1", exact=True).fill("1")
     assert_entry_accepted(box, "query", "q1")
     assert state_of(page, "scores") == before
