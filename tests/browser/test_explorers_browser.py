@@ -172,6 +172,58 @@ def test_scores_explorer_keeps_a_half_typed_number_and_flags_bad_input(playgroun
     assert dk.get_attribute("aria-invalid") == "true" and state_of(playground, "scores")["d_k"] == 4
 
 
+SCORES_RESULTS = ["scaled", "exp", "weight", "exp-sum", "weight-sum", "output"]  # all that follows a score
+
+
+def test_scores_explorer_says_what_it_does_with_an_entry_it_cannot_use(playground, screenshots):
+    """d_k needs a whole number of 1 or more, q and q·k any number: until then the state keeps the last good
+    entry, the note beside the box says so, and what the entry would change is blank; a good entry restores it."""
+    page = playground
+    box = explorer(page, "scores")
+    before = state_of(page, "scores")
+    start = compute_scores(before)
+
+    assert_entry_refused(box, "d_k", "d_k", SCORES_RESULTS + ["sqrt-dk"], "source", "a whole number of 1 or more",
+                         screenshots / "scores-refused-dk.png")
+    assert state_of(page, "scores") == before
+    assert_notes_readable(page)
+    box.get_by_label("d_k", exact=True).fill("4")
+    assert_entry_accepted(box, "d_k", "d_k")
+    assert "computed from the query vector" in box.locator('[data-role="source"]').text_content()
+    assert_shown(box.locator('[data-role="weight"]'), start.weights, js_weight_text)
+
+    # q: any number is used (0, -3, 2.5); an empty box also blanks the q·k boxes, which q would change.
+    for typed in ("0", "-3", "2.5"):
+        box.get_by_label("q1", exact=True).fill(typed)
+        assert box.get_by_label("q1", exact=True).get_attribute("aria-invalid") is None
+        assert state_of(page, "scores")["query"][0] == float(typed)
+    assert_entry_refused(box, "query", "q1", SCORES_RESULTS, "source", "a number",
+                         screenshots / "scores-refused-q.png", typed_entries=("",))
+    assert box.locator('[data-role="score"]').evaluate_all("els => els.map(e => e.value)") == [""] * 4
+    assert state_of(page, "scores")["query"][0] == 2.5
+    box.get_by_label("q1", exact=True).press_sequentially("1e")  # no number: the browser holds "" and says bad input
+    assert box.get_by_label("q1", exact=True).get_attribute("aria-invalid") == "true"
+    assert note_of(box, "query", box.get_by_label("q1", exact=True)).text_content().startswith("Not a number: not used")
+    assert state_of(page, "scores")["query"][0] == 1  # the "1" typed before the "e", the last number the box held
+    box.get_by_label("q1", exact=True).fill("1")
+    assert_entry_accepted(box, "query", "q1")
+    assert state_of(page, "scores") == before
+    assert [float(v) for v in box.locator('[data-role="score"]').evaluate_all("els => els.map(e => e.value)")] == start.scores.tolist()
+    assert_shown(box.locator('[data-role="weight"]'), start.weights, js_weight_text)
+
+    # q·k: the other boxes are entries and stay; the scores after them are blank.
+    score = box.get_by_label("q·k for “card”", exact=True)
+    assert_entry_refused(box, "score", "q·k for “card”", SCORES_RESULTS, "source", "a number",
+                         screenshots / "scores-refused-score.png", typed_entries=("",))
+    assert box.locator('[data-role="score"]').evaluate_all("els => els.map(e => e.value)")[0] != ""
+    assert state_of(page, "scores") == before
+    score.fill("-3")
+    assert_entry_accepted(box, "score", "q·k for “card”")
+    state = state_of(page, "scores")
+    assert state["source"] == "scores" and state["scores"][1] == -3
+    assert_shown(box.locator('[data-role="weight"]'), compute_scores(state).weights, js_weight_text)
+
+
 # --- 2. d_k and scaling -----------------------------------------------------------------
 
 def assert_scaling_matches(box, state):
@@ -379,6 +431,29 @@ def test_positions_explorer_rotates_and_keeps_the_score_when_both_move(playgroun
     box.screenshot(path=screenshots / "positions-alibi.png")
 
 
+def test_positions_explorer_says_what_it_does_with_a_base_it_cannot_use(playground, screenshots):
+    """RoPE's base needs a number above 0 (2.5 is used): until then the state keeps the last good base, the note
+    beside the box says so, the rotated vectors, their score and the planes are blank; a good base restores them."""
+    page = playground
+    box = explorer(page, "positions")
+    base = box.get_by_label("RoPE base (rope_theta)", exact=True)
+    base.fill("2.5")
+    assert_entry_accepted(box, "base", "RoPE base (rope_theta)")
+    assert state_of(page, "positions")["base"] == 2.5
+    before = state_of(page, "positions")
+    assert_entry_refused(box, "base", "RoPE base (rope_theta)", ["q-rot", "k-rot", "rope-score", "score"], "result",
+                         "a number above 0", screenshots / "positions-refused.png", typed_entries=("0", "-3", ""))
+    assert state_of(page, "positions") == before
+    assert box.locator("svg[role=img]").first.is_hidden()  # no plane turned by a base the box does not say
+    assert box.locator('[data-role="raw"]').text_content() == "6.000"  # what the base does not change stays
+    assert_notes_readable(page)
+    base.fill("10000")
+    assert_entry_accepted(box, "base", "RoPE base (rope_theta)")
+    assert box.locator("svg[role=img]").first.is_visible()
+    assert box.locator('[data-role="rope-score"]').text_content() == "5.492"
+    assert_positions_match(box, state_of(page, "positions"))
+
+
 def test_positions_explorer_fits_a_phone_screen(offline, book_html, screenshots):
     new_page, problems = offline
     page = new_page()
@@ -393,6 +468,13 @@ def test_positions_explorer_fits_a_phone_screen(offline, book_html, screenshots)
     box.get_by_role("slider", name="query position m (“blocked”)").fill("20")
     assert box.locator('[data-role="distance"]').text_content() == "19"
     box.screenshot(path=screenshots / "positions-400px.png")
+    base = box.get_by_label("RoPE base (rope_theta)", exact=True)
+    base.fill("-3")  # the note beside a refused base fits the screen too
+    note = note_of(box, "base", base)
+    assert note.is_visible() and note.bounding_box()["x"] + note.bounding_box()["width"] <= 400
+    widths = box.evaluate("el => [el.scrollWidth, el.clientWidth, document.documentElement.scrollWidth]")
+    assert widths[0] <= widths[1] + 1 and widths[2] <= 400, f"with the note, the page scrolls sideways: {widths}"
+    box.screenshot(path=screenshots / "positions-refused-400px.png")
     problems.assert_none()
 # --- 6. the KV cache ----------------------------------------------------------------------
 
@@ -455,34 +537,51 @@ def test_kv_cache_explorer_counts_like_the_package(playground, screenshots):
     assert state_of(page, "kv-cache")["n_kv_heads"] == 8 and "multiple" not in box.locator('[data-role="status"]').text_content()
 
 
-def assert_entry_refused(box, role, label, cells, status_role, rule, screenshot):
-    """Each entry an explorer cannot use (0, -3, 2.5, empty) is flagged, the note beside it says what it needs
-    and that it is not used, the results it would change are blank, and no earlier message stays."""
+def note_of(box, role, field):
+    """The note beside `field`: the element its aria-describedby names, a `{role}-note`."""
+    note = box.locator(f'[id="{field.get_attribute("aria-describedby")}"]')
+    assert note.count() == 1 and note.get_attribute("data-role") == f"{role}-note"  # read with the field
+    return note
+
+
+def assert_entry_refused(box, role, label, cells, status_role, rule, screenshot, typed_entries=("0", "-3", "2.5", "")):
+    """Each entry an explorer cannot use (0, -3, 2.5, empty: those of `typed_entries`) is flagged, the note beside
+    it says what it needs and that it is not used, the results it would change are blank, and no earlier message
+    stays."""
     field = box.get_by_label(label, exact=True)
-    note = box.locator(f'[data-role="{role}-note"]')
-    assert field.get_attribute("aria-describedby") == note.get_attribute("id")  # read with the field
-    for typed in ("0", "-3", "2.5", ""):
+    note = note_of(box, role, field)
+    for typed in typed_entries:
         field.fill(typed)
         assert field.get_attribute("aria-invalid") == "true", typed
         text = note.text_content()
         assert text.startswith("Empty" if typed == "" else f"“{typed}”") and "not used" in text and rule in text, text
         assert note.is_visible()
         for cell in cells:  # nothing shown that the box does not say
-            assert box.locator(f'[data-role="{cell}"]').text_content() == "–", (typed, cell)
+            texts = box.locator(f'[data-role="{cell}"]').all_text_contents()
+            assert texts and all(t == "–" for t in texts), (typed, cell, texts)
         status = box.locator(f'[data-role="{status_role}"]').text_content()
-        assert "cannot share" not in status and "entry above cannot be used" in status, status
+        assert "cannot share" not in status and "entry" in status and "cannot be used" in status, status
         # the note sits beside the field, under or right of it, not elsewhere on the page
         f, n = field.bounding_box(), note.bounding_box()
         assert abs(n["y"] - f["y"]) < 3 * f["height"], (f, n)
-        if typed == "-3":
+        if typed == "-3" or len(typed_entries) == 1:
             box.screenshot(path=screenshot)
 
 
 def assert_entry_accepted(box, role, label):
     field = box.get_by_label(label, exact=True)
+    note = note_of(box, role, field)
     assert field.get_attribute("aria-invalid") is None
-    assert box.locator(f'[data-role="{role}-note"]').text_content() == ""
-    assert not box.locator(f'[data-role="{role}-note"]').is_visible()
+    assert note.text_content() == ""
+    assert not note.is_visible()
+
+
+def assert_notes_readable(page):
+    """axe-core finds no text too faint for its background, the notes beside refused entries included."""
+    from test_book_pages import BLOCKING_IMPACTS, axe_violations
+
+    faint = [v for v in axe_violations(page, ["color-contrast"]) if v["impact"] in BLOCKING_IMPACTS]
+    assert not faint, "text too faint for its background: " + "; ".join(f"{v['help']} on {v['targets'][:5]}" for v in faint)
 
 
 def test_kv_cache_explorer_fits_a_phone_screen(playground, screenshots):

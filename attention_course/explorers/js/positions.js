@@ -9,7 +9,7 @@
 
 import { dot } from "./math.js";
 import { fixed, vectorText } from "./format.js";
-import { bind, h, labelled, markInvalid, readNumber, show } from "./ui.js";
+import { bind, entryNote, h, labelled, onNumber, show, showNumber } from "./ui.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -157,18 +157,16 @@ function render({ model, el }) {
   const method = h("select", { "data-role": "method", onchange: () => state.set({ method: method.value }) },
     h("option", { value: "rope" }, "RoPE: rotate q and k"),
     h("option", { value: "alibi" }, "ALiBi: add −slope × distance"));
+  // A base that is not a positive number (0, -3, empty) leaves the state as it was, the note beside the box
+  // says so, and the results that depend on it (the rotated vectors, their score, the planes) are blanked.
   const baseInput = h("input", {
     type: "number", min: 1, step: "any", "data-role": "base",
-    oninput: () => {
-      const value = readNumber(baseInput);
-      const ok = value !== null && value > 0;
-      markInvalid(baseInput, !ok);
-      if (ok) state.set({ base: value });
-    },
+    oninput: onNumber((x) => x > 0, (x) => state.set({ base: x }), () => clear()),
   });
+  const baseNote = entryNote(baseInput, "a number above 0");
   const headSelect = h("select", { "data-role": "head", onchange: () => state.set({ head: Number(headSelect.value) }) },
     slopes.map((s, i) => h("option", { value: i }, `head ${i + 1}: slope ${s >= 0.01 ? fixed(s, 4) : s.toExponential(2)}`)));
-  const baseControl = labelled("RoPE base (rope_theta)", baseInput);
+  const baseControl = labelled("RoPE base (rope_theta)", baseInput, baseNote);
   const headControl = labelled("ALiBi head", headSelect);
 
   let scaleNow = 1;
@@ -235,7 +233,7 @@ function render({ model, el }) {
     }
     together.checked = s.together;
     if (method.value !== s.method) method.value = s.method;
-    if (document.activeElement !== baseInput && readNumber(baseInput) !== s.base) baseInput.value = String(s.base);
+    showNumber(baseInput, s.base);
     if (Number(headSelect.value) !== s.head) headSelect.value = String(s.head);
     baseControl.style.display = rope ? "" : "none"; // the control of the other method is put away
     headControl.style.display = rope ? "none" : "";
@@ -263,6 +261,7 @@ function render({ model, el }) {
       ? "Dashed: the pairs as given (position 0). Solid: turned by m·θ (q) and n·θ (k); the angle between them is (m − n)·θ."
       : "ALiBi leaves q and k as they are: position enters as a bias added to the score, a float mask.");
 
+    pairs.style.display = "";
     const shownQ = rope ? r.q_rot : s.query;
     const shownK = rope ? r.k_rot : s.key;
     const longest = Math.max(1e-12, ...Array.from({ length: d / 2 }, (_, i) => Math.max(
@@ -271,6 +270,14 @@ function render({ model, el }) {
     const theta = ropeFrequencies(d, s.base);
     planes.forEach((p, i) => p.update(s.query, s.key, shownQ, shownK, theta[i],
       rope ? r.query_angles[i] : 0, rope ? r.key_angles[i] : 0));
+  }
+
+  /** Blank what the base changes, the rotated q and k, their score and the planes, and say why. */
+  function clear() {
+    for (const cell of [cells.qRot, cells.kRot, cells.ropeScore, cells.score]) show(cell, "–");
+    show(result, "Nothing is computed while an entry above cannot be used: the note beside it says what it needs.");
+    pairs.style.display = "none";
+    show(planeNote, "");
   }
 
   const state = bind(model, ["m", "n", "together", "method", "base", "head"], update);

@@ -7,7 +7,10 @@
 
 import { mixValues, scoresOf, softmax } from "./math.js";
 import { fixed, inputText, vectorText, weightText } from "./format.js";
-import { bar, bind, h, labelled, markInvalid, onNumber, readNumber, setBar, show, showNumber } from "./ui.js";
+import { bar, bind, entryNote, h, labelled, onNumber, setBar, show, showNumber } from "./ui.js";
+
+const REFUSED = "Nothing is computed while an entry cannot be used: the note beside it says what it needs.";
+const ANY = "a number"; // what a q or q·k box needs; d_k needs a whole number of 1 or more
 
 /** Every number the explorer shows, from its state (the model's traits); pure, the tests call it. */
 export function computeScores({ query, key_vectors, value_vectors, scores, source, d_k }) {
@@ -27,20 +30,27 @@ function render({ model, el }) {
   const values = model.get("value_vectors");
   const d = keys[0].length;
 
+  // An entry that is not a number (empty, half typed) leaves the state as it was, and the note beside its
+  // box says so: a q or a q·k blanks the scores after it (a q the q·k boxes too), d_k also √d_k.
   const queryInputs = Array.from({ length: d }, (_, i) =>
-    h("input", { type: "number", step: "any", "data-role": "query", "data-index": i, oninput: onQuery }));
+    h("input", { type: "number", step: "any", "data-role": "query", "data-index": i,
+      oninput: onNumber(() => true, (x) => setQuery(i, x), () => clear({ scores: true })) }));
+  const queryNotes = queryInputs.map((input) => entryNote(input, ANY));
   const dkInput = h("input", { type: "number", min: 1, step: 1, "data-role": "d_k",
-    oninput: onNumber((x) => Number.isInteger(x) && x >= 1, (x) => state.set({ d_k: x })) });
+    oninput: onNumber((x) => Number.isInteger(x) && x >= 1, (x) => state.set({ d_k: x }), () => clear({ sqrt: true })) });
+  const dkNote = entryNote(dkInput, "a whole number of 1 or more");
   const sqrtOut = h("output", { "data-role": "sqrt-dk" });
   const sourceNote = h("p", { class: "ac-note", "data-role": "source" });
 
   const rows = tokens.map((token, j) => ({
-    score: h("input", { type: "number", step: "any", "data-role": "score", "data-index": j, oninput: onScore }),
+    score: h("input", { type: "number", step: "any", "data-role": "score", "data-index": j,
+      oninput: onNumber(() => true, (x) => setScore(j, x), () => clear({})) }),
     scaled: h("td", { "data-role": "scaled" }),
     exp: h("td", { "data-role": "exp" }),
     weight: h("td", { "data-role": "weight", "data-token": token }),
     bar: bar("weight-bar"),
   }));
+  const scoreNotes = rows.map((row) => entryNote(row.score, ANY));
   const expSum = h("td", { "data-role": "exp-sum" });
   const weightSum = h("td", { "data-role": "weight-sum" });
   const output = h("output", { "data-role": "output", "aria-live": "polite" });
@@ -54,7 +64,7 @@ function render({ model, el }) {
     h("tbody", {}, tokens.map((token, j) => h("tr", {},
       h("th", { scope: "row" }, token),
       h("td", { class: "ac-vector" }, `[${keys[j].join(", ")}]`),
-      h("td", {}, labelled(h("span", { class: "ac-sr" }, `q·k for “${token}”`), rows[j].score)),
+      h("td", {}, labelled(h("span", { class: "ac-sr" }, `q·k for “${token}”`), rows[j].score, scoreNotes[j])),
       rows[j].scaled, rows[j].exp, rows[j].weight,
       h("td", { class: "ac-bar-cell" }, rows[j].bar),
       h("td", { class: "ac-vector" }, `[${values[j].map((v) => fixed(v, 1)).join(", ")}]`)))),
@@ -66,9 +76,9 @@ function render({ model, el }) {
       `Scores to weights: the query of “${model.get("query_token")}” attends to “${tokens.join(" ")}”`),
     h("div", { class: "ac-controls" },
       h("fieldset", {}, h("legend", {}, "Query vector q"),
-        queryInputs.map((input, i) => labelled(`q${i + 1}`, input))),
+        queryInputs.map((input, i) => labelled(`q${i + 1}`, input, queryNotes[i]))),
       h("fieldset", {}, h("legend", {}, "Key size"),
-        labelled("d_k", dkInput, h("span", { class: "ac-hint" }, "√d_k = ", sqrtOut)))),
+        labelled("d_k", dkInput, [h("span", { class: "ac-hint" }, "√d_k = ", sqrtOut), dkNote]))),
     sourceNote, table,
     h("p", { class: "ac-result" }, "output = Σ weight × value = ", output));
   el.replaceChildren(root);
@@ -77,22 +87,31 @@ function render({ model, el }) {
     return model.get("source") === "query" ? scoresOf(model.get("query"), keys) : model.get("scores");
   }
 
-  function onQuery(event) {
-    const x = readNumber(event.target);
-    markInvalid(event.target, x === null);
-    if (x === null) return;
+  function setQuery(i, x) {
     const q = model.get("query").slice();
-    q[Number(event.target.dataset.index)] = x;
+    q[i] = x;
     state.set({ query: q, scores: scoresOf(q, keys), source: "query" });
   }
 
-  function onScore(event) {
-    const x = readNumber(event.target);
-    markInvalid(event.target, x === null);
-    if (x === null) return;
+  function setScore(j, x) {
     const s = effectiveScores().slice();
-    s[Number(event.target.dataset.index)] = x;
+    s[j] = x;
     state.set({ scores: s, source: "scores" });
+  }
+
+  /**
+   * Blank what an entry that cannot be used would change (the scaled scores, exp, weights, their sums and
+   * the output; with `scores` the q·k boxes, with `sqrt` √d_k) and say why where the scores' source is told.
+   */
+  function clear({ scores = false, sqrt = false }) {
+    show(sourceNote, REFUSED);
+    if (sqrt) show(sqrtOut, "–");
+    rows.forEach((row) => {
+      if (scores) row.score.value = "";
+      for (const cell of [row.scaled, row.exp, row.weight]) show(cell, "–");
+      setBar(row.bar, NaN);
+    });
+    for (const cell of [expSum, weightSum, output]) show(cell, "–");
   }
 
   function update() {

@@ -86,7 +86,9 @@ function noteText(input, usable) {
   const entry = NOTES.get(input);
   if (usable || !entry) return "";
   const typed = input.value.trim();
-  return `${typed === "" ? "Empty" : `“${typed}”`}: not used, the results are blank until this is ${entry.rule}.`;
+  // A number field holds "" for text that is no number ("1e", "2-"): the browser says so in badInput.
+  const what = typed !== "" ? `“${typed}”` : input.validity && input.validity.badInput ? "Not a number" : "Empty";
+  return `${what}: not used, the results are blank until this is ${entry.rule}.`;
 }
 
 /** Write the note beside `input` (if it has one) for an entry that is usable or not. */
