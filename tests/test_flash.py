@@ -501,10 +501,12 @@ def peak_extra_bytes(fn, *args, **kwargs) -> tuple[int, np.ndarray]:
 
 def test_memory_does_not_grow_with_n():
     rng = np.random.default_rng(19)
-    extras = []
-    for n in (2048, 8192):
-        q, k, v = qkv(rng, n, n, d_k=16, d_v=16, dtype=np.float32)
-        extras.append(peak_extra_bytes(flash_attention, q, k, v, block_size=(64, 256))[0])
+    inputs = {n: qkv(rng, n, n, d_k=16, d_v=16, dtype=np.float32) for n in (2048, 8192)}
+    # A first call on the longest input sets up what is made once, whatever n: the compiled path's thread pool
+    # gives each thread that joins its scratch tiles, and how many threads join a call depends on the machine's
+    # load; the calls measured then compare what each n needs
+    flash_attention(*inputs[8192], block_size=(64, 256))
+    extras = [peak_extra_bytes(flash_attention, *inputs[n], block_size=(64, 256))[0] for n in (2048, 8192)]
     assert extras[1] < 1.25 * extras[0] + 65536  # 16x the scores, (nearly) the same memory
 
 
