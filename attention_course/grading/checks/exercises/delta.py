@@ -233,16 +233,21 @@ CHUNK_MISTAKES = tuple(Mistake(i, hint, _chunk_mistake(condition, **changes))
 
 # --- the inputs -------------------------------------------------------------------------------------
 
-def _step_code(seed, d_k, d_v, a, b, *, dtype=None, state="rng", key=None) -> str:
+def _state_code(seed, d_k, d_v, dtype, state, before: str):
+    """(the generator's and the state's lines of a printed input, `draw(shape)`: the code that draws an array, and
+    the cast every drawn array ends with)."""
     cast = f".astype(np.{dtype})" if dtype else ""
     draw = lambda shape: f"rng.standard_normal({shape}){cast}"  # noqa: E731
     S = {"rng": draw((d_k, d_v)), "zeros": f"np.zeros(({d_k}, {d_v})){cast}"}[state]
-    lines = [f"rng = np.random.default_rng({seed})",
-             f"S = {S}  # (d_k, d_v): the state before the token",
-             f"q = {draw(d_k)}  # (d_k,)",
-             f"k = {draw(d_k) if key is None else key}  # (d_k,)",
-             f"v = {draw(d_v)}  # (d_v,)",
-             f"a, b = {a!r}, {b!r}  # the decay and the write strength"]
+    return [f"rng = np.random.default_rng({seed})", f"S = {S}  # (d_k, d_v): the state before the {before}"], draw, cast
+
+
+def _step_code(seed, d_k, d_v, a, b, *, dtype=None, state="rng", key=None) -> str:
+    lines, draw, _ = _state_code(seed, d_k, d_v, dtype, state, "token")
+    lines += [f"q = {draw(d_k)}  # (d_k,)",
+              f"k = {draw(d_k) if key is None else key}  # (d_k,)",
+              f"v = {draw(d_v)}  # (d_v,)",
+              f"a, b = {a!r}, {b!r}  # the decay and the write strength"]
     return "\n".join(lines)
 
 
@@ -291,16 +296,12 @@ CHUNK_PARAMS = STEP_PARAMS
 
 
 def _chunk_code(seed, n, d_k, d_v, *, dtype=None, state="rng", a=None, b=None, keys=None) -> str:
-    cast = f".astype(np.{dtype})" if dtype else ""
-    draw = lambda shape: f"rng.standard_normal({shape}){cast}"  # noqa: E731
-    S = {"rng": draw((d_k, d_v)), "zeros": f"np.zeros(({d_k}, {d_v})){cast}"}[state]
-    lines = [f"rng = np.random.default_rng({seed})",
-             f"S = {S}  # (d_k, d_v): the state before the chunk",
-             f"q = {draw((n, d_k))}  # (n, d_k)",
-             f"k = {draw((n, d_k)) if keys is None else keys}  # (n, d_k)",
-             f"v = {draw((n, d_v))}  # (n, d_v)",
-             f"a = {a or f'rng.uniform(0.5, 1.0, {n}){cast}'}  # (n,): each token's decay",
-             f"b = {b or f'rng.uniform(0.0, 1.5, {n}){cast}'}  # (n,): each token's write strength"]
+    lines, draw, cast = _state_code(seed, d_k, d_v, dtype, state, "chunk")
+    lines += [f"q = {draw((n, d_k))}  # (n, d_k)",
+              f"k = {draw((n, d_k)) if keys is None else keys}  # (n, d_k)",
+              f"v = {draw((n, d_v))}  # (n, d_v)",
+              f"a = {a or f'rng.uniform(0.5, 1.0, {n}){cast}'}  # (n,): each token's decay",
+              f"b = {b or f'rng.uniform(0.0, 1.5, {n}){cast}'}  # (n,): each token's write strength"]
     return "\n".join(lines)
 
 
