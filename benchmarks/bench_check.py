@@ -85,7 +85,7 @@ def noting(owner, name, before=None, after=None):
     setattr(owner, name, wrapper)
 
 from attention_course.grading import cli as grading_cli
-from attention_course.grading.kit.sandbox import channel, process
+from attention_course.grading.run.sandbox import channel, process
 noting(grading_cli, "run_check", before="import")
 noting(process.WorkerProcess, "_start", before="before the sandbox")  # the worker started when it is run
 noting(process, "start_worker", before="before the sandbox")  # or ahead, while the grader reads and prepares
@@ -110,14 +110,14 @@ print(time.perf_counter() - start)
 # Grades the copies in one folder as `attention-course grade` does (every core), prints seconds and the grades' scores.
 BATCH_DRIVER = r"""
 import json, sys, time
-from attention_course.grading.kit.batch import grade_submissions
-from attention_course.grading.kit.intake import collect
+from attention_course.grading.classroom.batch import grade_submissions
+from attention_course.grading.classroom.intake import collect
 
 submissions = collect([sys.argv[1]])
 limits = {}
 if len(sys.argv) > 2:  # the follow-up's time, in a tree that has the follow-up
     import dataclasses
-    from attention_course.grading.kit.sandbox.runner import Limits
+    from attention_course.grading.run.sandbox.runner import Limits
     if "follow_seconds" in {f.name for f in dataclasses.fields(Limits)}:
         limits = {"limits": Limits(follow_seconds=float(sys.argv[2]))}
 start = time.monotonic()
@@ -192,7 +192,7 @@ def _compile(tree: Path) -> None:
 
 
 def _sandboxed() -> bool:
-    from attention_course.grading.kit.sandbox import bubblewrap
+    from attention_course.grading.run.sandbox import bubblewrap
 
     return bubblewrap.available() is not None
 

@@ -50,12 +50,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from attention_course.grading.checks.exercises import BY_ID  # noqa: E402
-from attention_course.grading.kit.batch import default_jobs, grade_notebook, grade_submissions  # noqa: E402
-from attention_course.grading.kit.intake import collect  # noqa: E402
-from attention_course.grading.kit.sandbox import bubblewrap  # noqa: E402
-from attention_course.grading.kit.sandbox.runner import Limits  # noqa: E402
-from attention_course.grading.kit.score import build_report  # noqa: E402
-from attention_course.grading.kit.write.gradebook import write_report  # noqa: E402
+from attention_course.grading.run.notebook import grade_notebook
+from attention_course.grading.classroom.batch import default_jobs, grade_submissions  # noqa: E402
+from attention_course.grading.classroom.intake import collect  # noqa: E402
+from attention_course.grading.run.sandbox import bubblewrap  # noqa: E402
+from attention_course.grading.run.sandbox.runner import Limits  # noqa: E402
+from attention_course.grading.classroom.score import build_report  # noqa: E402
+from attention_course.grading.classroom.write.gradebook import write_report  # noqa: E402
 
 TARGET_SECONDS = 60.0
 SLEEPER = ROOT / "tests" / "grading_corpus" / "attacks" / "detached_sleeper_05_causal_mask.ipynb"

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/assignment.py (the assignment file, run through the real CLI) and the late rule of kit/score.py."""
+"""Tests for attention_course/grading/classroom/assignment.py (the assignment file, run through the real CLI) and the late rule of classroom/score.py."""
 
 import csv
 import datetime as dt
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.kit.assignment import Assignment, AssignmentError, from_dict, load, template
-from attention_course.grading.kit.score import days_late, late_factor
+from attention_course.grading.classroom.assignment import Assignment, AssignmentError, from_dict, load, template
+from attention_course.grading.classroom.score import days_late, late_factor
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 

@@ -28,10 +28,10 @@ from types import SimpleNamespace
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.kit.batch import grade_submissions
-from attention_course.grading.kit.intake import collect
-from attention_course.grading.kit.sandbox import bubblewrap
-from attention_course.grading.kit.sandbox.runner import Limits, run_notebook
+from attention_course.grading.classroom.batch import grade_submissions
+from attention_course.grading.classroom.intake import collect
+from attention_course.grading.run.sandbox import bubblewrap
+from attention_course.grading.run.sandbox.runner import Limits, run_notebook
 
 pytestmark = pytest.mark.sandbox
 

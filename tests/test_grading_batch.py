@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/batch.py and judge.py: whole notebooks, graded in sandboxes, in parallel.
+"""Tests for attention_course/grading/classroom/batch.py and judge.py: whole notebooks, graded in sandboxes, in parallel.
 
 Every solution scores full marks, every untouched exercise scores zero without
 crashing, and the hostile corpus is graded correctly in one batch.
@@ -14,10 +14,10 @@ import pytest
 
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import EXERCISES
-from attention_course.grading.kit.batch import grade_submissions
-from attention_course.grading.kit.intake import collect
-from attention_course.grading.kit.sandbox import bubblewrap
-from attention_course.grading.kit.sandbox.runner import Limits
+from attention_course.grading.classroom.batch import grade_submissions
+from attention_course.grading.classroom.intake import collect
+from attention_course.grading.run.sandbox import bubblewrap
+from attention_course.grading.run.sandbox.runner import Limits
 
 pytestmark = pytest.mark.sandbox
 
@@ -196,8 +196,8 @@ def load_mistake(path: Path):
 
 
 def test_a_notebook_that_is_not_run_ends_the_worker_started_for_it(tmp_path):
-    from attention_course.grading.kit.batch import grade_notebook
-    from attention_course.grading.kit.sandbox.process import start_worker
+    from attention_course.grading.run.notebook import grade_notebook
+    from attention_course.grading.run.sandbox.process import start_worker
 
     box = bubblewrap.available() if SANDBOX else None
     broken = tmp_path / "03_softmax.ipynb"

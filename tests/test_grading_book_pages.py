@@ -12,10 +12,10 @@ import numpy as np
 
 from attention_course.grading import check_softmax
 from attention_course.grading.checks.exercises import EXERCISES
-from attention_course.grading.kit.judge import FLOOD_BYTES
-from attention_course.grading.kit.status import ROW_STATUSES, WORST_FIRST
-from attention_course.grading.kit.write.gradebook import FIXED_COLUMNS, TAIL_COLUMNS
-from attention_course.grading.kit.sandbox.runner import Limits
+from attention_course.grading.run.judge import FLOOD_BYTES
+from attention_course.grading.run.status import ROW_STATUSES, WORST_FIRST
+from attention_course.grading.classroom.write.gradebook import FIXED_COLUMNS, TAIL_COLUMNS
+from attention_course.grading.run.sandbox.runner import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENTS = (ROOT / "book" / "for_students.md").read_text()
@@ -69,9 +69,9 @@ def test_instructors_read_the_real_process_limit():
 
 
 def test_instructors_read_the_real_zip_limits_and_lms_columns():
-    from attention_course.grading.kit.intake import ZipLimits
-    from attention_course.grading.kit.roster import ROSTER_COLUMNS
-    from attention_course.grading.kit.write.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
+    from attention_course.grading.classroom.intake import ZipLimits
+    from attention_course.grading.classroom.roster import ROSTER_COLUMNS
+    from attention_course.grading.classroom.write.lms import CANVAS_ID_COLUMNS, MOODLE_COLUMNS
 
     z = ZipLimits()
     entries = f"{z.entries:,}".replace(",", " ")

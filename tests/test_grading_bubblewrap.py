@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/sandbox/bubblewrap.py: the sandbox's command line, and whether one can run."""
+"""Tests for attention_course/grading/run/sandbox/bubblewrap.py: the sandbox's command line, and whether one can run."""
 
 import os
 import pwd
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_course.grading.kit.sandbox import bubblewrap
-from attention_course.grading.kit.sandbox.bubblewrap import Bubblewrap, SandboxUnavailable
+from attention_course.grading.run.sandbox import bubblewrap
+from attention_course.grading.run.sandbox.bubblewrap import Bubblewrap, SandboxUnavailable
 
 pytestmark = pytest.mark.sandbox
 

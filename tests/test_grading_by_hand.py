@@ -230,8 +230,8 @@ def test_the_audit_says_a_carried_forward_note_again():
 
 
 def test_the_batch_feedback_shows_every_wrong_step_too():
-    from attention_course.grading.kit.score import check_from_json
-    from attention_course.grading.kit.write.feedback import check_result
+    from attention_course.grading.classroom.score import check_from_json
+    from attention_course.grading.classroom.write.feedback import check_result
 
     sheet, mistakes = _three_mistakes(BANK_BOT)
     result = check_worked_example(sheet)
@@ -241,8 +241,8 @@ def test_the_batch_feedback_shows_every_wrong_step_too():
     text, page = _flat(str(shown)), shown._repr_html_()
     for m in mistakes:
         assert _flat(m.hint) in text and html.escape(m.hint) in page
-    from attention_course.grading.kit.judge import NotebookGrade
-    from attention_course.grading.kit.score import _check_feedback
+    from attention_course.grading.run.judge import NotebookGrade
+    from attention_course.grading.classroom.score import _check_feedback
 
     (cell,) = _check_feedback(NotebookGrade("ada/00_worked_example.ipynb", "00_worked_example", checks=[result]))
     assert cell.endswith(f"Also wrong: {LABELS['masked']}; {LABELS['meaning']}.")  # the gradebook's feedback cell
@@ -463,9 +463,9 @@ def test_a_class_is_graded_from_the_roster_each_against_their_own_example(tmp_pa
 
 
 def test_a_dask_workers_task_draws_the_roster_students_example_too(tmp_path, capsys):
-    from attention_course.grading.kit.assignment import from_dict
-    from attention_course.grading.kit.batch import Grading
-    from attention_course.grading.kit.cluster import grade_files
+    from attention_course.grading.classroom.assignment import from_dict
+    from attention_course.grading.classroom.batch import Grading
+    from attention_course.grading.classroom.cluster import grade_files
 
     assert main(["exercises", str(tmp_path / "made"), "--student", "s1001"]) == 0  # no secret: the id alone
     capsys.readouterr()

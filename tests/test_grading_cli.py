@@ -89,11 +89,11 @@ def test_grade_rejects_bad_limits(bad, tmp_path, capsys):
 
 def test_the_follow_up_timeout_reaches_the_limits_and_0_turns_it_off():
     from attention_course.cli import build_parser
-    from attention_course.grading.kit.cli import _limits
-    from attention_course.grading.kit.sandbox.runner import Limits
+    from attention_course.grading.run.options import read_limits
+    from attention_course.grading.run.sandbox.runner import Limits
 
     def limits(*extra):
-        return _limits(build_parser().parse_args(["grade", str(ROOT / "solutions"), *extra]))
+        return read_limits(build_parser().parse_args(["grade", str(ROOT / "solutions"), *extra]))
 
     assert limits().follow_seconds == Limits().follow_seconds > 0
     assert limits("--follow-up-timeout", "0").follow_seconds == 0
@@ -101,7 +101,7 @@ def test_the_follow_up_timeout_reaches_the_limits_and_0_turns_it_off():
 
 
 def _without_bwrap(monkeypatch):
-    from attention_course.grading.kit.sandbox import bubblewrap
+    from attention_course.grading.run.sandbox import bubblewrap
 
     which = shutil.which
     monkeypatch.setattr(bubblewrap.shutil, "which", lambda name, path=None: None if name == "bwrap" else which(name, path=path))

@@ -37,7 +37,7 @@ def test_the_wheel_ships_the_exercises_and_no_solution(tmp_path):
         assert [Path(n).stem for n in notebooks] == [e.id for e in EXERCISES]
         assert all(n.startswith("attention_course/grading/exercise_notebooks/") for n in notebooks)
         assert not any("solutions" in n for n in names)
-        templates = {f"attention_course/grading/kit/write/templates/{n}.html" for n in ("feedback", "summary")}
+        templates = {f"attention_course/grading/classroom/write/templates/{n}.html" for n in ("feedback", "summary")}
         assert templates <= set(names)  # the instructor's pages render from the installed wheel too
         marked = {n for n in names if b"### BEGIN SOLUTION" in z.read(n)}
         assert marked == {"attention_course/grading/release.py", "attention_course/grading/cli.py"}  # the release tool

@@ -1,4 +1,4 @@
-"""Tests for the batch grader's follow-up of a failed check (kit/sandbox/worker.py finds it, kit/judge.py checks it).
+"""Tests for the batch grader's follow-up of a failed check (run/sandbox/worker.py finds it, run/judge.py checks it).
 
 A failed check is looked at closer in the notebook's sandbox, as a notebook's
 own check does (`run.search`): the student's helper at fault, or the smallest
@@ -22,17 +22,18 @@ from attention_course.grading.checks.engine.check import judge_all
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
 from attention_course.grading.checks.engine.shrink import OBSERVED_ONLY
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
-from attention_course.grading.kit.batch import _calls, _follows, grade_submissions, which_to_follow
-from attention_course.grading.kit.intake import collect
-from attention_course.grading.kit.judge import NotebookGrade, Verdicts, judge_run
-from attention_course.grading.kit.score import _check_feedback, notebook_from_json, notebook_json
-from attention_course.grading.kit.sandbox import bubblewrap
-from attention_course.grading.kit.sandbox.channel import Call, Reports
-from attention_course.grading.kit.sandbox.protocol import ProtocolError, encode, pack_follow_up, unpack_follow_up
-from attention_course.grading.kit.sandbox.process import Output, WorkerProcess
-from attention_course.grading.kit.sandbox.runner import Limits, NotebookRun, code_cells, read_notebook
-from attention_course.grading.kit.status import Status, Stop
-from attention_course.grading.kit.write.feedback import HIDDEN_TEXT, check_result
+from attention_course.grading.run.notebook import _calls, _follows, which_to_follow
+from attention_course.grading.classroom.batch import grade_submissions
+from attention_course.grading.classroom.intake import collect
+from attention_course.grading.run.judge import NotebookGrade, Verdicts, judge_run
+from attention_course.grading.classroom.score import _check_feedback, notebook_from_json, notebook_json
+from attention_course.grading.run.sandbox import bubblewrap
+from attention_course.grading.run.sandbox.channel import Call, Reports
+from attention_course.grading.run.sandbox.protocol import ProtocolError, encode, pack_follow_up, unpack_follow_up
+from attention_course.grading.run.sandbox.process import Output, WorkerProcess
+from attention_course.grading.run.sandbox.runner import Limits, NotebookRun, code_cells, read_notebook
+from attention_course.grading.run.status import Status, Stop
+from attention_course.grading.classroom.write.feedback import HIDDEN_TEXT, check_result
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "grading_corpus" / "mistakes"

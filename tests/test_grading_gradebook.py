@@ -1,4 +1,4 @@
-"""Tests for the gradebook (kit/score.py's report, kit/write/gradebook.py's CSV and JSON, merging) and the student's table."""
+"""Tests for the gradebook (classroom/score.py's report, classroom/write/gradebook.py's CSV and JSON, merging) and the student's table."""
 
 import csv
 import datetime as dt
@@ -10,17 +10,25 @@ import pytest
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 from attention_course.cli import main
-from attention_course.grading.kit.assignment import AssignmentError, from_dict
-from attention_course.grading.kit.batch import SubmissionGrade
-from attention_course.grading.kit.intake import Submission
-from attention_course.grading.kit.judge import NotebookGrade
-from attention_course.grading.kit.score import AdjustmentError, build_report, days_late, read_adjustments
-from attention_course.grading.kit.status import Incident, Status
-from attention_course.grading.kit.write.gradebook import (
-    FIXED_COLUMNS, TAIL_COLUMNS, GradebookExists, MergeError, csv_text, ensure_writable, free_path, merge_reports,
-    report_path, write_report,
+from attention_course.grading.classroom.assignment import AssignmentError, from_dict
+from attention_course.grading.classroom.batch import SubmissionGrade
+from attention_course.grading.classroom.intake import Submission
+from attention_course.grading.run.judge import NotebookGrade
+from attention_course.grading.classroom.score import AdjustmentError, build_report, days_late, read_adjustments
+from attention_course.grading.run.status import Incident, Status
+from attention_course.grading.classroom.write.gradebook import (
+    FIXED_COLUMNS,
+    TAIL_COLUMNS,
+    GradebookExists,
+    MergeError,
+    csv_text,
+    ensure_writable,
+    free_path,
+    merge_reports,
+    report_path,
+    write_report,
 )
-from attention_course.grading.kit.write.table import format_report
+from attention_course.grading.run.table import format_report
 from support.gradebook import write_gradebook
 
 
@@ -72,7 +80,7 @@ def test_csv_has_a_row_per_submission_and_a_column_per_exercise_of_the_assignmen
 
 def test_a_name_that_starts_like_a_formula_is_text_in_every_csv(tmp_path):
     # a name a student chose (Moodle's download folders carry the full name) must not run when the CSV is opened
-    from attention_course.grading.kit.write.lms import canvas_csv, moodle_csv
+    from attention_course.grading.classroom.write.lms import canvas_csv, moodle_csv
 
     named = [(SubmissionGrade(Submission(name, f"sub/{i}.ipynb", [Path(f"sub/{i}.ipynb")],
                                          lms={"canvas_id": str(10 + i), "moodle_id": str(20 + i)}), [softmax_grade(8)]))

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
+"""Tests for attention_course/grading/classroom/intake.py: rosters, folders, Canvas and Moodle zips, unpacked safely."""
 
 import csv
 import io
@@ -11,8 +11,8 @@ import pytest
 
 from attention_course.cli import main
 from attention_course.grading.checks.exercises import BY_ID
-from attention_course.grading.kit.intake import IntakeError, ZipLimits, intake, unpack
-from attention_course.grading.kit.roster import load as load_roster
+from attention_course.grading.classroom.intake import IntakeError, ZipLimits, intake, unpack
+from attention_course.grading.classroom.roster import load as load_roster
 
 import grading_class as gc
 

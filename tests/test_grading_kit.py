@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.kit.write.lms import MOODLE_COLUMNS
+from attention_course.grading.classroom.write.lms import MOODLE_COLUMNS
 
 import grading_class as gc
 
@@ -317,7 +317,7 @@ def test_export_from_a_report_rewrites_the_same_files(one_run, tmp_path, capsys)
 
 def test_an_unreachable_scheduler_is_a_clear_error():
     pytest.importorskip("distributed", reason="the [cluster] extra is not installed")
-    from attention_course.grading.kit.cluster import ClusterUnavailable, connect
+    from attention_course.grading.classroom.cluster import ClusterUnavailable, connect
 
     with pytest.raises(ClusterUnavailable, match="could not reach the Dask scheduler at tcp://127.0.0.1:9"):
         connect("tcp://127.0.0.1:9", timeout=1)

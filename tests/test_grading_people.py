@@ -1,13 +1,18 @@
-"""Tests for attention_course/grading/kit/people.py: one matcher finds a student by any key the roster carries and
-refuses a name two students share; and its use by the extensions and the adjustments (kit/score.py)."""
+"""Tests for attention_course/grading/classroom/people.py: one matcher finds a student by any key the roster carries and
+refuses a name two students share; and its use by the extensions and the adjustments (classroom/score.py)."""
 
 import datetime as dt
 
 import pytest
 
-from attention_course.grading.kit.assignment import from_dict
-from attention_course.grading.kit.people import Matcher, Outcome, Person, from_rows, name_forms
-from attention_course.grading.kit.score import AdjustmentError, days_late, resolve_adjustments, resolve_extensions
+from attention_course.grading.classroom.assignment import from_dict
+from attention_course.grading.classroom.people import Matcher, Outcome, Person, from_rows, name_forms
+from attention_course.grading.classroom.score import (
+    AdjustmentError,
+    days_late,
+    resolve_adjustments,
+    resolve_extensions,
+)
 
 
 def test_a_name_has_the_forms_rosters_and_downloads_write_it_in():

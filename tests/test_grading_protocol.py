@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/sandbox/protocol.py: only plain data crosses back."""
+"""Tests for attention_course/grading/run/sandbox/protocol.py: only plain data crosses back."""
 
 import io
 import json
@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine.calls import Observation, Opaque
-from attention_course.grading.kit.sandbox.protocol import (
-    MAGIC, ProtocolError, decode, encode, pack_observation, pack_value, unpack_observation, unpack_value,
+from attention_course.grading.run.sandbox.protocol import (
+    MAGIC,
+    ProtocolError,
+    decode,
+    encode,
+    pack_observation,
+    pack_value,
+    unpack_observation,
+    unpack_value,
 )
 
 
@@ -77,8 +84,8 @@ def test_observations_round_trip_and_forgeries_fail():
 
 
 def test_the_channel_takes_nothing_after_done_but_a_late_finding():
-    from attention_course.grading.kit.sandbox.channel import Reports
-    from attention_course.grading.kit.sandbox.protocol import encode
+    from attention_course.grading.run.sandbox.channel import Reports
+    from attention_course.grading.run.sandbox.protocol import encode
 
     reports = Reports(0, set(), [], 1.0, 1.0)
     reports.add(encode({"event": "ready"}) + encode({"event": "done"}) + encode({"event": "alert", "kind": "network",

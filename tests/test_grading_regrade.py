@@ -1,4 +1,4 @@
-"""Regrades that keep every student, and names that find one person or stop the command (kit/people.py, intake.py,
+"""Regrades that keep every student, and names that find one person or stop the command (classroom/people.py, intake.py,
 score.py, cli.py), through the real CLI on a small class downloaded from Canvas, from Moodle, and as plain folders.
 
 The class (built once per module): non-ASCII names, a name with commas, two students of the same name, one late,
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from attention_course.cli import main
-from attention_course.grading.kit.write.lms import MOODLE_COLUMNS
+from attention_course.grading.classroom.write.lms import MOODLE_COLUMNS
 
 import grading_class as gc
 
@@ -287,7 +287,7 @@ def test_a_regrade_of_the_grader_s_own_unpacked_folder_changes_nothing(klass, tm
     first = klass["root"] / "week3-canvas"
     assert _without_path(_rows(week / "gradebook.csv")) == _without_path(_rows(first / "gradebook.csv"))
     assert (week / "canvas.csv").read_bytes() == (first / "canvas.csv").read_bytes()
-    from attention_course.grading.kit.intake import Timing, intake
+    from attention_course.grading.classroom.intake import Timing, intake
 
     taken = intake([unpacked.parent], tmp_path / "work", klass["canvas_export"])  # what the grader unpacked: its
     assert {s.timing for s in taken.submissions if s.path} == {Timing.NONE}  # files' times are the unpacking's

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/sandbox/runner.py: one notebook, run again without what killed it."""
+"""Tests for attention_course/grading/run/sandbox/runner.py: one notebook, run again without what killed it."""
 
 from pathlib import Path
 
@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import calls
-from attention_course.grading.kit.sandbox.runner import (
-    Call, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook,
+from attention_course.grading.run.sandbox.runner import (
+    Call,
+    InvalidNotebook,
+    Limits,
+    code_cells,
+    read_notebook,
+    run_notebook,
 )
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
@@ -157,10 +162,10 @@ def test_read_notebook_refuses_a_huge_file_without_reading_it(tmp_path):
 def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
     # The worker's watch saw the cell fork; the children forked on while the grader called the functions, so the
     # sandbox's listing dates some of them to calls and to no step at all: they are the cell's, said once.
-    from attention_course.grading.kit.sandbox import audit
-    from attention_course.grading.kit.sandbox.channel import Alert
-    from attention_course.grading.kit.sandbox.runner import _places, _process_incidents, _Seen
-    from attention_course.grading.kit.sandbox.tree import Leftover
+    from attention_course.grading.run.sandbox import audit
+    from attention_course.grading.run.sandbox.channel import Alert
+    from attention_course.grading.run.sandbox.runner import _places, _process_incidents, _Seen
+    from attention_course.grading.run.sandbox.tree import Leftover
 
     seen = _Seen()
     seen.alerts = [Alert(audit.PROCESS, "`os.fork()`", ("cell", 1))]
@@ -179,10 +184,10 @@ def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
 def test_a_fork_bomb_is_told_the_same_sentence_however_many_forks_were_refused():
     # How many forks a bomb tried before its cell was stopped depends on the machine's speed: a class graded twice
     # (or in shards) must get the same feedback, so no count is given once the limit was reached.
-    from attention_course.grading.kit.sandbox import audit
-    from attention_course.grading.kit.sandbox.channel import Alert
-    from attention_course.grading.kit.sandbox.runner import _places, _process_incidents, _Seen
-    from attention_course.grading.kit.sandbox.tree import Leftover
+    from attention_course.grading.run.sandbox import audit
+    from attention_course.grading.run.sandbox.channel import Alert
+    from attention_course.grading.run.sandbox.runner import _places, _process_incidents, _Seen
+    from attention_course.grading.run.sandbox.tree import Leftover
 
     said = []
     for tries in (2957, 5377):

@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/kit/sandbox/process.py (with channel.py and tree.py), worker.py and audit.py: one worker, its limits, its watch."""
+"""Tests for attention_course/grading/run/sandbox/process.py (with channel.py and tree.py), worker.py and audit.py: one worker, its limits, its watch."""
 
 import json
 import os
@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import calls
-from attention_course.grading.kit.sandbox import bubblewrap
-from attention_course.grading.kit.sandbox.bubblewrap import Bubblewrap
-from attention_course.grading.kit.sandbox.channel import Call
-from attention_course.grading.kit.sandbox.process import Limits, Output, WorkerProcess
-from attention_course.grading.kit.sandbox.runner import run_notebook
+from attention_course.grading.run.sandbox import bubblewrap
+from attention_course.grading.run.sandbox.bubblewrap import Bubblewrap
+from attention_course.grading.run.sandbox.channel import Call
+from attention_course.grading.run.sandbox.process import Limits, Output, WorkerProcess
+from attention_course.grading.run.sandbox.runner import run_notebook
 
 pytestmark = pytest.mark.sandbox
 
@@ -238,7 +238,7 @@ def test_the_watch_sees_code_replaced_between_two_looks_and_nothing_else():
     import attention_course.grading  # noqa: F401 -- the worker's imports
     from attention_course.grading.checks.engine import cases as engine_cases
     from attention_course.grading.checks.engine import check as engine_check
-    from attention_course.grading.kit.sandbox.audit import Watch
+    from attention_course.grading.run.sandbox.audit import Watch
 
     softmax_module = sys.modules["attention_course.core.softmax"]
     softmax = softmax_module.softmax
@@ -293,7 +293,7 @@ def test_the_watch_takes_a_module_imported_since_its_last_look_as_it_comes_then_
     import sys
 
     from attention_course.grading.checks import exercises
-    from attention_course.grading.kit.sandbox.audit import Watch
+    from attention_course.grading.run.sandbox.audit import Watch
 
     name = "attention_course.grading.checks.exercises.softmax"
     loaded = importlib.import_module(name)
@@ -332,7 +332,7 @@ def test_a_notebook_that_imports_checks_of_other_exercises_is_not_said_to_tamper
 def test_a_worker_started_ahead_runs_the_notebook_and_one_never_used_is_ended(user_namespace, tmp_path):
     import psutil
 
-    from attention_course.grading.kit.sandbox.process import start_worker
+    from attention_course.grading.run.sandbox.process import start_worker
 
     box = _box(user_namespace)
     notebook = tmp_path / "05.ipynb"

@@ -5,7 +5,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attention_course.grading.kit.write import summary
+from attention_course.grading.classroom.write import summary
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES, sections
 
 ROOT = Path(__file__).resolve().parents[1]

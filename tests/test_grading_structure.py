@@ -105,9 +105,9 @@ def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
     # run.py imports the engine at the top; audit.py calls run_check; the batch imports the cluster nowhere
     assert "attention_course.grading.checks.engine.check" in graph["attention_course.grading.checks.engine.run"]
-    assert "attention_course.grading.kit.batch" in graph["attention_course.grading.kit.cluster"]
+    assert "attention_course.grading.classroom.batch" in graph["attention_course.grading.classroom.cluster"]
     # `cli.run_grade` imports the batch inside the function
-    assert "attention_course.grading.kit.batch" in graph["attention_course.grading.kit.cli"]
+    assert "attention_course.grading.classroom.batch" in graph["attention_course.grading.classroom.cli"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -115,36 +115,44 @@ def test_the_package_has_no_import_cycle():
     assert cycles(import_graph()) == []
 
 
-def test_the_students_room_imports_nothing_of_the_instructors():
+CLASSROOM = "attention_course.grading.classroom"
+
+
+def test_the_checks_and_the_run_room_import_nothing_of_the_classroom():
     graph = import_graph()
     checks = [name for name in graph if name.startswith("attention_course.grading.checks")]
-    assert len(checks) > 10
-    for name in checks:
-        kit = {t for t in graph[name] if t.startswith("attention_course.grading.kit")}
-        assert not kit, (name, kit)
+    run = [name for name in graph if name.startswith("attention_course.grading.run")]
+    assert len(checks) > 10 and len(run) > 8
+    for name in checks + run:
+        classroom = {t for t in graph[name] if t.startswith(CLASSROOM)}
+        assert not classroom, (name, classroom)
+    for name in checks:  # what is checked knows nothing of how a notebook is run
+        run_room = {t for t in graph[name] if t.startswith("attention_course.grading.run")}
+        assert not run_room, (name, run_room)
     engine = [name for name in checks if ".checks.engine" in name]
     for name in engine:  # what the engine needs of an exercise comes in with the check
         exercises = {t for t in graph[name] if ".checks.exercises" in t}
         assert not exercises, (name, exercises)
 
 
-KIT = "attention_course.grading.kit"
-STAGES = ("status", "assignment", "people", "roster", "intake", "sandbox", "judge", "batch", "cluster", "score", "write", "cli")
-"""The instructor's room in the order data flows through it (after the vocabulary and the assignment file every
-stage is given): a module may import its own stage and earlier ones, never a later one."""
+ROOMS = {
+    "attention_course.grading.run": ("status", "sandbox", "judge", "notebook", "table", "options"),
+    CLASSROOM: ("assignment", "people", "roster", "intake", "batch", "cluster", "score", "write", "cli"),
+}
+"""Each room in the order data flows through it: a module may import its own stage and earlier ones, never a
+later one."""
 
 
-def _stage(module: str) -> int:
-    return STAGES.index(module[len(KIT) + 1:].split(".")[0])
-
-
-def test_data_flows_one_way_through_the_instructor_s_room():
+def test_data_flows_one_way_through_each_room():
     graph = import_graph()
-    kit = [name for name in graph if name.startswith(KIT + ".")]
-    assert {name[len(KIT) + 1:].split(".")[0] for name in kit} == set(STAGES)  # a new stage takes its place here
-    for name in kit:
-        later = [t for t in graph[name] if t.startswith(KIT + ".") and _stage(t) > _stage(name)]
-        assert later == [], (name, later)
+    for room, stages in ROOMS.items():
+        modules = [name for name in graph if name.startswith(room + ".")]
+        assert {name[len(room) + 1:].split(".")[0] for name in modules} == set(stages)  # a new stage takes its place
+        for name in modules:
+            stage = stages.index(name[len(room) + 1:].split(".")[0])
+            later = [t for t in graph[name]
+                     if t.startswith(room + ".") and stages.index(t[len(room) + 1:].split(".")[0]) > stage]
+            assert later == [], (name, later)
 
 
 def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
@@ -157,7 +165,7 @@ def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
                           cwd=PACKAGE.parent)
     loaded = done.stdout.split()
     assert "attention_course.grading.checks.engine.check" in loaded and "attention_course.grading.checks.exercises.softmax" in loaded
-    instructor = [m for m in loaded if m.startswith("attention_course.grading.kit")]
+    instructor = [m for m in loaded if m.startswith((CLASSROOM, "attention_course.grading.run"))]
     assert instructor == [], instructor
     for heavy in ("tqdm", "nbformat", "psutil", "jinja2", "distributed", "bubblewrap"):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in loaded), heavy
@@ -209,6 +217,6 @@ def test_every_grading_module_imports_on_this_python():
     assert sys.version_info[:2] >= declared_floor()  # run on the floor itself, this imports every module on it
 
     names = [m.name for m in pkgutil.walk_packages(grading.__path__, "attention_course.grading.")]
-    assert "attention_course.grading.kit.assignment" in names  # tomllib: the reason the floor is 3.11
+    assert "attention_course.grading.classroom.assignment" in names  # tomllib: the reason the floor is 3.11
     for name in names:
         importlib.import_module(name)

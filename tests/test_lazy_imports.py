@@ -65,7 +65,7 @@ def test_a_check_loads_its_own_exercise_s_checks_and_what_their_references_need(
         "attention_course.grading.checks.exercises.softmax"]
     assert {".".join(n.split(".")[:2]) for n in found["course"]} == {"attention_course", "attention_course.core",
                                                                       "attention_course.grading"}
-    assert not [n for n in found["course"] if n.startswith("attention_course.grading.kit")]
+    assert not [n for n in found["course"] if n.startswith("attention_course.grading.classroom")]
     # exercise 13's references are the roofline's counts, with the two small modules they import
     found = loaded("from attention_course.grading import check_decode_step_cost")
     assert [n for n in found["course"] if n.startswith("attention_course.grading.checks.exercises.")] == [

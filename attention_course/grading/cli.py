@@ -1,4 +1,4 @@
-"""The grading subcommands of `attention-course`: check, exercises, release, and the instructor's (`kit.cli`).
+"""The grading subcommands of `attention-course`: check, exercises, release, and the instructor's (`classroom.cli`).
 
     attention-course check 03_softmax.ipynb          a student grades their notebook
     attention-course exercises my-exercises/          a student writes the exercise notebooks from the package
@@ -6,7 +6,7 @@
     attention-course answers --student s123 --assignment a.toml           exercise 0's answers for s123
     attention-course release                          exercises/ from solutions/
 
-`kit.cli` adds grade, gradebook and assignment. Heavy modules are imported
+`classroom.cli` adds grade, gradebook and assignment. Heavy modules are imported
 inside the handlers, so `--help` stays fast.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .kit import cli as instructor
-from .kit.cli import _add_limits, _fail, _limits
+from .classroom import cli as instructor
+from .run.options import add_limits, fail, read_limits
 
 
 def register(subparsers) -> None:
@@ -29,7 +29,7 @@ def register(subparsers) -> None:
                     "wrong and a hint. Exit status 0 when everything passes, 1 otherwise.",
     )
     check.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help="exercise notebook(s), or folders of them")
-    _add_limits(check)
+    add_limits(check)
     check.set_defaults(run=run_check)
 
     release = subparsers.add_parser(
@@ -85,7 +85,7 @@ def _secret(args) -> int | None:
     """The assignment's secret, or None; AssignmentError (a ValueError) naming what is wrong with the file."""
     if args.assignment is None:
         return None
-    from .kit.assignment import load
+    from .classroom.assignment import load
 
     return load(args.assignment).hidden_seed
 
@@ -93,11 +93,11 @@ def _secret(args) -> int | None:
 
 def run_check(args) -> int:
     """Handler of `attention-course check`."""
-    from .kit.sandbox import bubblewrap, process
+    from .run.sandbox import bubblewrap, process
 
     # A student's own notebook: the same sandbox as the grader's where bubblewrap works, else a plain process.
     box = bubblewrap.available()
-    limits = _limits(args)
+    limits = read_limits(args)
     one = _one_notebook(args.notebooks)
     # One notebook (the usual check): its worker starts now, and gets ready while the rest of the grader is imported
     # and the notebook read and its checks prepared.
@@ -110,11 +110,12 @@ def run_check(args) -> int:
 
 
 def _check(args, limits, sandbox: bool, one: Path | None, started) -> int:
-    from .kit.batch import grade_notebook, grade_submissions
-    from .kit.intake import collect
-    from .kit.judge import not_run
-    from .kit.status import Status
-    from .kit.write.table import format_report
+    from .run.notebook import grade_notebook
+    from .classroom.batch import grade_submissions
+    from .classroom.intake import collect
+    from .run.judge import not_run
+    from .run.status import Status
+    from .run.table import format_report
 
     try:
         submissions = collect(args.notebooks)
@@ -138,7 +139,7 @@ def _check(args, limits, sandbox: bool, one: Path | None, started) -> int:
 
 def _one_notebook(paths: list) -> Path | None:
     """The notebook, when the command names a single file the grader will read (not a link, not too large)."""
-    from .kit.sandbox.runner import MAX_NOTEBOOK_BYTES
+    from .run.sandbox.runner import MAX_NOTEBOOK_BYTES
 
     if len(paths) != 1:
         return None
@@ -183,7 +184,7 @@ def run_exercises(args) -> int:
         secret = _secret(args)
         report = write_exercises(args.folder, force=args.force, student=args.student, secret=secret)
     except (FileNotFoundError, ValueError) as err:
-        return _fail("exercises", err)
+        return fail("exercises", err)
     if args.student is not None and secret is None:
         print(f"note: exercise 0 was drawn for {args.student!r} without a secret (no --assignment, or one with no "
               "hidden.seed): grade it with the same, or its numbers will not be the student's", file=sys.stderr)
@@ -206,6 +207,6 @@ def run_answers(args) -> int:
         secret = _secret(args)
         example = example_for(args.student, secret)
     except (FileNotFoundError, ValueError) as err:
-        return _fail("answers", err)
+        return fail("answers", err)
     print(answer_key(example, args.student, secret=secret is not None), end="")
     return 0

@@ -25,8 +25,17 @@ from .._tables import text_table
 from ..chapters.worked_example import WorkedExample
 from .checks.exercises import METADATA_KEY
 from .checks.exercises.by_hand import (
-    DECIMALS, ENTRIES, EXERCISE, LABELS, example_code, example_dict, questions, rounded_answers, statement_texts,
-    token_name, written,
+    DECIMALS,
+    ENTRIES,
+    EXERCISE,
+    LABELS,
+    example_code,
+    example_dict,
+    questions,
+    rounded_answers,
+    statement_texts,
+    token_name,
+    written,
 )
 
 DRAWN = "drawn"

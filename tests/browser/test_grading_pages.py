@@ -13,13 +13,13 @@ import pytest
 
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import BY_ID
-from attention_course.grading.kit.assignment import from_dict
-from attention_course.grading.kit.batch import SubmissionGrade
-from attention_course.grading.kit.intake import Submission
-from attention_course.grading.kit.judge import NotebookGrade
-from attention_course.grading.kit.score import build_report
-from attention_course.grading.kit.status import Incident, Status
-from attention_course.grading.kit.write import feedback, summary
+from attention_course.grading.classroom.assignment import from_dict
+from attention_course.grading.classroom.batch import SubmissionGrade
+from attention_course.grading.classroom.intake import Submission
+from attention_course.grading.run.judge import NotebookGrade
+from attention_course.grading.classroom.score import build_report
+from attention_course.grading.run.status import Incident, Status
+from attention_course.grading.classroom.write import feedback, summary
 
 pytestmark = pytest.mark.browser
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attention_course.grading.kit import score
-from attention_course.grading.kit.assignment import Assignment
-from attention_course.grading.kit.batch import SubmissionGrade
-from attention_course.grading.kit.write.gradebook import ensure_writable, write_report
+from attention_course.grading.classroom import score
+from attention_course.grading.classroom.assignment import Assignment
+from attention_course.grading.classroom.batch import SubmissionGrade
+from attention_course.grading.classroom.write.gradebook import ensure_writable, write_report
 
 
 def write_gradebook(grades: list[SubmissionGrade], csv_path: Path | str, *, force: bool = False,

@@ -7,6 +7,6 @@
 - `exercises`: the registry (`EXERCISES`) and one module of checks per
   exercise group.
 
-Nothing here imports the instructor's room (`grading.kit`): a student's check
+Nothing here imports the classroom (`grading.classroom`) or the instructor's commands: a student's check
 loads no sandbox, batch, intake or gradebook code.
 """

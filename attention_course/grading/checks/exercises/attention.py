@@ -22,7 +22,14 @@ from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake, observe, same_values
 from ..engine.results import CheckResult
 from .scores import scaled_reference, scores_reference
-from .softmax import NO_MAX_SUBTRACTION, diagnose_weights, global_softmax, naive_softmax, not_finite_softmax, unnormalised
+from .softmax import (
+    NO_MAX_SUBTRACTION,
+    diagnose_weights,
+    global_softmax,
+    naive_softmax,
+    not_finite_softmax,
+    unnormalised,
+)
 
 OUTPUT_NAMES = ("output", "weights")
 

@@ -15,8 +15,16 @@ from ....core.attention import attention_weights, scaled_dot_product_attention
 from ....core.masks import causal_mask, padding_mask
 from ....core.softmax import softmax
 from .attention import (
-    DIVIDED_BY_D_K_HINT, MISSING_SCALE_HINT, OUTPUT_NAMES, SCALED_BY_N_Q_HINT, WRONG_AXIS_HINT, error_hint, pair,
-    scores_of, softmax_scores, specific,
+    DIVIDED_BY_D_K_HINT,
+    MISSING_SCALE_HINT,
+    OUTPUT_NAMES,
+    SCALED_BY_N_Q_HINT,
+    WRONG_AXIS_HINT,
+    error_hint,
+    pair,
+    scores_of,
+    softmax_scores,
+    specific,
 )
 from .attention import reference as attention_reference
 from ..engine.calls import error_line

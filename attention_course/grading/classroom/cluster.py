@@ -19,10 +19,11 @@ import uuid
 from pathlib import Path
 from typing import Iterator
 
-from .batch import Grading, grade_notebook
+from ..run.notebook import grade_notebook
+from .batch import Grading
 from .intake import Submission
-from .judge import NotebookGrade, not_run
-from .status import Status
+from ..run.judge import NotebookGrade, not_run
+from ..run.status import Status
 
 
 class ClusterUnavailable(RuntimeError):
@@ -92,7 +93,7 @@ class Cluster:
 def _worker_ready(sandbox: bool) -> str:
     """Run on each worker: "" if it can grade, else why not."""
     from ... import __version__
-    from .sandbox import bubblewrap
+    from ..run.sandbox import bubblewrap
 
     if sandbox:
         try:

@@ -40,9 +40,9 @@ from ..checks.exercises import BY_ID
 from .assignment import Assignment, LateRule, round_marks
 from .batch import SubmissionGrade
 from .intake import OWN_TIME, Timing
-from .judge import NotebookGrade
+from ..run.judge import NotebookGrade
 from .people import Found, Matcher
-from .status import HOLD, WORST_FIRST, Incident, Status, notebook_text
+from ..run.status import HOLD, WORST_FIRST, Incident, Status, notebook_text
 
 
 class AdjustmentError(ValueError):

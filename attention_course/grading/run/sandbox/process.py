@@ -49,7 +49,7 @@ DRAIN_SECONDS = 1.0
 """How long the grader keeps reading a killed worker's pipes before it closes them."""
 POLL_SECONDS = 0.2
 """How often the sandbox's processes are counted and their memory added up."""
-_WORKER = "from attention_course.grading.kit.sandbox.worker import main; main()"
+_WORKER = "from attention_course.grading.run.sandbox.worker import main; main()"
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ import io
 import re
 import zipfile
 
-from ..status import Status
+from ...run.status import Status
 
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_COLUMNS = ("Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",

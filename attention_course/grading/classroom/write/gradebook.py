@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from .. import score
-from ..status import Status
+from ...run.status import Status
 from .lms import spreadsheet_text
 
 FIXED_COLUMNS = ("student_id", "name", "email", "path", "status", "late")

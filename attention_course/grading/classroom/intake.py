@@ -66,7 +66,7 @@ from ..checks.exercises import EXERCISES
 from .people import Found, Matcher, Outcome, Person, plain
 from . import roster as roster_module
 from .roster import IntakeError, is_test_student, load as load_roster, moodle_time, read_times
-from .status import Incident, Status
+from ..run.status import Incident, Status
 
 __all__ = ["IntakeError", "Intake", "Submission", "ZipLimits", "collect", "intake", "unpack"]
 

@@ -23,7 +23,7 @@ from collections import Counter
 from ....book import chapter_page
 from ...checks.engine import mistakes as engine_mistakes
 from ...checks.exercises import BY_ID, sections
-from ..status import Status
+from ...run.status import Status
 from .html import render
 
 BINS = 10

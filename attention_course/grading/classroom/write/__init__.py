@@ -2,6 +2,5 @@
 
 `gradebook` (the CSV and its JSON report, read back and merged), `lms`
 (Canvas's and Moodle's import files), `feedback` (a page per student),
-`summary` (the class's page), `exports` (all of them into one folder) and
-`table` (what `attention-course check` prints).
+`summary` (the class's page), and `exports` (all of them into one folder).
 """

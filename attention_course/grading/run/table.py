@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...checks.engine import results
-from ..judge import NotebookGrade
-from ..status import Status
+from ..checks.engine import results
+from .judge import NotebookGrade
+from .status import Status
 
 
 def format_report(grades: list[NotebookGrade]) -> str:

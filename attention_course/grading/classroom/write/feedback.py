@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ...checks.engine import results
 from ..score import check_from_json, check_mark, student_message
-from ..status import ATTEMPTS, Status
+from ...run.status import ATTEMPTS, Status
 from .html import Markup, render
 
 HIDDEN_TEXT = "(not shown: an input only the grader tries)"

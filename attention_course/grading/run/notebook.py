@@ -1,76 +1,28 @@
-"""Grading many submissions: each notebook run in its sandbox, then judged, every core busy.
+"""One notebook graded: read, its exercise recognised, run in its sandbox, then judged.
 
 `grade_notebook` takes one notebook through the middle of the pipeline: it
 reads it and recognises its exercise, runs it (`sandbox.runner.run_notebook`,
 in a bubblewrap sandbox unless the caller says `sandbox=False`) and judges
-what came back (`judge.judge_run`), in the grader's process. A `Runner`
-grades the notebooks of many submissions: `Threads` on this machine,
-`cluster.Cluster` on a Dask cluster; `grade_submissions` uses the one it is
-given. Every submission gets a result with a status, whatever its notebooks
-did.
+what came back (`judge.judge_run`), in the grader's process. The student's
+`attention-course check` and the instructor's batch both grade a notebook
+with it.
 """
 
 from __future__ import annotations
 
-import sys
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
-from ..._cpus import available_cores
 from ..checks.exercises import identify
-from .intake import Submission
 from .judge import NotebookGrade, Verdicts, handout_of_another, judge_run, not_run
 from .sandbox import bubblewrap
 from .sandbox.process import Started
 from .sandbox.protocol import case_fields
 from .sandbox.runner import Call, Follow, InvalidNotebook, Limits, code_cells, read_notebook, run_notebook
-from .assignment import Assignment
-from .status import CLEAN, Incident, Status
-
-
-@dataclass
-class SubmissionGrade:
-    """The grading of one submission."""
-
-    submission: Submission
-    """What was graded."""
-    notebooks: list[NotebookGrade]
-    """One grade per notebook."""
-
-    def by_exercise(self) -> dict[str, NotebookGrade]:
-        """The best-scoring notebook for each exercise."""
-        best: dict[str, NotebookGrade] = {}
-        for nb in self.notebooks:
-            if nb.exercise and (nb.exercise not in best or nb.score > best[nb.exercise].score):
-                best[nb.exercise] = nb
-        return best
-
-    @property
-    def statuses(self) -> set[Status]:
-        """Every status of every notebook (no notebooks: that)."""
-        return {s for nb in self.notebooks for s in nb.statuses} if self.notebooks else {Status.NO_NOTEBOOKS}
-
-    @property
-    def clean(self) -> bool:
-        """Whether every notebook ran without incident (ok or not attempted)."""
-        return bool(self.notebooks) and self.statuses <= set(CLEAN)
-
-    @property
-    def status(self) -> str:
-        """ok / not attempted for clean runs, else what went wrong, per notebook for a folder."""
-        if not self.notebooks:
-            return Status.NO_NOTEBOOKS
-        if len(self.notebooks) == 1:
-            return self.notebooks[0].status
-        if len({nb.status for nb in self.notebooks}) == 1:
-            return self.notebooks[0].status
-        return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.statuses != (Status.OK,))
+from .status import Incident, Status
 
 
 def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool = True,
-                   sandbox: bool = True, assignment: Assignment | None = None, student: str | None = None,
+                   sandbox: bool = True, assignment=None, student: str | None = None,
                    started: Started | None = None) -> NotebookGrade:
     """Run one notebook (in a bubblewrap sandbox unless `sandbox=False`) and judge its functions here.
 
@@ -89,7 +41,7 @@ def grade_notebook(path: Path | str, limits: Limits = Limits(), *, hidden: bool 
             started.discard()  # a notebook not run (not valid, not an exercise), or an error before its run
 
 
-def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, assignment: Assignment | None,
+def _grade_notebook(path: Path, limits: Limits, hidden: bool, sandbox: bool, assignment,
                     student: str | None, started: Started | None) -> NotebookGrade:
     box = bubblewrap.find() if sandbox else None
     try:
@@ -191,91 +143,3 @@ def which_to_follow(follows: tuple[Follow, ...], verdicts: Verdicts):
         return [index for index, follow in enumerate(follows) if follow.check in failed]
 
     return which
-
-
-@dataclass(frozen=True)
-class Grading:
-    """How each notebook of a batch is graded: what a runner hands to `grade_notebook`."""
-
-    limits: Limits = Limits()
-    """Time, memory and process limits of each notebook."""
-    hidden: bool = True
-    """Whether the hidden inputs are tried too (an assignment's own setting replaces it)."""
-    sandbox: bool = True
-    """Each notebook in a bubblewrap sandbox of its own (False: a plain process, for notebooks one trusts)."""
-    assignment: Assignment | None = None
-    """Its checks, per-check time limits and hidden inputs are used (None: every exercise, the package's inputs)."""
-
-
-Runner = Callable[[list[Submission], Grading], Iterator[tuple[int, int, "NotebookGrade"]]]
-"""Grades the notebooks of the submissions, yielding (submission index, notebook index, grade) as each is done:
-`Threads` on this machine, `cluster.Cluster` on a Dask cluster; the command line chooses."""
-
-
-class Threads:
-    """A runner that grades the notebooks on this machine, `jobs` at a time (default: one per core)."""
-
-    def __init__(self, jobs: int | None = None):
-        self.jobs = jobs or default_jobs()
-
-    def __call__(self, submissions: list[Submission], grading: Grading) -> Iterator[tuple[int, int, NotebookGrade]]:
-        if grading.sandbox:
-            bubblewrap.find()  # SandboxUnavailable before anything runs
-        assignment = grading.assignment
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
-                                   assignment=assignment, student=s.student.get("student_id")): (si, ni)
-                       for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)}
-            for future in as_completed(futures):
-                si, ni = futures[future]
-                try:
-                    grade = future.result()
-                except Exception as err:  # never lose a row, even to a bug of ours
-                    path = submissions[si].notebooks[ni]
-                    grade = not_run(str(path), None, Status.GRADER_ERROR, repr(err))
-                yield si, ni, grade
-
-
-def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
-                      progress: bool = True, hidden: bool = True, sandbox: bool = True,
-                      assignment: Assignment | None = None, runner: Runner | None = None) -> list[SubmissionGrade]:
-    """Grade every notebook of every submission with `runner` (default: `Threads(jobs)`, one per core).
-
-    Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
-    SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
-    `assignment`: grade with its checks, limits and hidden inputs (see `grade_notebook`).
-    """
-    grading = Grading(limits, hidden, sandbox, assignment)
-    runner = runner or Threads(jobs)
-    grades: dict[tuple[int, int], NotebookGrade] = {}
-    bar = _progress(sum(len(s.notebooks) for s in submissions), progress)
-    try:
-        for si, ni, grade in runner(submissions, grading):
-            grades[(si, ni)] = grade
-            bar.update(1)
-    finally:
-        bar.close()
-    return [SubmissionGrade(s, [grades[(si, ni)] for ni in range(len(s.notebooks))]) for si, s in enumerate(submissions)]
-
-
-def default_jobs() -> int:
-    """One worker per available core."""
-    return available_cores()
-
-
-def _progress(total: int, enabled: bool):
-    if not enabled:  # a student's check: no bar, and no tqdm to import
-        return _NoProgress()
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="grading", unit="notebook", file=sys.stderr, leave=True)
-
-
-class _NoProgress:
-    """The progress bar of a run that shows none."""
-
-    def update(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from ..run.options import add_limits, fail, read_limits
+
 
 def register(subparsers) -> None:
     """Add the grade, gradebook and assignment subcommands."""
@@ -92,7 +94,7 @@ def _register_grade(subparsers) -> None:
     grade.add_argument("--no-sandbox", action="store_true",
                        help="run the notebooks without bubblewrap, as your own user, with full access to your files "
                             "and the network: only for notebooks you trust")
-    _add_limits(grade)
+    add_limits(grade)
     grade.set_defaults(run=run_grade)
 
 
@@ -162,71 +164,6 @@ def _shard(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def _add_limits(parser: argparse.ArgumentParser) -> None:
-    from .sandbox.runner import Limits
-
-    d = Limits()
-    group = parser.add_argument_group("limits for each notebook")
-    group.add_argument("--cell-timeout", type=_seconds, default=d.cell_seconds, metavar="SECONDS",
-                       help=f"time limit per code cell (default: {d.cell_seconds:g})")
-    group.add_argument("--check-timeout", type=_seconds, default=d.call_seconds, metavar="SECONDS",
-                       help=f"time limit per call of a student's function (default: {d.call_seconds:g})")
-    group.add_argument("--notebook-timeout", type=_seconds, default=d.notebook_seconds, metavar="SECONDS",
-                       help=f"time budget for a whole notebook (default: {d.notebook_seconds:g})")
-    group.add_argument("--memory-limit", type=_bytes, default=d.memory_bytes, metavar="SIZE",
-                       help="memory (address space) per notebook process, e.g. 2G or 1500M (default: 2G)")
-    group.add_argument("--follow-up-timeout", type=_seconds_or_zero, default=d.follow_seconds, metavar="SECONDS",
-                       help="time per failed check to call the function again, with the course's helpers in place "
-                            "of the student's and on smaller inputs, as a notebook's check does, so that the feedback "
-                            f"can say which helper is at fault or show the smallest failing input (default: "
-                            f"{d.follow_seconds:g}; 0: no follow-up, a little faster)")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return value
-
-
-def _seconds_or_zero(text: str) -> float:
-    """A number of seconds, or 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 for none), got {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, got {text}")
-    return value
-
-
-def _bytes(text: str) -> int:
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", text, flags=re.IGNORECASE)
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected a size such as 2G or 1500M, got {text!r}")
-    factor = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[match.group(2).upper()]
-    value = int(float(match.group(1)) * factor)
-    if value < 256 << 20:
-        raise argparse.ArgumentTypeError("the memory limit must be at least 256M (Python and numpy need about that)")
-    return value
-
-
-def _limits(args):
-    from .sandbox.runner import Limits
-
-    return Limits(cell_seconds=args.cell_timeout, call_seconds=args.check_timeout,
-                  notebook_seconds=args.notebook_timeout, memory_bytes=args.memory_limit,
-                  follow_seconds=args.follow_up_timeout)
-
-
-def _fail(command: str, err) -> int:
-    print(f"attention-course {command}: {err}", file=sys.stderr)
-    return 2
-
-
 class _Refused(Exception):
     """A grade run that cannot go on: the message is printed and the command exits with status 2."""
 
@@ -265,7 +202,7 @@ def run_grade(args) -> int:
                 return 0
             sandbox = _sandbox_settings(args)
             jobs, runner, client = _grade_runner(args)
-            limits = _limits(args)
+            limits = read_limits(args)
             start = time.monotonic()
             try:
                 grades = grade_submissions(submissions, limits, progress=not args.no_progress,
@@ -275,7 +212,7 @@ def run_grade(args) -> int:
                     client.close()
             seconds = time.monotonic() - start
     except _Refused as err:
-        return _fail("grade", err)
+        return fail("grade", err)
     if old is not None:  # a regrade: the exercises it was given nothing for keep their earlier grading
         earlier = {r["key"]: r for r in old["submissions"]}
         grades = [carry_over(g, earlier.get(g.submission.key), assignment) for g in grades]
@@ -293,7 +230,7 @@ def run_grade(args) -> int:
     try:
         _save(report, old, out, args.force, args.out_dir, "grade")
     except _Refused as err:
-        return _fail("grade", err)
+        return fail("grade", err)
     if args.no_sandbox:
         print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
     return 0
@@ -401,7 +338,7 @@ def _adopt_rows(submissions, old: dict) -> list[str]:
     student, name and place. What names no one in the gradebook, or several, is returned to be refused: a regrade
     never turns a student into a row of its own."""
     from .people import Outcome, from_rows
-    from .status import Status
+    from ..run.status import Status
 
     rows = {r["key"]: r for r in old["submissions"]}
     matcher = from_rows(old["submissions"])
@@ -436,7 +373,7 @@ def _print_plan(taken, submissions, old: dict | None) -> None:
 
 def _sandbox_settings(args) -> dict:
     """What the report says of the sandbox; _Refused (with how to go on) if bubblewrap cannot be used here."""
-    from .sandbox import bubblewrap
+    from ..run.sandbox import bubblewrap
 
     if args.no_sandbox:
         print(f"attention-course grade: warning: {NO_SANDBOX_WARNING}", file=sys.stderr)
@@ -475,7 +412,14 @@ def _grade_runner(args):
 def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
     """Write the gradebook (merged into `old` for a regrade, keeping a backup), then every file written from it:
     into `out_dir`, else where the files of `old` were last written."""
-    from .write.gradebook import GradebookExists, exports_entry, exports_folder, free_path, merge_reports, write_report
+    from .write.gradebook import (
+        GradebookExists,
+        exports_entry,
+        exports_folder,
+        free_path,
+        merge_reports,
+        write_report,
+    )
 
     folder = out_dir or (exports_folder(old, out) if old is not None else None)
     if old is not None:
@@ -497,7 +441,7 @@ def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path 
 
 def _print_replaced(old: dict, new: dict) -> None:
     """Which rows of the gradebook a regrade replaces (their totals before and after) and which it adds."""
-    from .status import Status
+    from ..run.status import Status
 
     before = {r["key"]: r for r in old["submissions"]}
     rows = [r for r in new["submissions"] if Status.NO_SUBMISSION not in r["statuses"] or r["key"] not in before]
@@ -511,7 +455,7 @@ def _print_replaced(old: dict, new: dict) -> None:
 
 def _print_graded(grades, seconds: float, where: str) -> None:
     """How many submissions ran cleanly, and which tried something the sandbox stopped or the grader noticed."""
-    from .status import ATTEMPTS
+    from ..run.status import ATTEMPTS
 
     graded = [g for g in grades if g.submission.notebooks]
     clean = sum(g.clean for g in graded)
@@ -574,7 +518,7 @@ def run_gradebook_merge(args) -> int:
         report["exports"] = exports_entry(args.out_dir, args.out) if args.out_dir else None
         csv_path, json_path = write_report(report, args.out, backup=args.force)
     except (MergeError, GradebookExists) as err:
-        return _fail("gradebook merge", err)
+        return fail("gradebook merge", err)
     print(f"merged {len(args.reports)} report(s): {len(report['submissions'])} row(s)")
     _print_intake(report)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
@@ -595,13 +539,13 @@ def run_gradebook_release(args) -> int:
     try:
         report = read_report(args.gradebook)
     except MergeError as err:
-        return _fail("gradebook release", err)
+        return fail("gradebook release", err)
     rows = {r["key"]: r for r in report["submissions"]}
     found, refused = from_rows(report["submissions"]).find_all(args.students)
     problems = [f.why for f in refused]
     problems += [f"{p.shown}: nothing of theirs is held for review" for p in found.values() if not rows[p.key]["held"]]
     if problems:
-        return _fail("gradebook release", "nothing was released or written:\n  " + "\n  ".join(problems))
+        return fail("gradebook release", "nothing was released or written:\n  " + "\n  ".join(problems))
     releases = []
     for person in dict.fromkeys(found.values()):
         row = rows[person.key]
@@ -629,9 +573,9 @@ def run_gradebook_adjust(args) -> int:
         adjustments = read_adjustments(args.adjustments, tuple(report["exercises"]))
         adjustments, refused = resolve_adjustments(adjustments, from_rows(report["submissions"]))
     except (MergeError, AdjustmentError) as err:
-        return _fail("gradebook adjust", err)
+        return fail("gradebook adjust", err)
     if refused:
-        return _fail("gradebook adjust", f"{len(refused)} line(s) of {args.adjustments.name} name no one in the "
+        return fail("gradebook adjust", f"{len(refused)} line(s) of {args.adjustments.name} name no one in the "
                      "gradebook, or several; nothing was written:\n  " + "\n  ".join(f.why for f in refused))
     print(f"{len(adjustments)} adjustment(s) from {args.adjustments}")
     adjusted = with_decisions(report, adjustments=adjustments)
@@ -671,7 +615,7 @@ def run_gradebook_export(args) -> int:
     try:
         report = read_report(args.report)
     except MergeError as err:
-        return _fail("gradebook export", err)
+        return fail("gradebook export", err)
     _export(report, args.out_dir)
     return 0
 
@@ -682,7 +626,7 @@ def run_assignment_init(args) -> int:
 
     absolute_paths(args)
     if args.file.exists() and not args.force:
-        return _fail("assignment init", f"{args.file} already exists; pass --force to replace it")
+        return fail("assignment init", f"{args.file} already exists; pass --force to replace it")
     args.file.write_text(template(args.file.name), encoding="utf-8")
     print(f"wrote {args.file}: every exercise, one point per input, hidden inputs redrawn from a new secret seed; "
           "edit it, then `attention-course assignment show` checks it")
@@ -697,7 +641,7 @@ def run_assignment_show(args) -> int:
     try:
         a = load(args.file)
     except AssignmentError as err:
-        return _fail("assignment show", err)
+        return fail("assignment show", err)
     print(f"{a.title}: {len(a.exercises)} exercise(s), {a.max_total} points")
     for rule in a.exercises:
         checks = ", ".join(f"{c.check} {c.points}" + (f" ({c.seconds:g} s a call)" if c.seconds else "") for c in rule.checks)

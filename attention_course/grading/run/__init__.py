@@ -1,0 +1,12 @@
+"""Running a notebook and judging it: the room both the student's `check` and the instructor's `grade` use.
+
+    sandbox     run each notebook in a bubblewrap sandbox -> a `NotebookRun` (what it returned and tried)
+    judge       judge a run with the checks -> a `NotebookGrade` (verdicts, statuses, incidents)
+    notebook    one notebook read, its exercise recognised, run and judged (`grade_notebook`)
+    status      one `Status` for a notebook's outcome, one `Stop` for why a run was stopped, and `Incident`
+    table       what `attention-course check` prints
+    options     the limits of each notebook, read from the command line
+
+It imports nothing of the classroom (`grading.classroom`): a student's
+check runs without the roster, the intake of downloads or the gradebook.
+"""
