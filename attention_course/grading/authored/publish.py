@@ -70,7 +70,7 @@ def sources(folder: Path | str) -> list[Path]:
 
 def load_folder(folder: Path | str) -> tuple[Exercise, ...]:
     """The folder's exercises, checked and made known to the grader (`checks.exercises.add`)."""
-    return tuple(add(read(path).exercise) for path in sources(folder))
+    return tuple(add(read(path).exercise, replace=True) for path in sources(folder))
 
 
 @dataclass

@@ -127,14 +127,17 @@ def exercise(exercise_id: str) -> Exercise:
         raise ValueError(f"unknown exercise {exercise_id!r}; the exercises are {', '.join(BY_ID)}") from None
 
 
-def add(exercise: Exercise) -> Exercise:
+def add(exercise: Exercise, *, replace: bool = False) -> Exercise:
     """Make an instructor's own exercise known by its id (`BY_ID`), as the course's are, and return the one known.
 
-    The grader adds those its assignment file names (`grading.authored.load_folder`), a student's check the one
-    whose check file is beside the notebook (`identify`); an id already known keeps its exercise, and an id of the
-    course's own exercises cannot be taken (ValueError)."""
+    The grader adds those its assignment file names, from their source notebooks (`grading.authored.load_folder`,
+    with `replace`: the source is what grades), a student's check the one whose check file is beside the notebook
+    (`identify`: an id already known keeps its exercise). An id of the course's own exercises cannot be taken
+    (ValueError)."""
     if any(e.id == exercise.id for e in EXERCISES):
         raise ValueError(f"exercise {exercise.id!r}: the course has an exercise of that id; name yours otherwise")
+    if replace:
+        BY_ID[exercise.id] = exercise
     return BY_ID.setdefault(exercise.id, exercise)
 
 
