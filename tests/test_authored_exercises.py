@@ -218,3 +218,24 @@ def test_the_release_command_reports_an_exercise_that_cannot_work(tmp_path, caps
     _source_with(tmp_path, 'reference = cross_attention', 'reference = 3')
     assert main(["release", str(tmp_path)]) == 2
     assert "`reference` must be a function" in capsys.readouterr().err
+
+
+# ---- the For instructors page shows the example as it is ---------------------------------------------------------
+
+INSTRUCTORS = (ROOT / "book" / "for_instructors.md").read_text()
+
+
+def _fenced_after(marker: str) -> str:
+    rest = INSTRUCTORS[INSTRUCTORS.index(marker):]
+    body = rest.split("\n", 1)[1]
+    return body[: body.index("```")].rstrip("\n")
+
+
+def test_the_page_shows_the_example_s_cells_and_the_feedback_the_check_prints(released):
+    nb = nbformat.read(EXAMPLE, as_version=4)
+    section = INSTRUCTORS[INSTRUCTORS.index("## Your own exercise"):]
+    assert nb.cells[1].source in section and nb.cells[3].source in section
+    assert _fenced_after(":name: authored-mistake-sample") == str(
+        check_exercise(padding_ignored, "cross_attention", folder=released))
+    assert _fenced_after(":name: authored-unknown-sample") == str(
+        check_exercise(divided_by_n_k, "cross_attention", folder=released))
