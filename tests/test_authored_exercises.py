@@ -174,6 +174,23 @@ def test_a_class_is_graded_with_it(released, tmp_path, capsys):
     assert ben["notebooks"][0]["checks"][0]["mistake"] == "padding_ignored"
     hint = read(EXAMPLE).declaration.mistakes["padding_ignored"][0]
     assert hint in " ".join((out / "feedback" / "ben.txt").read_text().split())
+    # a mistake no hint knows, followed up in the sandbox from the check file's data: shown on a cut input
+    assert "cut down to the smallest input that still fails" in (out / "feedback" / "chloe.txt").read_text()
+
+
+@pytest.mark.sandbox
+def test_a_student_s_attention_course_check_reads_the_check_file_beside_the_notebook(released, tmp_path, capsys):
+    import inspect
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    shutil.copy(released / "cross_attention.check.json", folder)
+    source = inspect.getsource(scaled_by_d_v).replace("def scaled_by_d_v(", "def cross_attention(")
+    nbformat.write(_student_notebook(released, source), folder / "cross_attention.ipynb")
+    assert main(["check", str(folder / "cross_attention.ipynb"), *FAST[:4]]) == 1
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "cross_attention failed" in printed
+    assert " ".join(read(EXAMPLE).declaration.mistakes["scaled_by_d_v"][0].split()) in printed
 
 
 # ---- exercises that cannot work, refused ------------------------------------------------------------------------

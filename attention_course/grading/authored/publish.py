@@ -21,7 +21,7 @@ import nbformat
 from ..checks.engine.check import Check
 from ..checks.engine.shrink import candidates
 from ..checks.exercises import METADATA_KEY, Exercise, add
-from ..checks.exercises.authored import FORMAT, SUFFIX, encode, helper_name, key
+from ..checks.exercises.authored import FORMAT, SUFFIX, encode, helper_name, key, sendable
 from .build import check_of, verify
 from .source import Declaration, SourceError, declare, read_source, stub_cell
 
@@ -42,7 +42,7 @@ class Authored:
         """The registry's entry for it: its checks built from the source (hidden inputs and all)."""
         d = self.declaration
         return Exercise(d.source.id, d.source.title, d.chapter, "", (d.function,), tuple(d.helpers),
-                        built=lambda check=self.check: (check,))
+                        built=lambda check=self.check: (check,), check_file=functools.cache(lambda: sendable(check_file_data(self))))
 
 
 @functools.cache

@@ -57,6 +57,9 @@ class Exercise:
     built: Callable[[], tuple[Check, ...]] | None = None
     """For an instructor's own exercise (`add`): makes its checks (from its source notebook, or from the check file
     beside a student's notebook); None: they are in `module`."""
+    check_file: Callable[[], dict] | None = None
+    """For an instructor's own exercise: the data of its check file (visible inputs and their results, no solution),
+    from which the sandbox's worker makes the check it follows a failure up with (None if too large to send)."""
 
     def __post_init__(self):
         if not self.functions:
@@ -145,10 +148,11 @@ def from_check_file(path: Path) -> Exercise:
     """An instructor's own exercise as a student's check file describes it (visible inputs only, no solution)."""
     from functools import cache
 
-    from .authored import checks_of_file, exercise_fields, read_check_file
+    from .authored import checks_of_file, exercise_fields, read_check_file, sendable
 
     data = read_check_file(path)
-    return Exercise(**exercise_fields(data), module="", built=cache(lambda: checks_of_file(data)))
+    return Exercise(**exercise_fields(data), module="", built=cache(lambda: checks_of_file(data)),
+                    check_file=cache(lambda: sendable(data)))
 
 
 def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:

@@ -155,6 +155,22 @@ def checks_of_file(data: dict) -> tuple[Check, ...]:
     return (check,)
 
 
+MAX_SENT_BYTES = 1 << 20
+"""Largest check file sent to the sandbox's worker for its follow-ups (a larger one: no follow-up in the sandbox)."""
+
+
+def sendable(data: dict) -> dict | None:
+    """The check file's data if it is small enough to send to the sandbox's worker, else None."""
+    return data if len(json.dumps(data)) <= MAX_SENT_BYTES else None
+
+
+def follow_up_check(data: dict):
+    """(the check made from a check file's data, a test of whether the file answers given arguments): what the
+    sandbox's worker follows a failure up with, on the inputs it answers (never a hidden one)."""
+    check, = checks_of_file(data)
+    return check, lambda args, kwargs: key(tuple(args), dict(kwargs)) in data["answers"]
+
+
 def exercise_fields(data: dict) -> dict:
     """What the registry's `Exercise` needs of a check file (see `checks.exercises.from_check_file`)."""
     return {"id": data["id"], "title": data["title"], "chapter": data.get("chapter") or "",
