@@ -256,3 +256,30 @@ def test_the_page_shows_the_example_s_cells_and_the_feedback_the_check_prints(re
         check_exercise(padding_ignored, "cross_attention", folder=released))
     assert _fenced_after(":name: authored-unknown-sample") == str(
         check_exercise(divided_by_n_k, "cross_attention", folder=released))
+
+
+def test_another_exercise_written_by_the_page_s_rules_works_too(tmp_path):
+    """A size as a parameter (`axes = {"n": "n"}`), a course function as the reference, the markers around the whole
+    function: the causal mask, as an instructor would write it from the page."""
+    nb = nbformat.v4.new_notebook()
+    solution = ('import numpy as np\n\n\n# BEGIN SOLUTION\ndef lower_triangle(n):\n'
+                '    """Boolean (n, n), True where key j <= query i."""\n    return np.tri(n, dtype=bool)\n'
+                '# END SOLUTION\n')
+    check = ('from attention_course.core.masks import causal_mask\n\nreference = causal_mask\naxes = {"n": "n"}\n'
+             'visible = {"four tokens": dict(n=4), "one token": dict(n=1)}\n'
+             'def hidden(rng):\n    return {"a longer sequence": dict(n=int(rng.integers(5, 9)))}\n'
+             'mistakes = {"upper": ("Token i sees the tokens before it, not after.", lambda n: np.tri(n, dtype=bool).T)}\n')
+    cell = nbformat.v4.new_code_cell(check)
+    cell.metadata["tags"] = ["check"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# The causal mask"), nbformat.v4.new_code_cell(solution), cell]
+    (tmp_path / "src").mkdir()
+    nbformat.write(nb, tmp_path / "src" / "lower_triangle.ipynb")
+    release_folder(tmp_path / "src", tmp_path / "out")
+    released_nb = nbformat.read(tmp_path / "out" / "lower_triangle.ipynb", as_version=4)
+    assert "def lower_triangle(n):\n    \"\"\"Boolean (n, n)" in released_nb.cells[1].source
+    assert "np.tri" not in released_nb.cells[1].source
+    assert check_exercise(lambda n: np.tril(np.ones((n, n), dtype=bool)), "lower_triangle", folder=tmp_path / "out").passed
+    upper = check_exercise(lambda n: np.triu(np.ones((n, n), dtype=bool)), "lower_triangle", folder=tmp_path / "out")
+    assert upper.mistake == "upper" and upper.hint == "Token i sees the tokens before it, not after."
+    shifted = check_exercise(lambda n: np.tri(n, k=1, dtype=bool), "lower_triangle", folder=tmp_path / "out")
+    assert not shifted.passed and shifted.smallest is not None and shifted.smallest_input.args == (2,)
