@@ -231,6 +231,14 @@ def test_an_exercise_that_cannot_work_is_refused_naming_the_cell(tmp_path, old, 
     assert not (tmp_path / "out").exists()
 
 
+def test_the_release_command_writes_the_folder_and_checks_it_is_up_to_date(tmp_path, capsys):
+    shutil.copy(EXAMPLE, tmp_path)
+    assert main(["release", str(tmp_path), "--check"]) == 1
+    assert main(["release", str(tmp_path)]) == 0
+    assert (tmp_path / "released" / "cross_attention.check.json").is_file()
+    assert main(["release", str(tmp_path), "--check"]) == 0
+
+
 def test_the_release_command_reports_an_exercise_that_cannot_work(tmp_path, capsys):
     _source_with(tmp_path, 'reference = cross_attention', 'reference = 3')
     assert main(["release", str(tmp_path)]) == 2

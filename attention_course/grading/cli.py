@@ -44,7 +44,8 @@ def register(subparsers) -> None:
         "source", nargs="?", type=Path, metavar="SOURCE",
         help="a folder of your own exercises' source notebooks (the task, the solution between '# BEGIN SOLUTION' "
              "and '# END SOLUTION', a cell tagged 'check'): each becomes a student notebook and its check file "
-             "(<id>.check.json, no solution), written into --exercises (default for a SOURCE: SOURCE/released)")
+             "(<id>.check.json, no solution), written over the files of --exercises (default for a SOURCE: "
+             "SOURCE/released); with --check, exit 1 if those are out of date")
     release.add_argument("--solutions", type=Path, default=Path("solutions"), help="folder of solution notebooks (default: solutions)")
     release.add_argument("--exercises", type=Path, default=None,
                          help="folder to write (default: exercises, or SOURCE/released for a SOURCE)")
@@ -189,15 +190,23 @@ def _release_authored(args) -> int:
     """`attention-course release SOURCE`: an instructor's own exercises, each checked, then written."""
     from .authored import release_folder
 
+    import tempfile
+
     out = args.exercises or args.source / "released"
     try:
-        report = release_folder(args.source, out)
+        if not args.check:
+            for path in release_folder(args.source, out).written:
+                print(f"written: {path}")
+            return 0
+        with tempfile.TemporaryDirectory() as scratch:  # --check: written aside, compared, nothing changed
+            stale = [out / p.name for p in release_folder(args.source, scratch).written
+                     if not (out / p.name).is_file() or (out / p.name).read_bytes() != p.read_bytes()]
     except (FileNotFoundError, ValueError) as err:
         print(f"attention-course release: {err}", file=sys.stderr)
         return 2
-    for path in report.written:
-        print(f"written: {path}")
-    return 0
+    for path in stale:
+        print(f"out of date: {path}")
+    return 1 if stale else 0
 
 
 def run_exercises(args) -> int:
