@@ -101,7 +101,7 @@ def test_each_known_mistake_is_named_with_its_hint(released, check, fn, mistake)
     result = check_exercise(fn, "cross_attention", folder=released)
     hint = next(m.hint for m in check.mistakes if m.id == mistake)
     assert not result.passed and result.mistake == mistake and result.hint == hint
-    assert audit(check, fn) == []
+    assert audit(check, fn) == [] and audit(read(EXAMPLE).check, fn) == []  # the student's check and the grader's
 
 
 def test_an_unknown_mistake_gets_the_engine_s_observations_on_the_smallest_input(released, check):
@@ -110,11 +110,11 @@ def test_an_unknown_mistake_gets_the_engine_s_observations_on_the_smallest_input
     assert result.smallest is not None  # cut down from the check file's precomputed smaller inputs
     small = result.smallest_input
     assert small.args[0].size < check.cases[0].args[0].size or small.args[1].size < check.cases[0].args[1].size
-    assert audit(check, divided_by_n_k) == []
+    assert audit(check, divided_by_n_k) == [] and audit(read(EXAMPLE).check, divided_by_n_k) == []
     shape = check_exercise(transposed, "cross_attention", folder=released)
     assert shape.mistake == "wrong_shape" and shape.smallest is not None
     assert shape.message == "expected shape (1, 2), got shape (2, 1)"  # one query, one value column: the cut input
-    assert audit(check, transposed) == []
+    assert audit(check, transposed) == [] and audit(read(EXAMPLE).check, transposed) == []
 
 
 def test_the_grader_s_check_has_hidden_inputs_redrawn_by_a_secret():
