@@ -18,7 +18,7 @@ from attention_course.cli import main
 from attention_course.grading.authored import SourceError, read, release_folder
 from attention_course.grading.checks.exercises import from_check_file, identify
 from attention_course.grading.checks.exercises.authored import check_exercise
-from tests.support.audit import audit
+from support.audit import audit
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "examples" / "own_exercises"
