@@ -5,6 +5,7 @@
     attention-course exercises alice/ --student s123 --assignment a.toml   ... with exercise 0 drawn for s123
     attention-course answers --student s123 --assignment a.toml           exercise 0's answers for s123
     attention-course release                          exercises/ from solutions/
+    attention-course release my_exercises/            an instructor's own exercises: my_exercises/released/
 
 `classroom.cli` adds grade, gradebook and assignment. Heavy modules are imported
 inside the handlers, so `--help` stays fast.
@@ -39,8 +40,15 @@ def register(subparsers) -> None:
                     "are removed. An exercise notebook edited since its release (a student's work) is never replaced "
                     "without --force. With --check, only report whether exercises/ is up to date (exit 1 if not).",
     )
+    release.add_argument(
+        "source", nargs="?", type=Path, metavar="SOURCE",
+        help="a folder of your own exercises' source notebooks (the task, the solution between '# BEGIN SOLUTION' "
+             "and '# END SOLUTION', a cell tagged 'check'): each becomes a student notebook and its check file "
+             "(<id>.check.json, no solution), written over the files of --exercises (default for a SOURCE: "
+             "SOURCE/released); with --check, exit 1 if those are out of date")
     release.add_argument("--solutions", type=Path, default=Path("solutions"), help="folder of solution notebooks (default: solutions)")
-    release.add_argument("--exercises", type=Path, default=Path("exercises"), help="folder to write (default: exercises)")
+    release.add_argument("--exercises", type=Path, default=None,
+                         help="folder to write (default: exercises, or SOURCE/released for a SOURCE)")
     release.add_argument("--check", action="store_true", help="change nothing; exit 1 if exercises/ is out of date")
     release.add_argument(
         "--force", action="store_true",
@@ -156,8 +164,10 @@ def run_release(args) -> int:
     """Handler of `attention-course release`."""
     from .release import ReleaseError, release
 
+    if args.source is not None:
+        return _release_authored(args)
     try:
-        report = release(args.solutions, args.exercises, check=args.check, force=args.force)
+        report = release(args.solutions, args.exercises or Path("exercises"), check=args.check, force=args.force)
     except (FileNotFoundError, ReleaseError) as err:
         print(f"attention-course release: {err}", file=sys.stderr)
         return 2
@@ -174,6 +184,29 @@ def run_release(args) -> int:
     print(f"{len(report.unchanged)} up to date, {len(report.written)} {verb}, {len(report.removed)} "
           f"{'stale' if args.check else 'removed'}" + (f", {len(report.kept)} edited and left alone" if report.kept else ""))
     return 1 if (args.check and not report.up_to_date) or report.kept else 0
+
+
+def _release_authored(args) -> int:
+    """`attention-course release SOURCE`: an instructor's own exercises, each checked, then written."""
+    from .authored import release_folder
+
+    import tempfile
+
+    out = args.exercises or args.source / "released"
+    try:
+        if not args.check:
+            for path in release_folder(args.source, out).written:
+                print(f"written: {path}")
+            return 0
+        with tempfile.TemporaryDirectory() as scratch:  # --check: written aside, compared, nothing changed
+            stale = [out / p.name for p in release_folder(args.source, scratch).written
+                     if not (out / p.name).is_file() or (out / p.name).read_bytes() != p.read_bytes()]
+    except (FileNotFoundError, ValueError) as err:
+        print(f"attention-course release: {err}", file=sys.stderr)
+        return 2
+    for path in stale:
+        print(f"out of date: {path}")
+    return 1 if stale else 0
 
 
 def run_exercises(args) -> int:

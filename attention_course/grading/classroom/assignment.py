@@ -11,6 +11,8 @@ hidden inputs on, drawn as the package draws them: the marks of a plain
     deadline = 2026-03-01T23:59:00Z             # optional; a TOML date-time
     canvas_assignment_id = 123456               # optional: names the Canvas gradebook column
     points = 10                                 # optional: every exercise is worth 10
+    authored = "my_exercises"                   # optional: a folder of the instructor's own source notebooks,
+                                                # relative to this file, whose ids `exercises` may list
 
     [hidden]
     enabled = true       # also try the inputs the notebook's check cells do not show
@@ -259,7 +261,8 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     """An assignment from the parsed TOML (see the module docstring for the keys)."""
     where = f"{source}: "
     _known_keys(data, {"title", "exercises", "deadline", "points", "hidden", "late", "exercise", "canvas_assignment_id",
-                       "extensions", "integrity"}, f"{source} (top level)")
+                       "extensions", "integrity", "authored"}, f"{source} (top level)")
+    authored = _authored(data, source, where)
     ids = data.get("exercises", [e.id for e in EXERCISES])
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         raise AssignmentError(f"{where}exercises must be a non-empty list of exercise ids")
@@ -273,7 +276,8 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
     if stray:
         raise AssignmentError(f"{where}[exercise.{sorted(stray)[0]}] is not in the exercises list")
     points = data.get("points")
-    rules = tuple(_rule(BY_ID[i], points, tables.get(i, {}), where) for i in sorted(ids, key=list(BY_ID).index))
+    rules = tuple(_rule(BY_ID[i], points if i not in authored else points or authored[i], tables.get(i, {}), where)
+                  for i in sorted(ids, key=list(BY_ID).index))
     hidden = data.get("hidden", {})
     _known_keys(hidden, {"enabled", "seed"}, f"{where}[hidden]")
     enabled = hidden.get("enabled", True)
@@ -315,6 +319,28 @@ def from_dict(data: dict, source: str = "the assignment") -> Assignment:
                       handout_mismatch=handout)
 
 
+def _authored(data: dict, source: str, where: str) -> dict[str, float | None]:
+    """The instructor's own exercises of the `authored` folder (relative to the assignment file), made known to the
+    grader: id -> the points their check cell declares (None: one per input)."""
+    folder = data.get("authored")
+    if folder is None:
+        return {}
+    if not isinstance(folder, str):
+        raise AssignmentError(f"{where}authored must be the path of a folder of source notebooks, got {folder!r}")
+    from ..authored import load_folder, read
+    from ..authored.publish import sources
+
+    path = Path(folder) if Path(folder).is_absolute() else Path(source).parent / folder
+    try:
+        exercises = load_folder(path)
+    except FileNotFoundError as err:
+        raise AssignmentError(f"{where}authored: {err}") from None
+    except ValueError as err:  # a source notebook that cannot make an exercise: its own message says where
+        raise AssignmentError(f"{where}authored: {err}") from None
+    points = {read(p).declaration.source.id: read(p).declaration.points for p in sources(path)}
+    return {e.id: points.get(e.id) for e in exercises}
+
+
 def _date_time(value, name: str) -> None:
     if not isinstance(value, dt.datetime):
         raise AssignmentError(f"{name} must be a TOML date-time such as 2026-03-01T23:59:00Z, got {value!r}")
@@ -335,6 +361,9 @@ exercises = [{exercises}]
 # deadline = 2026-03-01T23:59:00Z      # when submissions are due; a TOML date-time with a time zone
 # canvas_assignment_id = 123456        # .../courses/<course>/assignments/<this number>: names the Canvas column
 # points = 10                          # every exercise worth 10 points (default: one per input tried)
+# authored = "my_exercises"            # your own exercises: a folder of source notebooks (relative to this file,
+#                                      # released with `attention-course release my_exercises`); list their ids
+#                                      # (the notebooks' names) in `exercises`
 
 [hidden]
 enabled = true   # also try the inputs that the notebook's check cells do not show

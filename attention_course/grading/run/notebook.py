@@ -130,7 +130,7 @@ def _follows(exercise, checks, requested: list[Call], where: dict[int, tuple[str
         ids = tuple(call_id for call_id, (name, _) in where.items() if name == check.name)
         if (check.helpers or check.sizes is not None) and ids:
             follows.append(Follow(exercise.id, check.name, ids, tuple(case_fields(check.cases[where[i][1]]) for i in ids),
-                                  requested[ids[0]].seconds))
+                                  requested[ids[0]].seconds, exercise.check_file() if exercise.check_file else None))
     return tuple(follows)
 
 

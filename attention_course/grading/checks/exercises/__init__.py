@@ -54,6 +54,12 @@ class Exercise:
     """For an exercise answered by hand on numbers drawn for each student: (the notebook's metadata, the roster's
     student id or None, the assignment's secret or None) -> the checks of that student's own example, and what
     their feedback should say about it (the notebook made for another id, say). None: `checks` for everyone."""
+    built: Callable[[], tuple[Check, ...]] | None = None
+    """For an instructor's own exercise (`add`): makes its checks (from its source notebook, or from the check file
+    beside a student's notebook); None: they are in `module`."""
+    check_file: Callable[[], dict] | None = None
+    """For an instructor's own exercise: the data of its check file (visible inputs and their results, no solution),
+    from which the sandbox's worker makes the check it follows a failure up with (None if too large to send)."""
 
     def __post_init__(self):
         if not self.functions:
@@ -62,6 +68,8 @@ class Exercise:
     @property
     def checks(self) -> tuple[Check, ...]:
         """The checks, in the order the notebook runs them (their module is imported on first use)."""
+        if self.built is not None:
+            return self.built()
         module = importlib.import_module(f".{self.module}", __name__)
         return tuple(getattr(module, name.upper()) for name in self.check_names)
 
@@ -122,11 +130,47 @@ def exercise(exercise_id: str) -> Exercise:
         raise ValueError(f"unknown exercise {exercise_id!r}; the exercises are {', '.join(BY_ID)}") from None
 
 
+def add(exercise: Exercise, *, replace: bool = False) -> Exercise:
+    """Make an instructor's own exercise known by its id (`BY_ID`), as the course's are, and return the one known.
+
+    The grader adds those its assignment file names, from their source notebooks (`grading.authored.load_folder`,
+    with `replace`: the source is what grades), a student's check the one whose check file is beside the notebook
+    (`identify`: an id already known keeps its exercise). An id of the course's own exercises cannot be taken
+    (ValueError)."""
+    if any(e.id == exercise.id for e in EXERCISES):
+        raise ValueError(f"exercise {exercise.id!r}: the course has an exercise of that id; name yours otherwise")
+    if replace:
+        BY_ID[exercise.id] = exercise
+    return BY_ID.setdefault(exercise.id, exercise)
+
+
+def from_check_file(path: Path) -> Exercise:
+    """An instructor's own exercise as a student's check file describes it (visible inputs only, no solution)."""
+    from functools import cache
+
+    from .authored import checks_of_file, exercise_fields, read_check_file, sendable
+
+    data = read_check_file(path)
+    return Exercise(**exercise_fields(data), module="", built=cache(lambda: checks_of_file(data)),
+                    check_file=cache(lambda: sendable(data)))
+
+
 def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:
-    """Which exercise a notebook is: by metadata, then file name, then defined functions."""
+    """Which exercise a notebook is: by metadata, then file name, then defined functions.
+
+    An instructor's own exercise is known by its metadata: already added (by the grader, from the assignment's
+    source notebooks), or by its check file (`check_file`, beside the notebook: what a student's check has)."""
     entry = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
     if isinstance(entry, dict) and entry.get("exercise") in BY_ID:
         return BY_ID[entry["exercise"]]
+    if isinstance(entry, dict) and isinstance(entry.get("check_file"), str):
+        name = Path(entry["check_file"]).name  # a file beside the notebook, never one elsewhere
+        beside = Path(path).parent / name
+        if name == f"{entry.get('exercise')}.check.json" and beside.is_file():
+            try:
+                return add(from_check_file(beside))
+            except ValueError:
+                return None
     stem = Path(path).stem
     for ex in EXERCISES:
         if ex.id in stem:

@@ -78,6 +78,9 @@ class Follow:
     """Each call's case, besides its arguments (`protocol.case_fields`): label, hidden, ..."""
     seconds: float
     """Time limit of one call of the check (its calls' own)."""
+    check_file: dict | None = None
+    """For an instructor's own exercise, which the worker's registry does not hold: its check file's data (the
+    visible inputs' results, no solution, nothing hidden), from which the worker makes the check."""
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,7 @@ class WorkerProcess:
                    "course": _course_paths(self.notebook), "visible": bubblewrap.visible(),
                    "processes": self.limits.processes, "follow_seconds": self.limits.follow_seconds,
                    "follow": [{"exercise": f.exercise, "check": f.check, "calls": list(f.calls), "cases": list(f.cases),
-                               "seconds": f.seconds} for f in self.follows]}
+                               "seconds": f.seconds, "check_file": f.check_file} for f in self.follows]}
         return encode(request, arrays)
 
     # --- watching -----------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ class _FollowUps:
 
         from ...checks.engine import check, code, results, run
         from ...checks.engine.cases import Case, Rngs
-        from ...checks.exercises import BY_ID
+        from ...checks.exercises import BY_ID, authored
 
         # bound before any cell runs
         self._judge_all, self._code_of, self._search, self._time = check.judge_all, code.code_of, run.search, time
@@ -285,6 +285,9 @@ class _FollowUps:
             exercise = BY_ID.get(follow["exercise"])
             packaged = next((c for c in exercise.checks if c.name == follow["check"]), None) if exercise else None
             made = [(i, c) for i, c in zip(follow["calls"], follow["cases"]) if i in args]
+            if follow.get("check_file") is not None:  # an instructor's own exercise: the inputs its check file answers
+                packaged, answered = authored.follow_up_check(follow["check_file"])
+                made = [(i, c) for i, c in made if answered(*args[i][:2])]
             if packaged is None or not made:
                 self._follows.append(None)
                 continue
