@@ -20,9 +20,10 @@ from typing import Callable
 import numpy as np
 
 from . import calls, results
-from .calls import Observation
+from .calls import CallOutcome, Observation
 from .cases import FLOAT32_TOLERANCE, Case, Rngs, format_value
 from .observe import saturated_lines, saturated_slice
+from .results import CheckStatus
 from .shrink import Sizes
 from .code import UNKNOWN, Code
 from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plain, compose, diagnose, dtype_kept, \
@@ -230,7 +231,7 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
     variant_matched: set[int] = set()  # positions in check.mistakes of predictions that equal some result
     variant_contradicted: set[int] = set()  # ... and of those that differ from some result
     for i, obs in observations.items():
-        if obs.status != calls.RETURNED:
+        if obs.status != CallOutcome.RETURNED:
             continue
         case = check.cases[i]
         predictions, tolerance = check.predictions(i), check.cases[i].tolerance
@@ -328,14 +329,15 @@ def _across(check: Check, indices: list[int], case_results: list[results.CaseRes
     """Fail the inputs that are right alone but not together with the others (`Check.across`)."""
     if check.across is None:
         return case_results
-    returned = {i: (check.cases[i], observations[i].value) for i in indices if observations[i].status == calls.RETURNED}
+    returned = {i: (check.cases[i], observations[i].value) for i in indices
+                if observations[i].status == CallOutcome.RETURNED}
     verdicts = check.across(returned)
     fixed = []
     for i, r in zip(indices, case_results):
         if i in verdicts and r.passed:
             message, mistake = verdicts[i]
             hint, leads = compose(mistake, check.cases[i], code)
-            r = dataclasses.replace(r, status=results.FAILED, message=message, hint=hint, mistake=mistake.id,
+            r = dataclasses.replace(r, status=CheckStatus.FAILED, message=message, hint=hint, mistake=mistake.id,
                                     leads=leads, facts=mistake.facts)
         fixed.append(r)
     return fixed
@@ -363,36 +365,36 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
         )
 
     status = obs.status
-    if status == calls.NOT_IMPLEMENTED:
-        return result(results.NOT_ATTEMPTED, "raise NotImplementedError()", "not attempted yet")
-    if status == calls.MISSING:
+    if status == CallOutcome.NOT_IMPLEMENTED:
+        return result(CheckStatus.NOT_ATTEMPTED, "raise NotImplementedError()", "not attempted yet")
+    if status == CallOutcome.MISSING:
         return result(
-            results.MISSING, "(no such function)", f"the notebook does not define a function called `{check.function}`",
+            CheckStatus.MISSING, "(no such function)", f"the notebook does not define a function called `{check.function}`",
             f"Keep the name and the parameters of the stub: def {check.function}({', '.join(check.params)}).",
         )
-    if status == calls.SKIPPED:
-        return result(results.SKIPPED, "(not run)", obs.error or "not tried: an earlier input ran out of time")
-    if status == calls.TIMEOUT:
+    if status == CallOutcome.SKIPPED:
+        return result(CheckStatus.SKIPPED, "(not run)", obs.error or "not tried: an earlier input ran out of time")
+    if status == CallOutcome.TIMEOUT:
         return result(
-            results.TIMEOUT, f"still running after {check.seconds:g} s", f"took longer than {check.seconds:g} s",
+            CheckStatus.TIMEOUT, f"still running after {check.seconds:g} s", f"took longer than {check.seconds:g} s",
             "Look for a loop whose condition never changes, or work that grows much faster than the input.",
         )
-    if status == calls.OUT_OF_MEMORY:
+    if status == CallOutcome.OUT_OF_MEMORY:
         return result(
-            results.FAILED, obs.error, "ran out of memory",
+            CheckStatus.FAILED, obs.error, "ran out of memory",
             "The function asked for far more memory than this input needs: check the sizes of the arrays it creates.",
         )
-    if status == calls.EXITED:
+    if status == CallOutcome.EXITED:
         return result(
-            results.FAILED, obs.error, f"{obs.error} instead of returning",
+            CheckStatus.FAILED, obs.error, f"{obs.error} instead of returning",
             "A function hands its result back with `return`; sys.exit stops the whole program.",
         )
-    if status == calls.CRASHED:
-        return result(results.FAILED, obs.error, obs.error, "The process running the notebook ended during this call.")
-    if status == calls.RAISED:
+    if status == CallOutcome.CRASHED:
+        return result(CheckStatus.FAILED, obs.error, obs.error, "The process running the notebook ended during this call.")
+    if status == CallOutcome.RAISED:
         hint = check.error_hint(case, obs.error, code) if check.error_hint else ""
         return result(
-            results.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
+            CheckStatus.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
             hint or _error_seen(check, case, obs.error),
         )
 
@@ -413,7 +415,7 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
     if changed:
         names = ", ".join(f"`{n}`" for n in changed)
         also = f" (and the result is wrong: {verdict[0]})" if verdict else ""
-        return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
+        return result(CheckStatus.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
     if verdict is not None:
         message, mistake = verdict
         matches = _matches(check, i, value, mistake, predictions)
@@ -429,17 +431,17 @@ def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> resul
                 unpredicted = (fallback[1].id, hint, fallback[0], leads, fallback[1].facts)
             elif fallback is not None:
                 unpredicted = (None, "", fallback[0], (), ())
-        return result(results.FAILED, got_text, message, mistake=mistake, matches=matches, unpredicted=unpredicted)
+        return result(CheckStatus.FAILED, got_text, message, mistake=mistake, matches=matches, unpredicted=unpredicted)
     if check.after_pass is not None:
         extra = check.after_pass(case, obs)
         if extra is not None:
             message, mistake = extra
-            return result(results.FAILED, got_text, message, mistake=mistake)
+            return result(CheckStatus.FAILED, got_text, message, mistake=mistake)
     kept = dtype_kept(expected, value) if check.dtype_graded else None  # float32 in, float32 out; float64 in, float64 out
     if kept is not None:
         message, mistake = kept
-        return result(results.FAILED, got_text, message, mistake=mistake)
-    return result(results.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
+        return result(CheckStatus.FAILED, got_text, message, mistake=mistake)
+    return result(CheckStatus.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
 
 
 def _matches(check: Check, i: int, value, mistake: Mistake | None, predictions) -> tuple[str, ...]:
