@@ -84,6 +84,34 @@ def test_judge_of_a_returned_value_matches_the_in_process_check():
     naive = np.full(x.shape, np.nan)  # what exp(x) / exp(x).sum() gives: inf / inf
     r = judge(SOFTMAX, 3, Observation(calls.CallOutcome.RETURNED, value=naive, args_after=(x.copy(),)))
     assert r.mistake == "no_max_subtraction" and r.status == results.CheckStatus.FAILED
+    # what is said instead if another input contradicts the prediction: the diagnosis without predictions, a
+    # verdict of its own, which names only what it observed
+    fallback = r.unpredicted
+    assert isinstance(fallback, results.Verdict) and r.matches == ("no_max_subtraction",)
+    assert fallback.status == results.CheckStatus.FAILED and fallback.mistake == "not_finite"
+    assert "nan" in fallback.message and fallback.hint and fallback.leads == ("overflow",)
+    assert r.verdict.mistake == "no_max_subtraction" and r.judged(r.verdict) == r
+
+
+def test_the_hooks_of_a_check_are_grouped_by_what_they_do():
+    from attention_course.grading.checks.engine.check import Check, Judging, Presenting
+    from attention_course.grading.checks.exercises import BY_ID
+
+    judging = [f.name for f in dataclasses.fields(Judging)]
+    presenting = [f.name for f in dataclasses.fields(Presenting)]
+    fields = {f.name: f for f in dataclasses.fields(Check)}
+    assert set(judging) <= set(fields) and set(presenting) <= set(fields) and not set(judging) & set(presenting)
+    # a group's defaults are the check's: a check built without a hook judges and words the standard way
+    assert all(fields[f.name].default == f.default for f in dataclasses.fields(Judging) + dataclasses.fields(Presenting))
+    checks = [check for exercise in BY_ID.values() for check in exercise.checks]
+    assert any(c.judging.compare for c in checks) and any(c.presenting.pass_note for c in checks)
+    for check in checks:
+        assert all(getattr(check.judging, name) is getattr(check, name) for name in judging), check.name
+        assert all(getattr(check.presenting, name) is getattr(check, name) for name in presenting), check.name
+    # the groups follow the check they were read from (`dataclasses.replace`, as the follow-up makes its own)
+    bare = dataclasses.replace(SOFTMAX, refine=lambda cases, found: found, every_failure_shown=True)
+    assert bare.judging.refine is not None and bare.presenting.every_failure_shown
+    assert SOFTMAX.judging.refine is None and not SOFTMAX.presenting.every_failure_shown
 
 
 def test_an_input_is_saturated_when_a_slice_of_its_softmax_rows_is_nearly_one_hot():

@@ -495,7 +495,7 @@ def check_from_json(data: dict) -> results.CheckResult:
         names = {f.name for f in dataclasses.fields(results.CaseResult)}
         kept = {k: v for k, v in fields.items() if k in names}
         kept["matches"] = tuple(kept.get("matches", ()))
-        kept["unpredicted"] = tuple(kept.get("unpredicted", (None, "", "")))
+        kept.pop("unpredicted", None)  # what judging weighed, done with once the check was judged
         kept["status"] = results.CheckStatus(kept["status"])
         return results.CaseResult(**kept)
 

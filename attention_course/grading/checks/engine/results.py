@@ -9,6 +9,7 @@ every failing one that way, each with its own hint (`every_failure`).
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import textwrap
 from dataclasses import dataclass
@@ -44,6 +45,24 @@ _FAILED_COLOUR = "#cf222e"
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What a check concluded on one input: its status, the sentence that says why, and the mistake it names."""
+
+    status: CheckStatus
+    """passed, failed, not attempted, ..."""
+    message: str
+    """One sentence saying what differs ("" for a right answer without a note)."""
+    hint: str = ""
+    """The likely mistake, named without giving the code away."""
+    mistake: str | None = None
+    """Identifier of the recognised mistake (e.g. "no_max_subtraction"), if any."""
+    leads: tuple[str, ...] = ()
+    """Ids of the possibilities the hint offers (each one that can apply to this input and this code)."""
+    facts: tuple = ()
+    """What the hint says it observed on this input, as (name, value) pairs, for `audit` to check."""
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """How the student's function did on one input."""
 
@@ -67,9 +86,9 @@ class CaseResult:
     """True for inputs that only the batch grader tries, not the notebook's check."""
     matches: tuple[str, ...] = ()
     """Every recognised mistake whose prediction equals what came back (the check names the one most inputs share)."""
-    unpredicted: tuple = (None, "", "", (), ())
-    """(mistake id, hint, message, leads, facts) of the diagnosis without predictions, used if every matching
-    prediction is contradicted."""
+    unpredicted: Verdict | None = None
+    """The verdict of the diagnosis without predictions, used if every matching prediction is contradicted (its
+    message "": the message stands; None: no diagnosis, the message stands alone, without a mistake or a hint)."""
     leads: tuple[str, ...] = ()
     """Ids of the possibilities the hint offers (each one that can apply to this input and this code)."""
     facts: tuple = ()
@@ -82,6 +101,16 @@ class CaseResult:
     def passed(self) -> bool:
         """True if the function gave the expected result on this input."""
         return self.status == CheckStatus.PASSED
+
+    @property
+    def verdict(self) -> Verdict:
+        """What the check concluded on this input, without how the input and the results are shown."""
+        return Verdict(self.status, self.message, self.hint, self.mistake, self.leads, self.facts)
+
+    def judged(self, verdict: Verdict, **changes) -> CaseResult:
+        """This input's result with another verdict (and `changes` to its other fields)."""
+        return dataclasses.replace(self, status=verdict.status, message=verdict.message, hint=verdict.hint,
+                                   mistake=verdict.mistake, leads=verdict.leads, facts=verdict.facts, **changes)
 
 
 @dataclass(frozen=True)
