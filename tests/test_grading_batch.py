@@ -48,7 +48,7 @@ def test_every_untouched_exercise_scores_zero_without_crashing(released):
     for stem, grade in exercises.items():
         nb = grade.notebooks[0]
         assert grade.status == "not attempted" and nb.incidents == [], (stem, nb.incidents)
-        assert nb.score == 0 and all(c.status == results.NOT_ATTEMPTED for c in nb.checks)
+        assert nb.score == 0 and all(c.status == results.CheckStatus.NOT_ATTEMPTED for c in nb.checks)
 
 
 def _digest(folder: Path) -> str:

@@ -327,11 +327,11 @@ def test_right_answers_pass_as_ints_floats_lists_or_arrays():
 
 def test_an_untouched_or_missing_sheet_says_so():
     result = check_worked_example({entry: ... for entry in ENTRIES})
-    assert result.status == results.NOT_ATTEMPTED and "still `...`" in result.message
+    assert result.status == results.CheckStatus.NOT_ATTEMPTED and "still `...`" in result.message
     partial = check_worked_example({"dot_products": [1, 6, 0.4, 2]})
     assert partial.score == 1 and "not answered yet" in partial.message
     missing = run_check(WORKED_EXAMPLE, {}).cases[0]
-    assert missing.status == results.NOT_ATTEMPTED
+    assert missing.status == results.CheckStatus.NOT_ATTEMPTED
     with pytest.raises(ValueError, match="example"):
         check_worked_example({}, {"tokens": ["a", "b"], "query": [1, 2], "keys": [[1, 2]], "values": [[1]]})
 

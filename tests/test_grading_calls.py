@@ -31,7 +31,7 @@ def test_to_plain_copies():
 def test_returned_value_and_untouched_arguments():
     x = np.array([1.0, 2.0])
     obs = observe_call(lambda a: a * 2, (x,))
-    assert obs.status == calls.RETURNED
+    assert obs.status == calls.CallOutcome.RETURNED
     np.testing.assert_array_equal(obs.value, [2.0, 4.0])
     np.testing.assert_array_equal(obs.args_after[0], [1.0, 2.0])
 
@@ -52,12 +52,12 @@ def test_stub_is_not_implemented():
     def stub(x):
         raise NotImplementedError()
 
-    assert observe_call(stub, (1,)).status == calls.NOT_IMPLEMENTED
+    assert observe_call(stub, (1,)).status == calls.CallOutcome.NOT_IMPLEMENTED
 
 
 def test_exceptions_are_results():
     obs = observe_call(lambda: 1 / 0, ())
-    assert obs.status == calls.RAISED and obs.error.splitlines()[0] == "ZeroDivisionError: division by zero"
+    assert obs.status == calls.CallOutcome.RAISED and obs.error.splitlines()[0] == "ZeroDivisionError: division by zero"
     assert calls.error_line(obs.error) == "obs = observe_call(lambda: 1 / 0, ())"  # the caller's own line
 
 
@@ -68,8 +68,8 @@ def test_sys_exit_and_memory_error_are_named():
     def hog():
         raise MemoryError()
 
-    assert observe_call(leave, ()).status == calls.EXITED
-    assert observe_call(hog, ()).status == calls.OUT_OF_MEMORY
+    assert observe_call(leave, ()).status == calls.CallOutcome.EXITED
+    assert observe_call(hog, ()).status == calls.CallOutcome.OUT_OF_MEMORY
 
 
 def test_time_limit_stops_a_loop():
@@ -79,7 +79,7 @@ def test_time_limit_stops_a_loop():
 
     start = time.monotonic()
     obs = observe_call(loop, (), seconds=0.2)
-    assert obs.status == calls.TIMEOUT and time.monotonic() - start < 2
+    assert obs.status == calls.CallOutcome.TIMEOUT and time.monotonic() - start < 2
 
 
 def test_keyboard_interrupt_reaches_the_student():
@@ -88,7 +88,7 @@ def test_keyboard_interrupt_reaches_the_student():
 
     with pytest.raises(KeyboardInterrupt):
         observe_call(interrupted, ())
-    assert observe_call(interrupted, (), reraise_interrupt=False).status == calls.RAISED
+    assert observe_call(interrupted, (), reraise_interrupt=False).status == calls.CallOutcome.RAISED
 
 
 def test_peak_memory_is_measured():
@@ -99,13 +99,13 @@ def test_peak_memory_is_measured():
 
 def test_numpy_warnings_do_not_escape():
     obs = observe_call(lambda x: np.exp(x), (np.array([1000.0]),))  # overflow: a RuntimeWarning normally
-    assert obs.status == calls.RETURNED and np.isinf(obs.value[0])
+    assert obs.status == calls.CallOutcome.RETURNED and np.isinf(obs.value[0])
 
 
 def test_an_answer_sheet_is_read_not_called():
     sheet = {"a": [1, 2], "b": np.float32(0.5), "c": "card", "d": ..., "e": [1, ...]}
     obs = observe_call(sheet, ("a", "b", "c", "d", "e", "missing"))
-    assert obs.status == calls.RETURNED
+    assert obs.status == calls.CallOutcome.RETURNED
     a, b, c, d, e, missing = obs.value
     assert a.dtype == np.float64 and a.tolist() == [1.0, 2.0] and b.dtype == np.float64 and float(b[0]) == 0.5
     assert str(c) == "a str" and d is None and missing is None and isinstance(e, calls.Opaque)
@@ -113,5 +113,5 @@ def test_an_answer_sheet_is_read_not_called():
 
 
 def test_a_sheet_with_nothing_filled_in_is_not_attempted():
-    assert observe_call({"a": ..., "b": None}, ("a", "b")).status == calls.NOT_IMPLEMENTED
-    assert observe_call({}, ("a",)).status == calls.NOT_IMPLEMENTED
+    assert observe_call({"a": ..., "b": None}, ("a", "b")).status == calls.CallOutcome.NOT_IMPLEMENTED
+    assert observe_call({}, ("a",)).status == calls.CallOutcome.NOT_IMPLEMENTED

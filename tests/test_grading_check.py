@@ -29,7 +29,7 @@ def test_visible_and_hidden_inputs():
 
 def test_not_a_function():
     r = run_check(SOFTMAX, 3)
-    assert r.status == results.FAILED and "check_softmax(softmax)" in r.hint
+    assert r.status == results.CheckStatus.FAILED and "check_softmax(softmax)" in r.hint
 
 
 def test_a_right_value_that_modifies_its_input_fails():
@@ -49,32 +49,32 @@ def test_after_a_timeout_the_other_inputs_are_skipped():
 
     r = run_check(dataclasses.replace(SCALE_SCORES, seconds=0.2), slow)  # the check's limit, shortened
     statuses = [c.status for c in r.cases]
-    assert statuses[0] == results.TIMEOUT and set(statuses[1:]) == {results.SKIPPED}
+    assert statuses[0] == results.CheckStatus.TIMEOUT and set(statuses[1:]) == {results.CheckStatus.SKIPPED}
 
 
 def test_inside_the_batch_worker_notebook_checks_step_aside():
     with checks_left_to_the_grader():
         r = run_check(SOFTMAX, good_softmax)
-    assert r.status == results.SKIPPED
-    assert run_check(SOFTMAX, good_softmax).status == results.PASSED  # and only inside the context
+    assert r.status == results.CheckStatus.SKIPPED
+    assert run_check(SOFTMAX, good_softmax).status == results.CheckStatus.PASSED  # and only inside the context
 
 
 def test_judge_reads_every_kind_of_observation():
     kinds = {
-        Observation(calls.NOT_IMPLEMENTED): results.NOT_ATTEMPTED,
-        Observation(calls.MISSING): results.MISSING,
-        Observation(calls.TIMEOUT): results.TIMEOUT,
-        Observation(calls.OUT_OF_MEMORY, error="MemoryError"): results.FAILED,
-        Observation(calls.EXITED, error="called sys.exit(1)"): results.FAILED,
-        Observation(calls.CRASHED, error="crashed (segmentation fault)"): results.FAILED,
-        Observation(calls.RAISED, error="ValueError: operands could not be broadcast"): results.FAILED,
-        Observation(calls.SKIPPED): results.SKIPPED,
+        Observation(calls.CallOutcome.NOT_IMPLEMENTED): results.CheckStatus.NOT_ATTEMPTED,
+        Observation(calls.CallOutcome.MISSING): results.CheckStatus.MISSING,
+        Observation(calls.CallOutcome.TIMEOUT): results.CheckStatus.TIMEOUT,
+        Observation(calls.CallOutcome.OUT_OF_MEMORY, error="MemoryError"): results.CheckStatus.FAILED,
+        Observation(calls.CallOutcome.EXITED, error="called sys.exit(1)"): results.CheckStatus.FAILED,
+        Observation(calls.CallOutcome.CRASHED, error="crashed (segmentation fault)"): results.CheckStatus.FAILED,
+        Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"): results.CheckStatus.FAILED,
+        Observation(calls.CallOutcome.SKIPPED): results.CheckStatus.SKIPPED,
     }
     for obs, status in kinds.items():
         assert judge(SOFTMAX, 1, obs).status == status, obs
-    broadcast = judge(SOFTMAX, 1, Observation(calls.RAISED, error="ValueError: operands could not be broadcast"))
+    broadcast = judge(SOFTMAX, 1, Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"))
     assert "keepdims" not in broadcast.hint  # the line that failed is not known: no operation is named
-    seen = judge(SOFTMAX, 1, Observation(calls.RAISED, error="ValueError: operands could not be broadcast"
+    seen = judge(SOFTMAX, 1, Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"
                                           + calls.AT_LINE + "e = np.exp(x - np.max(x, axis=axis))"))
     assert "keepdims" in seen.hint
 
@@ -82,8 +82,36 @@ def test_judge_reads_every_kind_of_observation():
 def test_judge_of_a_returned_value_matches_the_in_process_check():
     x = SOFTMAX.cases[3].args[0]  # large scores
     naive = np.full(x.shape, np.nan)  # what exp(x) / exp(x).sum() gives: inf / inf
-    r = judge(SOFTMAX, 3, Observation(calls.RETURNED, value=naive, args_after=(x.copy(),)))
-    assert r.mistake == "no_max_subtraction" and r.status == results.FAILED
+    r = judge(SOFTMAX, 3, Observation(calls.CallOutcome.RETURNED, value=naive, args_after=(x.copy(),)))
+    assert r.mistake == "no_max_subtraction" and r.status == results.CheckStatus.FAILED
+    # what is said instead if another input contradicts the prediction: the diagnosis without predictions, a
+    # verdict of its own, which names only what it observed
+    fallback = r.unpredicted
+    assert isinstance(fallback, results.Verdict) and r.matches == ("no_max_subtraction",)
+    assert fallback.status == results.CheckStatus.FAILED and fallback.mistake == "not_finite"
+    assert "nan" in fallback.message and fallback.hint and fallback.leads == ("overflow",)
+    assert r.verdict.mistake == "no_max_subtraction" and r.judged(r.verdict) == r
+
+
+def test_the_hooks_of_a_check_are_grouped_by_what_they_do():
+    from attention_course.grading.checks.engine.check import Check, Judging, Presenting
+    from attention_course.grading.checks.exercises import BY_ID
+
+    judging = [f.name for f in dataclasses.fields(Judging)]
+    presenting = [f.name for f in dataclasses.fields(Presenting)]
+    fields = {f.name: f for f in dataclasses.fields(Check)}
+    assert set(judging) <= set(fields) and set(presenting) <= set(fields) and not set(judging) & set(presenting)
+    # a group's defaults are the check's: a check built without a hook judges and words the standard way
+    assert all(fields[f.name].default == f.default for f in dataclasses.fields(Judging) + dataclasses.fields(Presenting))
+    checks = [check for exercise in BY_ID.values() for check in exercise.checks]
+    assert any(c.judging.compare for c in checks) and any(c.presenting.pass_note for c in checks)
+    for check in checks:
+        assert all(getattr(check.judging, name) is getattr(check, name) for name in judging), check.name
+        assert all(getattr(check.presenting, name) is getattr(check, name) for name in presenting), check.name
+    # the groups follow the check they were read from (`dataclasses.replace`, as the follow-up makes its own)
+    bare = dataclasses.replace(SOFTMAX, refine=lambda cases, found: found, every_failure_shown=True)
+    assert bare.judging.refine is not None and bare.presenting.every_failure_shown
+    assert SOFTMAX.judging.refine is None and not SOFTMAX.presenting.every_failure_shown
 
 
 def test_an_input_is_saturated_when_a_slice_of_its_softmax_rows_is_nearly_one_hot():

@@ -44,7 +44,7 @@ def test_stubs_are_not_attempted(ex):
             raise NotImplementedError()
 
         result = getattr(grading, f"check_{check.name}")(stub)
-        assert result.status == results.NOT_ATTEMPTED and result.score == 0
+        assert result.status == results.CheckStatus.NOT_ATTEMPTED and result.score == 0
 
 
 @pytest.mark.parametrize("check", [c for ex in EXERCISES for c in ex.checks], ids=lambda c: c.name)

@@ -119,7 +119,7 @@ def test_a_helper_claim_the_grader_cannot_verify_is_dropped():
     fn = _namespace(OWN_SOFTMAX)["attention"]
     observations, found = _worker(check, fn, check.indices(True))
     plain = judge_all(check, observations)
-    right = {i: calls.Observation(calls.RETURNED, value=check.expected(i)) for i in observations}
+    right = {i: calls.Observation(calls.CallOutcome.RETURNED, value=check.expected(i)) for i in observations}
     for forged in (dataclasses.replace(found, helper="np"),  # not a helper of the check
                    dataclasses.replace(found, helper="dot_scores", swapped=right),  # the function never reads it
                    dataclasses.replace(found, swapped={}),  # no swapped calls to check
@@ -154,7 +154,7 @@ def test_a_smaller_input_that_is_no_cut_of_the_failing_one_or_does_not_fail_is_d
     observations, found = _worker(check, fn, check.indices(True))
     plain = judge_all(check, observations)
     bigger = Case("", tuple(np.tile(a, 2) if isinstance(a, np.ndarray) else a for a in found.smallest.args))
-    right = calls.Observation(calls.RETURNED, value=check.reference(*found.smallest.args))
+    right = calls.Observation(calls.CallOutcome.RETURNED, value=check.reference(*found.smallest.args))
     other = next(i for i in found.swapped or observations if i != found.cut_from)
     for forged in (dataclasses.replace(found, smallest=bigger),
                    dataclasses.replace(found, observation=right),
@@ -436,7 +436,7 @@ def test_a_passing_notebooks_worker_is_told_nothing_failed_and_makes_no_follow_u
     assert follows and worker.finished and worker.waited and worker.kill is None
     assert answers == [[]] and worker.reports.asked == ()
     assert [s for s in _steps(worker) if s[0] == "follow"] == [] and worker.follow_ups == {}
-    assert all(o.status == calls.RETURNED for o in worker.observations.values())
+    assert all(o.status == calls.CallOutcome.RETURNED for o in worker.observations.values())
 
 
 @pytest.mark.sandbox

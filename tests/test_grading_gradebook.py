@@ -32,15 +32,15 @@ from attention_course.grading.run.table import format_report
 from support.gradebook import write_gradebook
 
 
-def check_result(name, score, maximum, status=results.PASSED, message="", hint=""):
-    case = results.CaseResult("in", "x = 1", "1", "1", status if score < maximum else results.PASSED, message, hint)
+def check_result(name, score, maximum, status=results.CheckStatus.PASSED, message="", hint=""):
+    case = results.CaseResult("in", "x = 1", "1", "1", status if score < maximum else results.CheckStatus.PASSED, message, hint)
     return results.CheckResult(name, name, score == maximum, score, maximum,
-                               results.PASSED if score == maximum else status, message, hint, None, (case,))
+                               results.CheckStatus.PASSED if score == maximum else status, message, hint, None, (case,))
 
 
 def softmax_grade(score, status=Status.OK):
     maximum = BY_ID["03_softmax"].max_score
-    check = check_result("softmax", score, maximum, results.FAILED, "got nan", "subtract the max")
+    check = check_result("softmax", score, maximum, results.CheckStatus.FAILED, "got nan", "subtract the max")
     return NotebookGrade("x/03_softmax.ipynb", "03_softmax", [check], (status,))
 
 
@@ -163,7 +163,7 @@ def test_student_table_names_checks_and_details():
 
 
 def test_the_feedback_cell_never_quotes_a_hidden_input(tmp_path):
-    hidden = results.CaseResult("float32 scores", "x = [0.5, 0.25]", "[0.56, 0.44]", "[nan, nan]", results.FAILED,
+    hidden = results.CaseResult("float32 scores", "x = [0.5, 0.25]", "[0.56, 0.44]", "[nan, nan]", results.CheckStatus.FAILED,
                                 "got nan at index 0 where 0.5622 was expected", "subtract the max", hidden=True)
     check = results.CheckResult.from_cases("softmax", "softmax", [hidden])
     grade = SubmissionGrade(Submission("dan", "sub/dan.ipynb", [Path("sub/dan.ipynb")]),

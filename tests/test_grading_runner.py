@@ -14,6 +14,7 @@ from attention_course.grading.run.sandbox.runner import (
     read_notebook,
     run_notebook,
 )
+from attention_course.grading.run.status import CellOutcome
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)
 DOUBLE = "def double(x):\n    return x * 2"
@@ -28,30 +29,30 @@ def call(function="double", group="g", call_id=0, args=None):
 def test_cells_run_and_calls_come_back_as_arrays():
     run = run_notebook(["import numpy as np\nprint('hi')", "%time y = 1", DOUBLE], [call(), call("nope", call_id=1)], FAST)
     np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
-    assert run.observations[1].status == calls.MISSING
-    assert [c.status for c in run.cells.values()] == ["ok", "ok", "ok"]  # IPython magics work
+    assert run.observations[1].status == calls.CallOutcome.MISSING
+    assert [c.status for c in run.cells.values()] == [CellOutcome.OK] * 3  # IPython magics work
     assert "hi" in run.output and run.incidents == [] and run.restarts == 0
 
 
 def test_a_failing_cell_does_not_stop_the_next_ones():
     run = run_notebook(["1 / 0", DOUBLE], [call()], FAST)
-    assert run.cells[0].status == "error" and "ZeroDivisionError" in run.cells[0].error
-    assert run.observations[0].status == calls.RETURNED
+    assert run.cells[0].status == CellOutcome.ERROR and "ZeroDivisionError" in run.cells[0].error
+    assert run.observations[0].status == calls.CallOutcome.RETURNED
 
 
 def test_os_exit_in_a_cell_costs_only_that_cell():
     run = run_notebook(["import os\nos._exit(0)", DOUBLE], [call()], FAST)
-    assert run.cells[0].status == "killed" and run.restarts == 1
-    assert run.observations[0].status == calls.RETURNED
+    assert run.cells[0].status == CellOutcome.KILLED and run.restarts == 1
+    assert run.observations[0].status == calls.CallOutcome.RETURNED
     assert "os._exit" in run.incidents[0]
 
 
 def test_a_call_that_kills_the_process_skips_the_rest_of_its_group():
     code = "import os\ndef boom(x):\n    os._exit(1)\n" + DOUBLE
     run = run_notebook([code], [call("boom", "b", 0), call("boom", "b", 1), call("double", "d", 2)], FAST)
-    assert run.observations[0].status == calls.CRASHED
-    assert run.observations[1].status == calls.SKIPPED
-    assert run.observations[2].status == calls.RETURNED
+    assert run.observations[0].status == calls.CallOutcome.CRASHED
+    assert run.observations[1].status == calls.CallOutcome.SKIPPED
+    assert run.observations[2].status == calls.CallOutcome.RETURNED
 
 
 def test_read_notebook_rejects_what_is_not_a_notebook(tmp_path):
@@ -162,14 +163,14 @@ def test_read_notebook_refuses_a_huge_file_without_reading_it(tmp_path):
 def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
     # The worker's watch saw the cell fork; the children forked on while the grader called the functions, so the
     # sandbox's listing dates some of them to calls and to no step at all: they are the cell's, said once.
-    from attention_course.grading.run.sandbox import audit
+    from attention_course.grading.run.status import Finding
     from attention_course.grading.run.sandbox.channel import Alert
     from attention_course.grading.run.sandbox.runner import _places, _process_incidents, _Seen
     from attention_course.grading.run.sandbox.tree import Leftover
 
     seen = _Seen()
-    seen.alerts = [Alert(audit.PROCESS, "`os.fork()`", ("cell", 1))]
-    seen.counts = {("cell", 1): {audit.PROCESS: 7}}
+    seen.alerts = [Alert(Finding.PROCESS, "`os.fork()`", ("cell", 1))]
+    seen.counts = {("cell", 1): {Finding.PROCESS: 7}}
     seen.leftovers = [Leftover("", False, step) for step in [("cell", 1)] * 40 + [("call", 3)] * 20 + [None] * 3]
     seen.peak = len(seen.leftovers) + 1  # as `_Seen.add` counts them: the sandbox held that many at once
     limits = Limits(processes=64)
@@ -184,7 +185,7 @@ def test_a_fork_bomb_is_one_sentence_whichever_step_its_children_were_seen_in():
 def test_a_fork_bomb_is_told_the_same_sentence_however_many_forks_were_refused():
     # How many forks a bomb tried before its cell was stopped depends on the machine's speed: a class graded twice
     # (or in shards) must get the same feedback, so no count is given once the limit was reached.
-    from attention_course.grading.run.sandbox import audit
+    from attention_course.grading.run.status import Finding
     from attention_course.grading.run.sandbox.channel import Alert
     from attention_course.grading.run.sandbox.runner import _places, _process_incidents, _Seen
     from attention_course.grading.run.sandbox.tree import Leftover
@@ -192,8 +193,8 @@ def test_a_fork_bomb_is_told_the_same_sentence_however_many_forks_were_refused()
     said = []
     for tries in (2957, 5377):
         seen = _Seen()
-        seen.alerts = [Alert(audit.PROCESS, "`os.fork()`", ("cell", 1)), Alert(audit.PROCESS_LIMIT, "", ("cell", 1))]
-        seen.counts = {("cell", 1): {audit.PROCESS: tries, audit.PROCESS_LIMIT: 1}}
+        seen.alerts = [Alert(Finding.PROCESS, "`os.fork()`", ("cell", 1)), Alert(Finding.PROCESS_LIMIT, "", ("cell", 1))]
+        seen.counts = {("cell", 1): {Finding.PROCESS: tries, Finding.PROCESS_LIMIT: 1}}
         seen.leftovers = [Leftover("", False, ("cell", 1))] * 63
         seen.peak = 64
         said.append(_process_incidents(seen, _places(["import numpy", "import os\nos.fork()"], []), Limits(processes=64)))

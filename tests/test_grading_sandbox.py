@@ -13,6 +13,7 @@ from attention_course.grading.run.sandbox.bubblewrap import Bubblewrap
 from attention_course.grading.run.sandbox.channel import Call
 from attention_course.grading.run.sandbox.process import Limits, Output, WorkerProcess
 from attention_course.grading.run.sandbox.runner import run_notebook
+from attention_course.grading.run.status import CellOutcome
 
 pytestmark = pytest.mark.sandbox
 
@@ -34,7 +35,7 @@ def test_a_clean_run_finishes_and_reports_every_cell_and_call():
     process = worker(["x = 1", DOUBLE], [call()])
     assert process.finished and process.step is None and process.reason == ""
     assert sorted(process.cells) == [0, 1]
-    assert process.observations[0].status == calls.RETURNED
+    assert process.observations[0].status == calls.CallOutcome.RETURNED
 
 
 def test_writing_into_the_result_channel_gets_the_worker_killed():
@@ -69,7 +70,7 @@ def test_files_written_are_reported_and_removed(tmp_path):
 
 def test_memory_limit_turns_a_bomb_into_memory_error():
     run = run_notebook(["x = bytearray(3 * 2**30)"], [], Limits(memory_bytes=1 << 30, cell_seconds=5))
-    assert run.cells[0].status == "memory"
+    assert run.cells[0].status == CellOutcome.MEMORY
 
 
 # --- what the worker's watch reports, without a sandbox (harmless operations only) ------------------
@@ -124,7 +125,7 @@ def test_without_a_sandbox_the_grader_stops_reading_pipes_an_escaped_process_hol
     try:
         run = run_notebook([escape, DOUBLE], [call()], FAST)
         assert run.seconds < float(marker) / 2, "the grader waited for the escaped process's pipe"
-        assert run.observations[0].status == calls.RETURNED
+        assert run.observations[0].status == calls.CallOutcome.RETURNED
     finally:
         for pid in _running(marker):  # it escaped: no sandbox kills it, so end it here, by its pid
             os.kill(pid, 9)
@@ -184,7 +185,7 @@ def test_a_sandboxed_worker_sees_only_what_it_needs(user_namespace, tmp_path):
     assert seen["limits"] == [1 << 30, 40, 1 << 22]
     if not user_namespace:
         assert seen["uid"] >= 1_000_000_000
-    assert run.sandboxed and run.observations[0].status == calls.RETURNED
+    assert run.sandboxed and run.observations[0].status == calls.CallOutcome.RETURNED
     assert run.flags == ["read course files", "wrote outside"], run.incidents  # what the probe itself tried
 
 
@@ -216,7 +217,7 @@ def test_the_sandbox_s_process_1_shows_none_of_the_grader_s_paths(user_namespace
     for secret in ("--ro-bind", "--bind", "--tmpfs", str(tmp_path), str(bubblewrap.package_dir())):
         assert secret not in said, secret
     assert not any("bwrap-options" in target for target in seen["fds"]), seen["fds"]
-    assert run.observations[0].status == calls.RETURNED
+    assert run.observations[0].status == calls.CallOutcome.RETURNED
 
 
 @pytest.mark.parametrize("user_namespace", MODES)
@@ -226,8 +227,8 @@ def test_a_stubborn_cell_is_killed_with_everything_it_started(user_namespace):
     stubborn = (f"import os, signal, time\nos.system('setsid sleep {marker} &')\n"
                 "signal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    time.sleep(1)")
     run = run_notebook([stubborn, DOUBLE], [call()], FAST, sandbox=box)
-    assert run.cells[0].status == "killed" and run.restarts == 1
-    assert run.observations[0].status == calls.RETURNED
+    assert run.cells[0].status == CellOutcome.KILLED and run.restarts == 1
+    assert run.observations[0].status == calls.CallOutcome.RETURNED
     assert _running(marker) == [], "the sleeper outlived its sandbox"
 
 
@@ -325,7 +326,7 @@ def test_a_notebook_that_imports_checks_of_other_exercises_is_not_said_to_tamper
     cells = ["from attention_course.grading import check_causal_mask, check_softmax\n"
              "import attention_course.grading.checks.exercises.flash", DOUBLE]
     run = run_notebook(cells, [call()], FAST)
-    assert run.cells[0].status == "ok" and run.flags == [], run.incidents
+    assert run.cells[0].status == CellOutcome.OK and run.flags == [], run.incidents
 
 
 @pytest.mark.parametrize("user_namespace", MODES)
@@ -340,8 +341,8 @@ def test_a_worker_started_ahead_runs_the_notebook_and_one_never_used_is_ended(us
     started = start_worker(FAST, sandbox=box, notebook=notebook)
     run = run_notebook(["import os\nfiles = os.listdir('.')", DOUBLE], [call()], FAST, sandbox=box, notebook=notebook,
                        started=started)
-    assert run.sandboxed and run.restarts == 0 and run.cells[0].status == "ok"
-    assert run.observations[0].status == calls.RETURNED and started.proc.returncode is not None
+    assert run.sandboxed and run.restarts == 0 and run.cells[0].status == CellOutcome.OK
+    assert run.observations[0].status == calls.CallOutcome.RETURNED and started.proc.returncode is not None
     unused = start_worker(FAST, sandbox=box, notebook=notebook)
     time.sleep(0.5)  # bwrap has started the sandbox's processes
     inside = psutil.Process(unused.proc.pid).children(recursive=True)
@@ -418,7 +419,7 @@ def double(x):
 @pytest.mark.parametrize("way", HIDING)
 def test_a_notebook_cannot_hide_its_use_of_the_course_code(way):
     run = run_notebook([HIDING[way]], [call()], FAST)
-    assert run.observations[0].status == calls.RETURNED, run.observations[0]
+    assert run.observations[0].status == calls.CallOutcome.RETURNED, run.observations[0]
     assert run.flags and set(run.flags) <= {"used the course's code", "tampered with the grader"}, run.incidents
 
 
@@ -466,7 +467,7 @@ def test_a_closed_result_channel_is_tampering_and_its_cell_is_skipped():
     assert not process.finished and process.kill == "channel" and process.step == ("cell", 0)
     assert "closed or replaced its descriptor" in process.reason
     run = run_notebook(["import os\nos.closerange(3, 4096)", DOUBLE], [call()], FAST)
-    assert run.flags == ["tampered with the grader"] and run.cells[0].status == "killed"
+    assert run.flags == ["tampered with the grader"] and run.cells[0].status == CellOutcome.KILLED
     np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
 
 

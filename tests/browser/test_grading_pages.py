@@ -32,8 +32,8 @@ def _report() -> dict:
     check = BY_ID["03_softmax"].checks[0]
     mistake = check.mistakes[0]
     case = results.CaseResult("large scores", "x = np.array([1000.0, 0.0])", "[1.0, 0.0]", "[nan, 0.0]",
-                              results.FAILED, "got nan", mistake.hint, mistake.id)
-    result = results.CheckResult(check.name, check.name, False, 3, 15, results.FAILED, "got nan", mistake.hint,
+                              results.CheckStatus.FAILED, "got nan", mistake.hint, mistake.id)
+    result = results.CheckResult(check.name, check.name, False, 3, 15, results.CheckStatus.FAILED, "got nan", mistake.hint,
                                  mistake.id, (case,))
     grades = []
     for name in ("Ada Lovelace", "Ben Okafor", "Chloé Martin"):

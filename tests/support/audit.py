@@ -48,7 +48,7 @@ import numpy as np
 
 from attention_course.decoder.attention import layer_mask
 from attention_course.grading.checks.engine import results
-from attention_course.grading.checks.engine.calls import RAISED, RETURNED, Observation, error_line, observe_call
+from attention_course.grading.checks.engine.calls import CallOutcome, Observation, error_line, observe_call
 from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import Check, as_expected, graded_part, judge, prediction_matches
 from attention_course.grading.checks.engine.code import Code, code_of
@@ -437,7 +437,7 @@ EVIDENCE: dict[str, Evidence] = {
     "builds_full_matrix": lambda s: s.check.after_pass is not None and s.check.after_pass(s.case, s.obs) is not None,
     # an overflow the task forbids: NumPy reported it again on the call made again, with the values right
     "exp_overflowed": lambda s: s.obs.overflowed and same_values(s.value, s.expected, s.case.tolerance),
-    "appended_on_wrong_axis": lambda s: s.obs.status == RAISED and "concatenation axis must match" in s.obs.error,
+    "appended_on_wrong_axis": lambda s: s.obs.status == CallOutcome.RAISED and "concatenation axis must match" in s.obs.error,
     # counts and an intensity: a whole number that came back as a float, a float64 that came back as another type
     "counts_not_integers": lambda s: any(
         want.kind in "iu" and got.kind not in "iu" for want, got in _item_dtypes(s.expected, s.obs.value)),
@@ -486,16 +486,16 @@ def audit(check: Check, fn) -> list[str]:
     indices = check.indices(True)
     run = tuple((check.cases[i], r, _call(check, fn, check.cases[i])) for i, r in zip(indices, result.cases))
     if result.mistake == "helper_at_fault":  # one hint for every failing input, checked by re-running them
-        failing = [i for i, (_, r, _) in zip(indices, run) if r.status == results.FAILED]
+        failing = [i for i, (_, r, _) in zip(indices, run) if r.status == results.CheckStatus.FAILED]
         if helper_at_fault(fn, failing, lambda f, i: _call(check, f, check.cases[i]),
                            lambda i, obs: judge(check, i, obs).passed, check.helpers) is None:
             problems.append("the hint blames a helper, but the course's version of it does not fix the function")
         return problems
     shown = result.smallest or result.first_failure
-    if result.status == results.FAILED and shown is not None:
+    if result.status == results.CheckStatus.FAILED and shown is not None:
         if (result.message, result.hint, result.mistake) != (shown.message, shown.hint, shown.mistake):
             problems.append("the message, the hint and the input shown do not all come from one failure")
-        if shown.hidden and any(not r.hidden and r.status == results.FAILED for r in result.cases):
+        if shown.hidden and any(not r.hidden and r.status == results.CheckStatus.FAILED for r in result.cases):
             problems.append("a hidden failing input is shown while a visible one fails too")
     if result.smallest is not None and result.smallest.hint:
         small = result.smallest_input
@@ -513,7 +513,7 @@ def audit(check: Check, fn) -> list[str]:
             reason = _unsupported_note(check, i, case_result, obs)
             if reason:
                 problems.append(f"{case.label}: {reason}")
-        if case_result.passed or not case_result.hint or case_result.status != results.FAILED:
+        if case_result.passed or not case_result.hint or case_result.status != results.CheckStatus.FAILED:
             continue
         reason = _unsupported(check, i, case_result, obs, run, code)
         if reason:
@@ -526,7 +526,7 @@ def _untrue_numbers(check: Check, case: Case, expected, case_result: results.Cas
     """The rows and numbers that the message and the hint on a failing input state about the result, each read
     back from the words and recomputed on the function's call made again (`claims`); the saturated rows from the
     input's scores."""
-    if case_result.status != results.FAILED or obs.status != RETURNED:
+    if case_result.status != results.CheckStatus.FAILED or obs.status != CallOutcome.RETURNED:
         return []
     value = as_expected(expected, obs.value)
     value = value if check.graded is None else check.graded(case, expected, value)
@@ -558,9 +558,9 @@ def _unsupported(check: Check, i: int, case_result: results.CaseResult, obs: Obs
                  code: Code) -> str | None:
     """Why the hint on this input is not backed by what the function did, or None if it is."""
     case = check.cases[i]
-    if obs.status == RAISED:
+    if obs.status == CallOutcome.RAISED:
         return _unsupported_error_hint(case_result.hint, obs.error, code)
-    if obs.status != RETURNED:
+    if obs.status != CallOutcome.RETURNED:
         return None  # timeouts, exits, memory: the hint says what happened, and the status shows it
     mistake_id = case_result.mistake
     if mistake_id is None:
@@ -596,7 +596,7 @@ def _unsupported(check: Check, i: int, case_result: results.CaseResult, obs: Obs
 def _unsupported_note(check: Check, i: int, case_result: results.CaseResult, obs: Observation) -> str | None:
     """Why the note on a right answer is not backed (None if it is): the check's `pass_note`, on the value called
     again, must say the same."""
-    if check.pass_note is None or obs.status != RETURNED:
+    if check.pass_note is None or obs.status != CallOutcome.RETURNED:
         return f"a note on a right answer that nothing states: {case_result.message[:60]!r}"
     expected = check.expected(i)
     if check.pass_note(check.cases[i], expected, as_expected(expected, obs.value)) != case_result.message:

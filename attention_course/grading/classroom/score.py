@@ -198,9 +198,9 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
     what happened while it ran."""
     parts = []
     for check in nb.checks:
-        if check.status == results.PASSED:
+        if check.status == results.CheckStatus.PASSED:
             continue
-        if check.status == results.NOT_ATTEMPTED:
+        if check.status == results.CheckStatus.NOT_ATTEMPTED:
             parts.append(f"{check.function}: not attempted")
             continue
         said = student_message(check)
@@ -208,7 +208,7 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
             said = f"on the input \"{check.smallest.label}\": {said}"
         text = f"{check.function} {check.score}/{check.max_score}: {said}"
         text += f" Hint: {check.hint}" if check.hint else ""
-        others = [c.label for c in check.cases if not c.passed and c.status != results.SKIPPED
+        others = [c.label for c in check.cases if not c.passed and c.status != results.CheckStatus.SKIPPED
                   and c is not check.first_failure]
         if check.every_failure and others:  # each a question of its own: every one named
             text += f" Also wrong: {'; '.join(others)}."
@@ -219,7 +219,7 @@ def _check_feedback(nb: NotebookGrade) -> list[str]:
 def student_message(check: results.CheckResult) -> str:
     """A check's message as a student may read it: when its first failure is a hidden input, only its label."""
     first = check.first_failure
-    if first is not None and first.hidden and check.status == results.FAILED:
+    if first is not None and first.hidden and check.status == results.CheckStatus.FAILED:
         return f"wrong on an input only the grader tries: {first.label}."
     return check.message
 
@@ -495,11 +495,13 @@ def check_from_json(data: dict) -> results.CheckResult:
         names = {f.name for f in dataclasses.fields(results.CaseResult)}
         kept = {k: v for k, v in fields.items() if k in names}
         kept["matches"] = tuple(kept.get("matches", ()))
-        kept["unpredicted"] = tuple(kept.get("unpredicted", (None, "", "")))
+        kept.pop("unpredicted", None)  # what judging weighed, done with once the check was judged
+        kept["status"] = results.CheckStatus(kept["status"])
         return results.CaseResult(**kept)
 
     names = {f.name for f in dataclasses.fields(results.CheckResult)}
     fields = {k: v for k, v in data.items() if k in names}
+    fields["status"] = results.CheckStatus(fields["status"])
     fields["cases"] = tuple(case(c) for c in data.get("cases", ()))
     if isinstance(fields.get("smallest"), dict):
         fields["smallest"] = case(fields["smallest"])

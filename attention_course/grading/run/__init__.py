@@ -3,7 +3,9 @@
     sandbox     run each notebook in a bubblewrap sandbox -> a `NotebookRun` (what it returned and tried)
     judge       judge a run with the checks -> a `NotebookGrade` (verdicts, statuses, incidents)
     notebook    one notebook read, its exercise recognised, run and judged (`grade_notebook`)
-    status      one `Status` for a notebook's outcome, one `Stop` for why a run was stopped, and `Incident`
+    status      one `Status` for a notebook's outcome, one `Stop` for why a run was stopped, how a cell ended
+                (`CellOutcome`), what a notebook tried (`Finding`), `STATUS_OF` (what each outcome of the sandbox
+                and the checks gives the status), and `Incident`
     table       what `attention-course check` prints
     options     the limits of each notebook, read from the command line
 

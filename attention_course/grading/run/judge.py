@@ -21,23 +21,18 @@ import sys
 from dataclasses import dataclass, field
 
 from ..checks.engine import calls, results
-from ..checks.engine.calls import Observation
+from ..checks.engine.calls import CallOutcome, Observation
+from ..checks.engine.results import CheckStatus
 from ..checks.engine.check import Check, judge_all
 from ..checks.engine.code import Code, code_in_cells
 from ..checks.engine.run import FollowUp, cut_down, follow_up
 from ..checks.exercises import BY_ID, Exercise, package_names_used
 from .sandbox.runner import NotebookRun
-from .status import Incident, Status, notebook_text
+from .status import CLEAN, CellOutcome, Incident, Status, notebook_text, status_of
 
 FLOOD_BYTES = 1_000_000
 """A notebook that prints more than this gets the status "output flood"."""
 
-CELL_STATUSES = {"timeout": Status.TIMEOUT, "memory": Status.OUT_OF_MEMORY, "exit": Status.SYS_EXIT,
-                 "error": Status.CELL_ERRORS}
-"""What a cell that ended this way gives the status (a cell whose process was killed: see `Stop.status`)."""
-CALL_STATUSES = {calls.TIMEOUT: Status.TIMEOUT, calls.OUT_OF_MEMORY: Status.OUT_OF_MEMORY,
-                 calls.CRASHED: Status.CRASHED, calls.EXITED: Status.SYS_EXIT, calls.MISSING: Status.MISSING_FUNCTIONS}
-"""What a call of the student's function that ended this way gives the status."""
 
 
 @dataclass
@@ -126,7 +121,7 @@ class Verdicts:
             if len(observations) < sum(name == check.name for name, _ in self._where.values()):
                 continue
             try:
-                if self.of(check, observations).status == results.FAILED:
+                if self.of(check, observations).status == CheckStatus.FAILED:
                     failed.add(check.name)
             except Exception:  # noqa: BLE001 -- a bug of ours: judge_run judges it again and reports it
                 continue
@@ -161,7 +156,7 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
                                            "for your instructor to look at", Status.HANDOUT_MISMATCH))
         found.add(Status.HANDOUT_MISMATCH)
     for index, cell in sorted(run.cells.items()):
-        if cell.status == "error":  # the student should know which cell, and what it raised
+        if cell.status == CellOutcome.ERROR:  # the student should know which cell, and what it raised
             grade.incidents.append(Incident(f"code cell {index + 1} raised {_raised(cell.error)}; the other cells "
                                             "still ran", Status.CELL_ERRORS))
     borrowed = package_names_used(cells, exercise)
@@ -180,7 +175,7 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
             grade.checks.append(follow_up(check, result, observations, _found(check, where, run, cells), code))
         except Exception as err:  # a bug of ours must not sink the batch
             grade.checks.append(results.CheckResult(check.name, check.function, False, 0, len(observations),
-                                                    results.ERROR, f"the grader failed: {err!r}", "", None, ()))
+                                                    CheckStatus.ERROR, f"the grader failed: {err!r}", "", None, ()))
             grade.incidents.append(Incident(f"the grader failed on {check.name}: {err!r}", Status.GRADER_ERROR))
     grade.statuses = _statuses(grade, run, found)
     return grade
@@ -204,28 +199,23 @@ def _found(check: Check, where: dict[int, tuple[str, int]], run: NotebookRun, ce
 
 
 def _statuses(grade: NotebookGrade, run: NotebookRun, found: set[Status]) -> tuple[Status, ...]:
-    """Every status the run's cells, calls and findings give, worst first; else not attempted or ok."""
+    """Every status the run's cells, calls, checks and findings give (`status.STATUS_OF`), worst first; else not
+    attempted (every check says so) or ok."""
+    # a cell or a call the grader stopped gives its stop's status (say, for what it did to the result channel)
     for cell in run.cells.values():
-        if cell.status == "killed":
-            found.add(cell.stop.status if cell.stop else Status.CRASHED)
-        elif cell.status in CELL_STATUSES:
-            found.add(CELL_STATUSES[cell.status])
+        found.add(status_of(cell.stop if cell.status == CellOutcome.KILLED and cell.stop else cell.status))
     for call_id, obs in run.observations.items():
-        if obs.status == calls.CRASHED and call_id in run.stopped:
-            found.add(run.stopped[call_id].status)  # killed by the grader: for what it did to the result channel
-        elif obs.status in CALL_STATUSES:
-            found.add(CALL_STATUSES[obs.status])
+        found.add(status_of(run.stopped[call_id] if obs.status == CallOutcome.CRASHED and call_id in run.stopped
+                            else obs.status))
     if run.output_bytes > FLOOD_BYTES:
         found.add(Status.OUTPUT_FLOOD)
     if run.files_written:
         found.add(Status.WROTE_FILES)
-    if any(c.status == results.ERROR for c in grade.checks):
-        found.add(Status.GRADER_ERROR)
-    if found:
-        return tuple(sorted(found, key=list(Status).index))
-    if grade.checks and all(c.status == results.NOT_ATTEMPTED for c in grade.checks):
-        return (Status.NOT_ATTEMPTED,)
-    return (Status.OK,)
+    checks = {status_of(c.status) for c in grade.checks}
+    worst = (found | checks) - {*CLEAN, None}
+    if worst:
+        return tuple(sorted(worst, key=list(Status).index))
+    return (Status.NOT_ATTEMPTED,) if checks == {Status.NOT_ATTEMPTED} else (Status.OK,)
 
 
 def _raised(error: str) -> str:

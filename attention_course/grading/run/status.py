@@ -1,18 +1,25 @@
-"""What can happen to a notebook and to a student, as data: `Status`, `Stop` and `Incident`.
+"""What can happen to a notebook and to a student, as data: `Status`, `Stop`, `CellOutcome`, `Finding`, `Incident`.
 
 The status column of a gradebook is made of `Status` values, and the code
 decides with them, never by reading the sentence it shows: a notebook's
 outcome is the tuple of every status that applies (worst first), a student's
 adds what intake found, what is missing and whether their marks are held for
 review (`HOLD`: a notebook tried something beyond running its own code).
-`Stop` says why the grader stopped a notebook's process. An `Incident` is the
-sentence a person reads, carrying its kind (a `Status`, or None for a remark
-that changes no status) as data.
+`Stop` says why the grader stopped a notebook's process, `CellOutcome` how
+one of its code cells ended, `Finding` what its worker's watch saw it try.
+`STATUS_OF` is the one table from what the sandbox and the checks report
+(cells' and calls' outcomes, stops, findings, checks' statuses) to the
+`Status` each gives a notebook. An `Incident` is the sentence a person reads,
+carrying its kind (a `Status`, or None for a remark that changes no status)
+as data.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+from ..checks.engine.calls import CallOutcome
+from ..checks.engine.results import CheckStatus
 
 
 class Status(StrEnum):
@@ -113,9 +120,84 @@ class Stop(StrEnum):
 
     @property
     def status(self) -> Status:
-        """What a cell or a call stopped this way gives the notebook's status."""
-        return {Stop.TIME: Status.TIMEOUT, Stop.MEMORY: Status.OUT_OF_MEMORY, Stop.CHANNEL: Status.TAMPERED,
-                Stop.PROCESSES: Status.TOO_MANY_PROCESSES}.get(self, Status.CRASHED)
+        """What a cell or a call stopped this way gives the notebook's status (`STATUS_OF`)."""
+        return STATUS_OF[Stop][self]
+
+
+class CellOutcome(StrEnum):
+    """How one code cell ended (`channel.CellReport.status`); its value is the word the worker's frames carry."""
+
+    OK = "ok"
+    ERROR = "error"
+    """It raised an exception; the cells after it still ran."""
+    TIMEOUT = "timeout"
+    """Its worker's alarm stopped it at its time limit."""
+    MEMORY = "memory"
+    """It raised MemoryError."""
+    EXIT = "exit"
+    """It called sys.exit."""
+    KILLED = "killed"
+    """Its process died in it (the grader's word, never a worker's): stopped by the grader (`CellReport.stop` says
+    why) or by itself."""
+
+
+STOPPED_IN_WORKER = (CellOutcome.TIMEOUT, CellOutcome.MEMORY, CellOutcome.EXIT)
+"""Cells the worker itself stopped (its alarm, a MemoryError, sys.exit), which went on to the next cell."""
+
+
+class Finding(StrEnum):
+    """What a notebook's worker's watch saw it try (`sandbox/audit.py`); its value is the word the worker's frames
+    carry."""
+
+    SIGNAL = "signal"
+    NETWORK = "network"
+    PROCESS = "process"
+    """It started a process (counted apart: `runner._process_incidents`)."""
+    PROCESS_LIMIT = "process limit"
+    """It tried to start as many processes as the sandbox allows at once (its worker counts them)."""
+    WRITE = "write outside"
+    READ = "course files"
+    OUTSIDE = "read outside"
+    TAMPER = "tampered"
+    COURSE_CODE = "course code"
+    NUMPY = "numpy"
+    """It replaced numpy's functions in its own process (only its own results could change: no status)."""
+    INTROSPECT = "introspected"
+    """It reached into its process's frames or objects, where the grader's own are."""
+    CODE_READ = "course code read"
+    """It read the code object of a course function (to run a copy of it, which the profiler would not see as the
+    course's)."""
+
+
+STATUS_OF: dict[type, dict] = {
+    CellOutcome: {CellOutcome.OK: None, CellOutcome.ERROR: Status.CELL_ERRORS, CellOutcome.TIMEOUT: Status.TIMEOUT,
+                  CellOutcome.MEMORY: Status.OUT_OF_MEMORY, CellOutcome.EXIT: Status.SYS_EXIT,
+                  CellOutcome.KILLED: Status.CRASHED},
+    CallOutcome: {CallOutcome.RETURNED: None, CallOutcome.NOT_IMPLEMENTED: None, CallOutcome.RAISED: None,
+                  CallOutcome.SKIPPED: None, CallOutcome.TIMEOUT: Status.TIMEOUT,
+                  CallOutcome.OUT_OF_MEMORY: Status.OUT_OF_MEMORY, CallOutcome.EXITED: Status.SYS_EXIT,
+                  CallOutcome.MISSING: Status.MISSING_FUNCTIONS, CallOutcome.CRASHED: Status.CRASHED},
+    Stop: {Stop.TIME: Status.TIMEOUT, Stop.MEMORY: Status.OUT_OF_MEMORY, Stop.CHANNEL: Status.TAMPERED,
+           Stop.SANDBOX: Status.CRASHED, Stop.PROCESSES: Status.TOO_MANY_PROCESSES},
+    Finding: {Finding.SIGNAL: Status.SIGNAL, Finding.NETWORK: Status.NETWORK, Finding.PROCESS: None,
+              Finding.PROCESS_LIMIT: Status.TOO_MANY_PROCESSES, Finding.WRITE: Status.WROTE_OUTSIDE,
+              Finding.READ: Status.READ_COURSE_FILES, Finding.OUTSIDE: Status.READ_OUTSIDE,
+              Finding.TAMPER: Status.TAMPERED, Finding.COURSE_CODE: Status.USED_COURSE_CODE, Finding.NUMPY: None,
+              Finding.INTROSPECT: Status.TAMPERED, Finding.CODE_READ: Status.USED_COURSE_CODE},
+    CheckStatus: {CheckStatus.PASSED: None, CheckStatus.FAILED: None, CheckStatus.NOT_ATTEMPTED: Status.NOT_ATTEMPTED,
+                  CheckStatus.MISSING: Status.MISSING_FUNCTIONS, CheckStatus.TIMEOUT: Status.TIMEOUT,
+                  CheckStatus.SKIPPED: None, CheckStatus.ERROR: Status.GRADER_ERROR},
+}
+"""What each outcome the sandbox and the checks report gives a notebook's status, by the outcome's vocabulary (the
+vocabularies share words: a cell's "error" is the notebook's, a check's "error" the grader's); None: none of its
+own. A cell or a call the grader stopped gives its `Stop`'s instead of being killed's or crashed's; a process's
+starts are said apart (`runner._process_incidents`); not attempted is said only of a notebook whose every check
+says it, and nothing else (`judge._statuses`)."""
+
+
+def status_of(outcome: CellOutcome | CallOutcome | Stop | Finding | CheckStatus) -> Status | None:
+    """The status `outcome` gives a notebook (`STATUS_OF`), None for none."""
+    return STATUS_OF[type(outcome)][outcome]
 
 
 class Incident(str):

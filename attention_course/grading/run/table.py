@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..checks.engine import results
+from ..checks.engine.results import CheckStatus
 from .judge import NotebookGrade
 from .status import Status
 
@@ -24,7 +24,7 @@ def format_report(grades: list[NotebookGrade]) -> str:
         total += nb.score
         maximum += nb.max_score
         lines.append("")
-    details = [(nb, c) for nb in grades for c in nb.checks if c.status not in (results.PASSED, results.NOT_ATTEMPTED)]
+    details = [(nb, c) for nb in grades for c in nb.checks if c.status not in (CheckStatus.PASSED, CheckStatus.NOT_ATTEMPTED)]
     if details:
         lines.append("What went wrong")
         lines.append("---------------")

@@ -20,19 +20,30 @@ import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
-# Observation.status values.
-RETURNED = "returned"
-NOT_IMPLEMENTED = "not_implemented"
-RAISED = "raised"
-TIMEOUT = "timeout"
-OUT_OF_MEMORY = "memory"
-EXITED = "exited"
-MISSING = "missing"
-SKIPPED = "skipped"
-CRASHED = "crashed"
+
+class CallOutcome(StrEnum):
+    """How one call of the student's function ended (`Observation.status`); its value is the word the worker's
+    frames carry."""
+
+    RETURNED = "returned"
+    NOT_IMPLEMENTED = "not_implemented"
+    """It raised NotImplementedError: the stub is not written yet."""
+    RAISED = "raised"
+    TIMEOUT = "timeout"
+    OUT_OF_MEMORY = "memory"
+    EXITED = "exited"
+    """It called sys.exit."""
+    MISSING = "missing"
+    """The notebook defines no function of that name."""
+    SKIPPED = "skipped"
+    """Not tried: an earlier input of the same check ran out of time or ended the process."""
+    CRASHED = "crashed"
+    """The process running the notebook died during the call (or before it)."""
+
 
 MAX_ELEMENTS = 20_000_000
 """Returned arrays larger than this are described, not kept (they are never right)."""
@@ -60,8 +71,8 @@ class Opaque:
 class Observation:
     """What one call of the student's function did, as plain data."""
 
-    status: str
-    """returned, not_implemented, raised, timeout, memory, exited, missing, skipped or crashed."""
+    status: CallOutcome
+    """How the call ended: returned, raised, timed out, ..."""
     value: object = None
     """The return value made plain: an ndarray, a tuple of plain values, None or an Opaque."""
     error: str = ""
@@ -218,22 +229,22 @@ def observe_call(fn, args: tuple, kwargs: dict | None = None, *, seconds: float 
                         tracemalloc.stop()
             value = to_plain(returned)
     except NotImplementedError:
-        return Observation(NOT_IMPLEMENTED, seconds=time.perf_counter() - start)
+        return Observation(CallOutcome.NOT_IMPLEMENTED, seconds=time.perf_counter() - start)
     except TimeLimitExceeded:
-        return Observation(TIMEOUT, error=f"took longer than {seconds:g} s", seconds=time.perf_counter() - start)
+        return Observation(CallOutcome.TIMEOUT, error=f"took longer than {seconds:g} s", seconds=time.perf_counter() - start)
     except MemoryError:
-        return Observation(OUT_OF_MEMORY, error="MemoryError: ran out of memory", seconds=time.perf_counter() - start)
+        return Observation(CallOutcome.OUT_OF_MEMORY, error="MemoryError: ran out of memory", seconds=time.perf_counter() - start)
     except SystemExit as exc:
-        return Observation(EXITED, error=f"called sys.exit({exc.code!r})", seconds=time.perf_counter() - start)
+        return Observation(CallOutcome.EXITED, error=f"called sys.exit({exc.code!r})", seconds=time.perf_counter() - start)
     except KeyboardInterrupt:
         if reraise_interrupt:
             raise
-        return Observation(RAISED, error="KeyboardInterrupt", seconds=time.perf_counter() - start)
+        return Observation(CallOutcome.RAISED, error="KeyboardInterrupt", seconds=time.perf_counter() - start)
     except BaseException as exc:  # anything the student's code raised is a result, not a grader failure
-        return Observation(RAISED, error=format_exception(exc), seconds=time.perf_counter() - start)
+        return Observation(CallOutcome.RAISED, error=format_exception(exc), seconds=time.perf_counter() - start)
     seconds_taken = time.perf_counter() - start
     after = tuple(to_plain(a) if isinstance(a, np.ndarray) else None for a in call_args)
-    return Observation(RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak,
+    return Observation(CallOutcome.RETURNED, value=value, args_after=after, seconds=seconds_taken, peak_bytes=peak,
                        overflowed=any(_is_overflow(w) for w in caught))
 
 

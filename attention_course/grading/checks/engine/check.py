@@ -2,8 +2,10 @@
 
 A `Check` bundles everything about one student function: its parameters, the
 inputs to try, the package's reference implementation and the mistakes to
-recognise. `judge` gives the verdict on one observed call, `judge_all` on a
-check's calls: `run.run_check` makes the calls in the current process (the
+recognise, and its optional hooks, grouped by what they do: `Judging` (pass
+or fail, which mistake) and `Presenting` (what a student reads). `judge`
+gives the verdict on one observed call (a `results.Verdict`, then worded as
+the `CaseResult` a student reads), `judge_all` on a check's calls: `run.run_check` makes the calls in the current process (the
 in-notebook checks), the batch grader in a worker process, and both hand the
 observations to the same `judge`, so both give the same verdict.
 """
@@ -20,9 +22,10 @@ from typing import Callable
 import numpy as np
 
 from . import calls, results
-from .calls import Observation
+from .calls import CallOutcome, Observation
 from .cases import FLOAT32_TOLERANCE, Case, Rngs, format_value
 from .observe import saturated_lines, saturated_slice
+from .results import CheckStatus, Verdict
 from .shrink import Sizes
 from .code import UNKNOWN, Code
 from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plain, compose, diagnose, dtype_kept, \
@@ -31,10 +34,49 @@ from .mistakes import MODIFIES_INPUT, PRECISION_LOST, Mistake, Specific, as_plai
 DEFAULT_SECONDS = 10.0
 """Time limit for one call of a student's function."""
 
+@dataclass(frozen=True)
+class Judging:
+    """The hooks of a `Check` that decide whether a result passes and which mistake it shows (`Check.judging`).
+
+    Each is the `Check` field of the same name (documented there); None (False for the flags): the standard way.
+    """
+
+    compare: Callable[[Case, object, object, dict], tuple[str, Mistake | None] | None] | None = None
+    graded: Callable[[Case, object, object], object] | None = None
+    specific: Specific | None = None
+    after_pass: Callable[[Case, Observation], tuple[str, Mistake] | None] | None = None
+    across: Callable[[dict[int, tuple[Case, object]]], dict[int, tuple[str, Mistake]]] | None = None
+    refine: Callable[[tuple[Case, ...], list[results.CaseResult]], list[results.CaseResult]] | None = None
+    weighed: bool = False
+    dtype_graded: bool = True
+
+
+@dataclass(frozen=True)
+class Presenting:
+    """The hooks of a `Check` that word what a student reads: the results shown, a note, an error's hint, which
+    failures are shown (`Check.presenting`).
+
+    Each is the `Check` field of the same name (documented there); None: the standard wording.
+    """
+
+    expected_text: Callable[[Case, object], str] | None = None
+    got_text: Callable[[Case, object], str] | None = None
+    pass_note: Callable[[Case, object, object], str] | None = None
+    error_hint: Callable[[Case, str, Code], str] | None = None
+    every_failure_shown: bool = False
+
+
 @dataclass(frozen=True, eq=False)
 class Check:
-    """Everything needed to check one student function."""
+    """Everything needed to check one student function.
 
+    Its fields come in four groups: what is checked (the function, its inputs, the reference, the mistakes);
+    the judging hooks, which decide pass or fail and which mistake (`judging`); the presenting hooks, which word
+    what a student reads (`presenting`); and how the calls are run and followed up. Every hook is optional: the
+    standard comparison, diagnosis and wording apply without it.
+    """
+
+    # --- what is checked ----------------------------------------------------------------------------------------
     name: str
     """Name of the check, e.g. "softmax" for `check_softmax`."""
     function: str
@@ -49,43 +91,6 @@ class Check:
     """Mistakes recognised by prediction, most specific first."""
     output_names: tuple[str, ...] | None = None
     """Names of the items when the function returns a tuple, e.g. ("output", "weights")."""
-    compare: Callable[[Case, object, object, dict], tuple[str, Mistake | None] | None] | None = None
-    """Replaces the standard comparison: (case, expected, got, predictions) -> None if
-    right, else (message, mistake or None). For a result judged by a band (a measurement), not by its values."""
-    graded: Callable[[Case, object, object], object] | None = None
-    """The part of a result that is graded: (case, expected, value) -> the value with what is not graded taken
-    from the expected result (the rows of padding queries). Applied to the result and to every prediction."""
-    across: Callable[[dict[int, tuple[Case, object]]], dict[int, tuple[str, Mistake]]] | None = None
-    """A judgement that needs several inputs' results at once: {index: (case, value)} of the inputs that returned
-    -> {index: (message, mistake)} for those that fail together though right alone (the same seed twice must
-    give the same number, two seeds two numbers)."""
-    expected_text: Callable[[Case, object], str] | None = None
-    """Shows the expected result in words when printing it is not enough."""
-    got_text: Callable[[Case, object], str] | None = None
-    """Shows what came back (case, value) when NumPy's printing is not how it was written (numbers written by
-    hand: 1, not 1.)."""
-    pass_note: Callable[[Case, object, object], str] | None = None
-    """What a right answer says besides passing (case, expected, value), "" for nothing: a step of an answer sheet
-    right only from a wrong earlier answer says it was carried forward. `audit` says it again on the value."""
-    every_failure_shown: bool = False
-    """Each input is a question of its own (the steps of an answer sheet): the result shows every failing one with
-    its own hint, not only the first (`results.CheckResult.every_failure`)."""
-    specific: Specific | None = None
-    """Check-specific diagnosis of a wrong value that no prediction explains: (case, expected, got, code)."""
-    error_hint: Callable[[Case, str, Code], str] | None = None
-    """A hint for an exception raised on a given input: (case, error, code); it names an operation only if the
-    failing line (`calls.error_line`) shows it."""
-    sizes: Sizes | None = None
-    """Which axis of which argument is which size: lets a failure be shown on the smallest input that fails."""
-    after_pass: Callable[[Case, Observation], tuple[str, Mistake] | None] | None = None
-    """A further requirement on a correct value (e.g. a memory budget)."""
-    refine: Callable[[tuple[Case, ...], list[results.CaseResult]], list[results.CaseResult]] | None = None
-    """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
-    seconds: float = DEFAULT_SECONDS
-    """Time limit for one call."""
-    dtype_graded: bool = True
-    """The one dtype rule applies to its results (False where the answers are numbers a student wrote by hand,
-    which have no dtype to keep)."""
     hidden_rngs: Rngs = Rngs()
     """Where the hidden inputs are drawn from (an assignment's secret); the visible ones always come from `Rngs()`,
     as the notebook shows them."""
@@ -94,15 +99,68 @@ class Check:
     out so that their first axis is the result's; an input with a slice made only of nearly one-hot lines is then
     marked `saturated` (`observe.saturated_slice`), a general rule for every input of the check, cut-down ones too.
     None: only the inputs flagged by hand are."""
+
+    # --- judging: whether a result passes, and which mistake (`Judging`) ----------------------------------------
+    compare: Callable[[Case, object, object, dict], tuple[str, Mistake | None] | None] | None = None
+    """Replaces the standard comparison: (case, expected, got, predictions) -> None if
+    right, else (message, mistake or None). For a result judged by a band (a measurement), not by its values."""
+    graded: Callable[[Case, object, object], object] | None = None
+    """The part of a result that is graded: (case, expected, value) -> the value with what is not graded taken
+    from the expected result (the rows of padding queries). Applied to the result and to every prediction."""
+    specific: Specific | None = None
+    """Check-specific diagnosis of a wrong value that no prediction explains: (case, expected, got, code)."""
+    after_pass: Callable[[Case, Observation], tuple[str, Mistake] | None] | None = None
+    """A further requirement on a correct value (e.g. a memory budget)."""
+    across: Callable[[dict[int, tuple[Case, object]]], dict[int, tuple[str, Mistake]]] | None = None
+    """A judgement that needs several inputs' results at once: {index: (case, value)} of the inputs that returned
+    -> {index: (message, mistake)} for those that fail together though right alone (the same seed twice must
+    give the same number, two seeds two numbers)."""
+    refine: Callable[[tuple[Case, ...], list[results.CaseResult]], list[results.CaseResult]] | None = None
+    """Improves hints using all the inputs at once (e.g. right on one tile, wrong on several)."""
     weighed: bool = False
     """For a check with `compare` whose predictions are exact (counts): its mistakes are weighed across the inputs
     as a check without `compare`'s are (`_contradicted`, `_consistent`): one that another input contradicts is not
     named, and where two explain an input alike, the input shown is one that separates them. (A band, a
     measurement, cannot be weighed so: False.)"""
+    dtype_graded: bool = True
+    """The one dtype rule applies to its results (False where the answers are numbers a student wrote by hand,
+    which have no dtype to keep)."""
+
+    # --- presenting: what a student reads (`Presenting`) --------------------------------------------------------
+    expected_text: Callable[[Case, object], str] | None = None
+    """Shows the expected result in words when printing it is not enough."""
+    got_text: Callable[[Case, object], str] | None = None
+    """Shows what came back (case, value) when NumPy's printing is not how it was written (numbers written by
+    hand: 1, not 1.)."""
+    pass_note: Callable[[Case, object, object], str] | None = None
+    """What a right answer says besides passing (case, expected, value), "" for nothing: a step of an answer sheet
+    right only from a wrong earlier answer says it was carried forward. `audit` says it again on the value."""
+    error_hint: Callable[[Case, str, Code], str] | None = None
+    """A hint for an exception raised on a given input: (case, error, code); it names an operation only if the
+    failing line (`calls.error_line`) shows it."""
+    every_failure_shown: bool = False
+    """Each input is a question of its own (the steps of an answer sheet): the result shows every failing one with
+    its own hint, not only the first (`results.CheckResult.every_failure`)."""
+
+    # --- running the calls and following a failure up -----------------------------------------------------------
+    seconds: float = DEFAULT_SECONDS
+    """Time limit for one call."""
+    sizes: Sizes | None = None
+    """Which axis of which argument is which size: lets a failure be shown on the smallest input that fails."""
     helpers: Mapping[str, Callable[..., object]] = field(default_factory=dict)
     """Name -> the course's version of each exercise function the student's may call (their own `softmax`, say):
     a failing function is re-run with these in place of the student's, to find a helper at fault. Given by the
     exercise, which knows the functions its students write."""
+
+    @cached_property
+    def judging(self) -> Judging:
+        """The hooks that decide whether a result passes and which mistake it shows."""
+        return Judging(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Judging)})
+
+    @cached_property
+    def presenting(self) -> Presenting:
+        """The hooks that word what a student reads."""
+        return Presenting(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Presenting)})
 
     @cached_property
     def cases(self) -> tuple[Case, ...]:
@@ -180,16 +238,17 @@ def judge_all(check: Check, observations: dict[int, Observation], code: Code = U
     if any(r.matches for r in case_results):  # a mistake was named: weigh it against every input's prediction
         case_results = _consistent(case_results, indices, check, _contradicted(check, observations), code)
     case_results = _across(check, indices, case_results, observations, code)
-    if check.refine is not None:
-        case_results = check.refine(tuple(check.cases[i] for i in indices), case_results)
-    return results.CheckResult.from_cases(check.name, check.function, case_results, check.every_failure_shown)
+    if check.judging.refine is not None:
+        case_results = check.judging.refine(tuple(check.cases[i] for i in indices), case_results)
+    return results.CheckResult.from_cases(check.name, check.function, case_results,
+                                          check.presenting.every_failure_shown)
 
 
 def graded_part(check: Check, i: int, value):
     """What of `value` the check grades on case `i` (all of it, unless the check says otherwise)."""
-    if check.graded is None or value is None:
+    if check.judging.graded is None or value is None:
         return value
-    return check.graded(check.cases[i], check.expected(i), value)
+    return check.judging.graded(check.cases[i], check.expected(i), value)
 
 
 def prediction_matches(check: Check, i: int, value, position: int) -> bool:
@@ -218,19 +277,20 @@ def _contradicted(check: Check, observations: dict[int, Observation]) -> set[str
     own `compare`); one that grades part of a result (`graded`) compares that
     part.
     """
-    if check.compare is not None and not check.weighed:
+    compare = check.judging.compare
+    if compare is not None and not check.judging.weighed:
         return set()
 
     def same_values(value, other, tolerance):  # by the check's own comparison, where it has one
-        if check.compare is None:
+        if compare is None:
             return _same_values(value, other, tolerance)
-        return other is not None and value is not None and check.compare(case, as_plain(other), value, {}) is None
+        return other is not None and value is not None and compare(case, as_plain(other), value, {}) is None
     contradicted = set()
     right_where_wrong: set[str] = set()  # mistakes that give the right result on an input the function fails
     variant_matched: set[int] = set()  # positions in check.mistakes of predictions that equal some result
     variant_contradicted: set[int] = set()  # ... and of those that differ from some result
     for i, obs in observations.items():
-        if obs.status != calls.RETURNED:
+        if obs.status != CallOutcome.RETURNED:
             continue
         case = check.cases[i]
         predictions, tolerance = check.predictions(i), check.cases[i].tolerance
@@ -311,9 +371,9 @@ def _consistent(case_results: list[results.CaseResult], indices: list[int], chec
                                         ambiguous=len(set(candidates)) > 1 or best != max(
                                             candidates, key=lambda m: (counts[m], -r.matches.index(m))))
             else:  # ambiguous if a mistake explains it whose hint is untrue here: an input where it is true is shown
-                mistake, hint, message, leads, facts = r.unpredicted
-                r = dataclasses.replace(r, mistake=mistake, hint=hint, message=message or r.message, matches=(),
-                                        leads=leads, facts=facts, ambiguous=bool(candidates))
+                said = r.unpredicted or Verdict(r.status, "")  # none: the message stands alone
+                r = r.judged(dataclasses.replace(said, status=r.status, message=said.message or r.message),
+                             matches=(), ambiguous=bool(candidates))
         fixed.append(r)
     return fixed
 
@@ -326,120 +386,147 @@ def _stated_truly(check: Check, mistake_id: str, case: Case) -> bool:
 def _across(check: Check, indices: list[int], case_results: list[results.CaseResult],
             observations: dict[int, Observation], code: Code) -> list[results.CaseResult]:
     """Fail the inputs that are right alone but not together with the others (`Check.across`)."""
-    if check.across is None:
+    if check.judging.across is None:
         return case_results
-    returned = {i: (check.cases[i], observations[i].value) for i in indices if observations[i].status == calls.RETURNED}
-    verdicts = check.across(returned)
+    returned = {i: (check.cases[i], observations[i].value) for i in indices
+                if observations[i].status == CallOutcome.RETURNED}
+    verdicts = check.judging.across(returned)
     fixed = []
     for i, r in zip(indices, case_results):
         if i in verdicts and r.passed:
-            message, mistake = verdicts[i]
-            hint, leads = compose(mistake, check.cases[i], code)
-            r = dataclasses.replace(r, status=results.FAILED, message=message, hint=hint, mistake=mistake.id,
-                                    leads=leads, facts=mistake.facts)
+            r = r.judged(_named(*verdicts[i], check.cases[i], code))
         fixed.append(r)
     return fixed
 
 
 def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> results.CaseResult:
-    """The verdict on one call: compared with the reference, mistake recognised."""
-    case = check.cases[i]
-    expected = check.expected(i)
-    if check.expected_text is not None:
-        expected_text = check.expected_text(case, expected)
-    else:
-        expected_text = format_value(expected, check.output_names)
-
-    def result(status, got, message, hint="", mistake: Mistake | None = None, matches=(), unpredicted=None):
-        leads, facts = (), ()
-        if mistake is not None and not hint:
-            hint, leads = compose(mistake, case, code)
-            facts = mistake.facts
-        return results.CaseResult(
-            label=case.label, inputs=case.describe(check.params),
-            expected=expected_text, got=got, status=status,
-            message=message, hint=hint, mistake=mistake.id if mistake else None, hidden=case.hidden,
-            matches=tuple(matches), unpredicted=unpredicted or (None, "", "", (), ()), leads=leads, facts=facts,
-        )
-
-    status = obs.status
-    if status == calls.NOT_IMPLEMENTED:
-        return result(results.NOT_ATTEMPTED, "raise NotImplementedError()", "not attempted yet")
-    if status == calls.MISSING:
-        return result(
-            results.MISSING, "(no such function)", f"the notebook does not define a function called `{check.function}`",
-            f"Keep the name and the parameters of the stub: def {check.function}({', '.join(check.params)}).",
-        )
-    if status == calls.SKIPPED:
-        return result(results.SKIPPED, "(not run)", obs.error or "not tried: an earlier input ran out of time")
-    if status == calls.TIMEOUT:
-        return result(
-            results.TIMEOUT, f"still running after {check.seconds:g} s", f"took longer than {check.seconds:g} s",
-            "Look for a loop whose condition never changes, or work that grows much faster than the input.",
-        )
-    if status == calls.OUT_OF_MEMORY:
-        return result(
-            results.FAILED, obs.error, "ran out of memory",
-            "The function asked for far more memory than this input needs: check the sizes of the arrays it creates.",
-        )
-    if status == calls.EXITED:
-        return result(
-            results.FAILED, obs.error, f"{obs.error} instead of returning",
-            "A function hands its result back with `return`; sys.exit stops the whole program.",
-        )
-    if status == calls.CRASHED:
-        return result(results.FAILED, obs.error, obs.error, "The process running the notebook ended during this call.")
-    if status == calls.RAISED:
-        hint = check.error_hint(case, obs.error, code) if check.error_hint else ""
-        return result(
-            results.FAILED, obs.error, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
-            hint or _error_seen(check, case, obs.error),
-        )
-
+    """The verdict on one call, compared with the reference, its mistake recognised, shown as a student reads it."""
+    case, expected = check.cases[i], check.expected(i)
+    if obs.status != CallOutcome.RETURNED:
+        got, verdict = _not_returned(check, case, obs, code)
+        return _presented(check, case, expected, got, verdict)
     value = as_expected(expected, obs.value)
-    got_text = check.got_text(case, value) if check.got_text is not None else format_value(value, check.output_names)
-    changed = modified_arguments(case, obs.args_after, check.params)
+    got = _got_text(check, case, value)
+    verdict, matches, unpredicted = _judged_value(check, i, value, obs, code)
+    return _presented(check, case, expected, got, verdict, matches, unpredicted)
+
+
+def _not_returned(check: Check, case: Case, obs: Observation, code: Code) -> tuple[str, Verdict]:
+    """(what is shown as what came back, the verdict) for a call that returned nothing."""
+    seconds = f"{check.seconds:g} s"
+    match obs.status:
+        case CallOutcome.NOT_IMPLEMENTED:
+            return "raise NotImplementedError()", Verdict(CheckStatus.NOT_ATTEMPTED, "not attempted yet")
+        case CallOutcome.MISSING:
+            return "(no such function)", Verdict(
+                CheckStatus.MISSING, f"the notebook does not define a function called `{check.function}`",
+                f"Keep the name and the parameters of the stub: def {check.function}({', '.join(check.params)}).")
+        case CallOutcome.SKIPPED:
+            return "(not run)", Verdict(CheckStatus.SKIPPED, obs.error or "not tried: an earlier input ran out of time")
+        case CallOutcome.TIMEOUT:
+            return f"still running after {seconds}", Verdict(
+                CheckStatus.TIMEOUT, f"took longer than {seconds}",
+                "Look for a loop whose condition never changes, or work that grows much faster than the input.")
+        case CallOutcome.OUT_OF_MEMORY:
+            return obs.error, Verdict(
+                CheckStatus.FAILED, "ran out of memory",
+                "The function asked for far more memory than this input needs: check the sizes of the arrays it creates.")
+        case CallOutcome.EXITED:
+            return obs.error, Verdict(
+                CheckStatus.FAILED, f"{obs.error} instead of returning",
+                "A function hands its result back with `return`; sys.exit stops the whole program.")
+        case CallOutcome.CRASHED:
+            return obs.error, Verdict(CheckStatus.FAILED, obs.error,
+                                      "The process running the notebook ended during this call.")
+    error_hint = check.presenting.error_hint  # it raised
+    hint = error_hint(case, obs.error, code) if error_hint else ""
+    return obs.error, Verdict(CheckStatus.FAILED, f"raised {obs.error.splitlines()[0] if obs.error else 'an exception'}",
+                              hint or _error_seen(check, case, obs.error))
+
+
+def _judged_value(check: Check, i: int, value, obs: Observation,
+                  code: Code) -> tuple[Verdict, tuple[str, ...], Verdict | None]:
+    """The verdict on what a call returned, the ids of every mistake whose prediction equals it, and what is said
+    if each of those is contradicted elsewhere (`_unpredicted`)."""
+    case, expected, judging = check.cases[i], check.expected(i), check.judging
     predictions = _Predictions(check, i)
-    if check.compare is not None:
-        verdict = check.compare(case, expected, value, predictions)
+    wrong = _wrong(check, i, value, predictions, code)
+    changed = modified_arguments(case, obs.args_after, check.params)
+    if changed:  # said first, with what else is wrong
+        names = ", ".join(f"`{n}`" for n in changed)
+        also = f" (and the result is wrong: {wrong[0]})" if wrong else ""
+        return _named(f"changed its argument {names} in place{also}", MODIFIES_INPUT, case, code), (), None
+    if wrong is not None:
+        message, mistake = wrong
+        matches = _matches(check, i, value, mistake, predictions)
+        unpredicted = _unpredicted(check, i, value, message, code) if matches else None
+        return _named(message, mistake, case, code), matches, unpredicted
+    further = judging.after_pass(case, obs) if judging.after_pass is not None else None
+    if further is None and judging.dtype_graded:  # float32 in, float32 out; float64 in, float64 out
+        further = dtype_kept(expected, value)
+    if further is not None:
+        return _named(*further, case, code), (), None
+    pass_note = check.presenting.pass_note
+    note = pass_note(case, expected, value) if pass_note else ""
+    return Verdict(CheckStatus.PASSED, note), (), None
+
+
+def _wrong(check: Check, i: int, value, predictions: _Predictions, code: Code) -> tuple[str, Mistake | None] | None:
+    """(message, the mistake recognised or None) if `value` is wrong on case `i`, by the check's comparison or the
+    standard one; a float64 result right to float32's digits only is said to be so."""
+    case, expected, judging = check.cases[i], check.expected(i), check.judging
+    if judging.compare is not None:
+        wrong = judging.compare(case, expected, value, predictions)
     else:
         graded = graded_part(check, i, value)
-        projected = predictions if check.graded is None else _Predictions(check, i, graded=True)
-        verdict = diagnose(case, expected, graded, projected, check.mistakes, check.output_names, check.specific, code)
+        projected = predictions if judging.graded is None else _Predictions(check, i, graded=True)
+        wrong = diagnose(case, expected, graded, projected, check.mistakes, check.output_names, judging.specific, code)
     narrowed = precision_lost(expected, value)
-    if verdict is not None and narrowed and same_values(graded_part(check, i, value), _in_dtype_of(expected, value),
-                                                        FLOAT32_TOLERANCE):
-        verdict = narrowed.replace("right values", "values right to float32's digits only"), PRECISION_LOST
-    if changed:
-        names = ", ".join(f"`{n}`" for n in changed)
-        also = f" (and the result is wrong: {verdict[0]})" if verdict else ""
-        return result(results.FAILED, got_text, f"changed its argument {names} in place{also}", mistake=MODIFIES_INPUT)
-    if verdict is not None:
-        message, mistake = verdict
-        matches = _matches(check, i, value, mistake, predictions)
-        unpredicted = None
-        if matches and check.compare is not None:  # what no prediction says: the comparison's message alone
-            plain = check.compare(case, expected, value, {})
-            unpredicted = (None, "", plain[0] if plain else message, (), ())
-        elif matches:  # what is said if every matching prediction is contradicted elsewhere
-            fallback = diagnose(case, expected, graded_part(check, i, value), {}, (), check.output_names,
-                                check.specific, code)
-            if fallback is not None and fallback[1] is not None:
-                hint, leads = compose(fallback[1], case, code)
-                unpredicted = (fallback[1].id, hint, fallback[0], leads, fallback[1].facts)
-            elif fallback is not None:
-                unpredicted = (None, "", fallback[0], (), ())
-        return result(results.FAILED, got_text, message, mistake=mistake, matches=matches, unpredicted=unpredicted)
-    if check.after_pass is not None:
-        extra = check.after_pass(case, obs)
-        if extra is not None:
-            message, mistake = extra
-            return result(results.FAILED, got_text, message, mistake=mistake)
-    kept = dtype_kept(expected, value) if check.dtype_graded else None  # float32 in, float32 out; float64 in, float64 out
-    if kept is not None:
-        message, mistake = kept
-        return result(results.FAILED, got_text, message, mistake=mistake)
-    return result(results.PASSED, got_text, check.pass_note(case, expected, value) if check.pass_note else "")
+    if wrong is not None and narrowed and same_values(graded_part(check, i, value), _in_dtype_of(expected, value),
+                                                      FLOAT32_TOLERANCE):
+        return narrowed.replace("right values", "values right to float32's digits only"), PRECISION_LOST
+    return wrong
+
+
+def _unpredicted(check: Check, i: int, value, message: str, code: Code) -> Verdict | None:
+    """What is said of a wrong value if every prediction that matches it is contradicted by another input: the
+    check's own comparison's message alone, or the diagnosis made without predictions (None: none)."""
+    case, expected, judging = check.cases[i], check.expected(i), check.judging
+    if judging.compare is not None:
+        plain = judging.compare(case, expected, value, {})
+        return Verdict(CheckStatus.FAILED, plain[0] if plain else message)
+    fallback = diagnose(case, expected, graded_part(check, i, value), {}, (), check.output_names, judging.specific, code)
+    return None if fallback is None else _named(*fallback, case, code)
+
+
+def _named(message: str, mistake: Mistake | None, case: Case, code: Code) -> Verdict:
+    """A failure's verdict: its message, and the mistake it names with the hint a student reads for it on `case`
+    (`compose`: the leads that can apply to this input and this code)."""
+    if mistake is None:
+        return Verdict(CheckStatus.FAILED, message)
+    hint, leads = compose(mistake, case, code)
+    return Verdict(CheckStatus.FAILED, message, hint, mistake.id, leads, mistake.facts)
+
+
+def _got_text(check: Check, case: Case, value) -> str:
+    """What came back, as a student reads it."""
+    got_text = check.presenting.got_text
+    return got_text(case, value) if got_text is not None else format_value(value, check.output_names)
+
+
+def _presented(check: Check, case: Case, expected, got: str, verdict: Verdict, matches: tuple[str, ...] = (),
+               unpredicted: Verdict | None = None) -> results.CaseResult:
+    """The verdict with the input it was reached on, what was expected and what came back, as a student reads them."""
+    presenting = check.presenting
+    if presenting.expected_text is not None:
+        expected_text = presenting.expected_text(case, expected)
+    else:
+        expected_text = format_value(expected, check.output_names)
+    return results.CaseResult(
+        label=case.label, inputs=case.describe(check.params), expected=expected_text, got=got, status=verdict.status,
+        message=verdict.message, hint=verdict.hint, mistake=verdict.mistake, hidden=case.hidden, matches=matches,
+        unpredicted=unpredicted, leads=verdict.leads, facts=verdict.facts,
+    )
 
 
 def _matches(check: Check, i: int, value, mistake: Mistake | None, predictions) -> tuple[str, ...]:
@@ -447,12 +534,12 @@ def _matches(check: Check, i: int, value, mistake: Mistake | None, predictions) 
     prediction (compared as the check compares: by values, or by its `compare` where its predictions are exact)."""
     if mistake is None or not any(mistake is m for m in check.mistakes):
         return ()
-    case, expected = check.cases[i], check.expected(i)
-    if check.compare is None:
+    case, expected, compare = check.cases[i], check.expected(i), check.judging.compare
+    if compare is None:
         found = [m.id for p, m in enumerate(check.mistakes) if prediction_matches(check, i, value, p)]
-    elif check.weighed:
+    elif check.judging.weighed:
         found = [m.id for p, m in enumerate(check.mistakes)
-                 if (lambda v, m=m: v is not None and v[1] is m)(check.compare(case, expected, value, {p: predictions[p]}))]
+                 if (lambda v, m=m: v is not None and v[1] is m)(compare(case, expected, value, {p: predictions[p]}))]
     else:
         return ()
     matches = tuple(dict.fromkeys(found))

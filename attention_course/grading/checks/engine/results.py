@@ -9,26 +9,57 @@ every failing one that way, each with its own hint (`every_failure`).
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import textwrap
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .cases import Case
 
-# The status of one input (CaseResult.status) or of one check (CheckResult.status).
-PASSED = "passed"
-FAILED = "failed"
-NOT_ATTEMPTED = "not attempted"
-MISSING = "missing"
-SKIPPED = "skipped"
-TIMEOUT = "timeout"
-ERROR = "error"
 
-_ICONS = {PASSED: "✓", NOT_ATTEMPTED: "…", SKIPPED: "–", MISSING: "?"}
-_COLOURS = {PASSED: "#1a7f37", NOT_ATTEMPTED: "#6e7781", SKIPPED: "#6e7781", MISSING: "#9a6700"}
+class CheckStatus(StrEnum):
+    """The status of one input (`CaseResult.status`) or of one check (`CheckResult.status`); its value is the word
+    a student reads ("softmax passed")."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_ATTEMPTED = "not attempted"
+    """The stub still raises NotImplementedError (a check: on every input)."""
+    MISSING = "missing"
+    """The notebook defines no function of that name."""
+    SKIPPED = "skipped"
+    """Not tried (an earlier input ran out of time), or a check that did not run."""
+    TIMEOUT = "timeout"
+    """An input that ran out of time (a check that has one has failed)."""
+    ERROR = "error"
+    """The grader itself failed on the check."""
+
+
+_ICONS = {CheckStatus.PASSED: "✓", CheckStatus.NOT_ATTEMPTED: "…", CheckStatus.SKIPPED: "–", CheckStatus.MISSING: "?"}
+_COLOURS = {CheckStatus.PASSED: "#1a7f37", CheckStatus.NOT_ATTEMPTED: "#6e7781", CheckStatus.SKIPPED: "#6e7781",
+            CheckStatus.MISSING: "#9a6700"}
 _FAILED_COLOUR = "#cf222e"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a check concluded on one input: its status, the sentence that says why, and the mistake it names."""
+
+    status: CheckStatus
+    """passed, failed, not attempted, ..."""
+    message: str
+    """One sentence saying what differs ("" for a right answer without a note)."""
+    hint: str = ""
+    """The likely mistake, named without giving the code away."""
+    mistake: str | None = None
+    """Identifier of the recognised mistake (e.g. "no_max_subtraction"), if any."""
+    leads: tuple[str, ...] = ()
+    """Ids of the possibilities the hint offers (each one that can apply to this input and this code)."""
+    facts: tuple = ()
+    """What the hint says it observed on this input, as (name, value) pairs, for `audit` to check."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +74,8 @@ class CaseResult:
     """What the reference implementation returns, formatted."""
     got: str
     """What the student's function returned or raised, formatted."""
-    status: str
-    """passed, failed, not attempted, missing, timeout, error or skipped."""
+    status: CheckStatus
+    """passed, failed, not attempted, missing, timeout or skipped."""
     message: str
     """One sentence saying what differs (empty when passed)."""
     hint: str = ""
@@ -55,9 +86,9 @@ class CaseResult:
     """True for inputs that only the batch grader tries, not the notebook's check."""
     matches: tuple[str, ...] = ()
     """Every recognised mistake whose prediction equals what came back (the check names the one most inputs share)."""
-    unpredicted: tuple = (None, "", "", (), ())
-    """(mistake id, hint, message, leads, facts) of the diagnosis without predictions, used if every matching
-    prediction is contradicted."""
+    unpredicted: Verdict | None = None
+    """The verdict of the diagnosis without predictions, used if every matching prediction is contradicted (its
+    message "": the message stands; None: no diagnosis, the message stands alone, without a mistake or a hint)."""
     leads: tuple[str, ...] = ()
     """Ids of the possibilities the hint offers (each one that can apply to this input and this code)."""
     facts: tuple = ()
@@ -69,7 +100,17 @@ class CaseResult:
     @property
     def passed(self) -> bool:
         """True if the function gave the expected result on this input."""
-        return self.status == PASSED
+        return self.status == CheckStatus.PASSED
+
+    @property
+    def verdict(self) -> Verdict:
+        """What the check concluded on this input, without how the input and the results are shown."""
+        return Verdict(self.status, self.message, self.hint, self.mistake, self.leads, self.facts)
+
+    def judged(self, verdict: Verdict, **changes) -> CaseResult:
+        """This input's result with another verdict (and `changes` to its other fields)."""
+        return dataclasses.replace(self, status=verdict.status, message=verdict.message, hint=verdict.hint,
+                                   mistake=verdict.mistake, leads=verdict.leads, facts=verdict.facts, **changes)
 
 
 @dataclass(frozen=True)
@@ -86,8 +127,8 @@ class CheckResult:
     """Number of inputs that gave the expected result."""
     max_score: int
     """Number of inputs tried."""
-    status: str
-    """passed, failed, not attempted, missing or skipped."""
+    status: CheckStatus
+    """passed, failed, not attempted, missing, skipped or error."""
     message: str
     """One sentence for the student: what went right or the first thing that went wrong."""
     hint: str
@@ -110,25 +151,25 @@ class CheckResult:
         """Summarise the per-input results of one check (`every_failure`: show each failing input in full)."""
         cases = tuple(cases)
         score = sum(c.passed for c in cases)
-        failures = [c for c in cases if not c.passed and c.status != SKIPPED]
+        failures = [c for c in cases if not c.passed and c.status != CheckStatus.SKIPPED]
         shown = _shown(failures)
         statuses = {c.status for c in cases}
-        if cases and statuses == {NOT_ATTEMPTED}:
-            status = NOT_ATTEMPTED
+        if cases and statuses == {CheckStatus.NOT_ATTEMPTED}:
+            status = CheckStatus.NOT_ATTEMPTED
             message = f"not attempted yet: `{function}` still raises NotImplementedError. Replace that line with your code."
-        elif cases and statuses == {MISSING}:
-            status = MISSING
+        elif cases and statuses == {CheckStatus.MISSING}:
+            status = CheckStatus.MISSING
             message = cases[0].message
         elif not failures and score == len(cases):
-            status = PASSED
+            status = CheckStatus.PASSED
             notes = sorted({c.message for c in cases if c.message})  # e.g. a dtype widened on a right answer
             message = f"all {len(cases)} inputs give the expected result." + "".join(f" ({n})" for n in notes)
         else:
-            status = FAILED
+            status = CheckStatus.FAILED
             message = shown.message if shown else "some inputs were not tried."
         # Message, hint and mistake all come from the one input shown: a hint is evidence about that input.
         return cls(
-            check=check, function=function, passed=status == PASSED, score=score,
+            check=check, function=function, passed=status == CheckStatus.PASSED, score=score,
             max_score=len(cases), status=status, message=message, hint=shown.hint if shown else "",
             mistake=shown.mistake if shown else None, cases=cases, every_failure=every_failure,
         )
@@ -136,12 +177,12 @@ class CheckResult:
     @classmethod
     def skipped(cls, check: str, function: str, reason: str) -> CheckResult:
         """A check that did not run (e.g. inside the batch grader, which checks on its own)."""
-        return cls(check, function, False, 0, 0, SKIPPED, reason, "", None, ())
+        return cls(check, function, False, 0, 0, CheckStatus.SKIPPED, reason, "", None, ())
 
     @property
     def first_failure(self) -> CaseResult | None:
         """The failing input shown (skipped ones aside): see `_shown`."""
-        return _shown([c for c in self.cases if not c.passed and c.status != SKIPPED])
+        return _shown([c for c in self.cases if not c.passed and c.status != CheckStatus.SKIPPED])
 
     def headline(self) -> str:
         """One line: icon, function, its status, then the score, e.g. "✗ softmax failed; 8/13 inputs passed"."""
@@ -150,19 +191,19 @@ class CheckResult:
 
     def __str__(self) -> str:
         lines = [self.headline(), f"  {self.message}"]
-        if self.status == PASSED and self.cases and all(_short(c.got) for c in self.cases):
+        if self.status == CheckStatus.PASSED and self.cases and all(_short(c.got) for c in self.cases):
             lines += [f"  {c.label}: got {c.got}" for c in self.cases]
         case = self.smallest or self.first_failure
-        if case is not None and self.status == FAILED:
+        if case is not None and self.status == CheckStatus.FAILED:
             where = " (an input only the batch grader tries)" if case.hidden else ""
             lines.append(f"  first failing input: {case.label}{where}")
             lines += _labelled("input", case.inputs)
             lines += _labelled("expected", case.expected)
             lines += _labelled("got", case.got)
-        if self.hint and self.status == FAILED:
+        if self.hint and self.status == CheckStatus.FAILED:
             lines += _labelled("hint", textwrap.fill(self.hint, width=80))  # prose: wrapped for terminals
         others = self._others(case)
-        if others and self.status == FAILED and self.every_failure:
+        if others and self.status == CheckStatus.FAILED and self.every_failure:
             lines.append(f"  also failing ({len(others)}):")
             for c in others:
                 lines += _indented(textwrap.fill(f"- {c.label}: {c.message}", width=80, subsequent_indent="  "))
@@ -170,18 +211,18 @@ class CheckResult:
                 if c.hint:
                     lines += ["  " + line for line in _labelled("hint", textwrap.fill(c.hint, width=78))]
         noted = [c for c in self.cases if c.passed and c.message]
-        if noted and self.status == FAILED and self.every_failure:
+        if noted and self.status == CheckStatus.FAILED and self.every_failure:
             lines.append(f"  passed, with a note ({len(noted)}):")
             lines += [line for c in noted
                       for line in _indented(textwrap.fill(f"- {c.label}: {c.message}", width=80, subsequent_indent="  "))]
-        if others and self.status == FAILED and not self.every_failure:
+        if others and self.status == CheckStatus.FAILED and not self.every_failure:
             others_text = textwrap.fill("; ".join(c.label for c in others), width=72)  # a phone's or a page's width
             lines += _labelled(f"also failing ({len(others)})", others_text)
         return "\n".join(lines)
 
     def _others(self, shown: CaseResult | None) -> list[CaseResult]:
         """The failing inputs besides the one shown first (skipped ones aside), in the order they were tried."""
-        return [c for c in self.cases if c is not shown and not c.passed and c.status != SKIPPED]
+        return [c for c in self.cases if c is not shown and not c.passed and c.status != CheckStatus.SKIPPED]
 
     def __repr__(self) -> str:
         return f"CheckResult(\n{self}\n)"
@@ -195,7 +236,7 @@ class CheckResult:
             f"<div>{esc(self.message)}</div>",
         ]
         case = self.smallest or self.first_failure
-        if case is not None and self.status == FAILED:
+        if case is not None and self.status == CheckStatus.FAILED:
             rows = [("input", case.inputs), ("expected", case.expected), ("got", case.got)]
             th = '<th style="text-align:left;vertical-align:top;padding-right:1em">'
             body = "".join(
@@ -213,7 +254,7 @@ class CheckResult:
                 parts += [_failure_html(c, th) for c in self._others(case)]
                 parts += [f"<div>passed, with a note: <em>{esc(c.label)}</em> — {esc(c.message)}</div>"
                           for c in self.cases if c.passed and c.message]
-        if self.cases and self.status not in (NOT_ATTEMPTED, MISSING):
+        if self.cases and self.status not in (CheckStatus.NOT_ATTEMPTED, CheckStatus.MISSING):
             items = "".join(
                 f"<li>{esc(_ICONS.get(c.status, '✗'))} {esc(c.label)}"
                 + (f": got <code>{esc(c.got)}</code>" if _short(c.got) else "")

@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import calls, observe, results
-from .calls import Observation, observe_call
+from .calls import CallOutcome, Observation, observe_call
 from .cases import Case, Rngs, format_value
 from .check import Check, judge, judge_all
 from .code import UNKNOWN, Code, code_of
+from .results import CheckStatus
 from .shrink import MAX_CALLS, OBSERVED_ONLY, SECONDS, Sizes, candidates, failure_kind, observational
 
 _LEFT_TO_THE_GRADER = contextvars.ContextVar("attention_course_checks_left_to_the_grader", default=False)
@@ -56,7 +57,7 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
         return results.CheckResult.skipped(check.name, check.function, "not run here: the batch grader checks every function itself.")
     if not callable(fn) and not isinstance(fn, Mapping):  # a Mapping is an answer sheet, read by observe_call
         case = results.CaseResult(
-            "—", "", "", format_value(calls.to_plain(fn)), results.FAILED,
+            "—", "", "", format_value(calls.to_plain(fn)), CheckStatus.FAILED,
             f"expected the function `{check.function}` itself, got {type(fn).__name__}",
             f"Pass the function without calling it: check_{check.name}({check.function}).",
         )
@@ -66,10 +67,10 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
     for i in check.indices(hidden):
         case = check.cases[i]
         if timed_out:
-            observations[i] = Observation(calls.SKIPPED)
+            observations[i] = Observation(CallOutcome.SKIPPED)
             continue
         obs = observe_call(fn, case.args, case.kwargs, seconds=check.seconds, measure_memory=case.measure_memory)
-        timed_out = obs.status == calls.TIMEOUT
+        timed_out = obs.status == CallOutcome.TIMEOUT
         observations[i] = obs
     code = code_of(fn)
     result = judge_all(check, observations, code)
@@ -98,7 +99,7 @@ class FollowUp:
 
 def failing(result: results.CheckResult, observations: dict[int, Observation]) -> list[int]:
     """Indices of the cases a check's result failed (of those observed), in order."""
-    return [i for i, r in zip(sorted(observations), result.cases) if r.status == results.FAILED]
+    return [i for i, r in zip(sorted(observations), result.cases) if r.status == CheckStatus.FAILED]
 
 
 def shown_index(result: results.CheckResult, observations: dict[int, Observation]) -> int | None:
@@ -114,7 +115,7 @@ def search(check: Check, fn, result: results.CheckResult, observations: dict[int
     `deadline` (time.perf_counter): when the search must end, its calls' time limits cut to fit (None: each call
     has the check's own limit, the smaller input its `shrink.SECONDS`).
     """
-    if result.status != results.FAILED or not callable(fn):
+    if result.status != CheckStatus.FAILED or not callable(fn):
         return FollowUp()
     bad = failing(result, observations)
     if not bad:
@@ -138,7 +139,7 @@ def search(check: Check, fn, result: results.CheckResult, observations: dict[int
     if result.mistake not in OBSERVED_ONLY or check.sizes is None or first is None:
         return FollowUp()
     obs = observations[first]
-    if obs.status not in (calls.RETURNED, calls.RAISED):
+    if obs.status not in (CallOutcome.RETURNED, CallOutcome.RAISED):
         return FollowUp()
     kind = failure_kind(check.expected(first), obs, check.cases[first])
     end = time.perf_counter() + SECONDS
@@ -193,7 +194,7 @@ def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -
             calls_left -= 1
             obs = calls.observe_call(fn, small.args, small.kwargs, seconds=max(0.05, deadline - time.perf_counter()))
             verdict = judge(one, 0, obs)
-            if (verdict.status == results.FAILED and observational(verdict.mistake)
+            if (verdict.status == CheckStatus.FAILED and observational(verdict.mistake)
                     and failure_kind(expected, obs, small) == kind):
                 current, found, progress = args, (small, obs), True
                 break
@@ -218,7 +219,7 @@ def follow_up(check: Check, result: results.CheckResult, observations: dict[int,
     the first failing input and fail, by this process's own verdict, the same
     way.
     """
-    if result.status != results.FAILED:
+    if result.status != CheckStatus.FAILED:
         return result
     bad = failing(result, observations)
     if not bad:
@@ -240,7 +241,7 @@ def follow_up(check: Check, result: results.CheckResult, observations: dict[int,
         return result
     verdict = judge(one, 0, found.observation, code)
     kind = failure_kind(check.expected(first), observations[first], check.cases[first])
-    if (verdict.status != results.FAILED or not observational(verdict.mistake)
+    if (verdict.status != CheckStatus.FAILED or not observational(verdict.mistake)
             or failure_kind(expected, found.observation, found.smallest) != kind):
         return result
     label = f"{check.cases[first].label}, cut down to the smallest input that still fails this way"

@@ -16,7 +16,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from . import calls, observe
+from . import observe
+from .calls import CallOutcome, Observation
 from .cases import Case
 
 SECONDS = 0.5
@@ -97,10 +98,10 @@ def candidates(spec: Sizes, args: dict) -> Iterator[dict]:
         yield from spec.more(args)
 
 
-def failure_kind(expected, obs: calls.Observation, case: Case) -> str:
+def failure_kind(expected, obs: Observation, case: Case) -> str:
     """What kind of failure a call was: the exception's type, or the kind of difference in its value."""
-    if obs.status == calls.RAISED:
+    if obs.status == CallOutcome.RAISED:
         return re.sub(r"\d+", "#", obs.error.splitlines()[0] if obs.error else "")  # the same error, whatever the sizes
-    if obs.status != calls.RETURNED:
+    if obs.status != CallOutcome.RETURNED:
         return obs.status
     return observe.kind(expected, obs.value, case.tolerance)

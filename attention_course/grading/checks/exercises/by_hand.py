@@ -764,7 +764,7 @@ def _sheet_wording(cases: tuple[Case, ...], found: list[results.CaseResult]) -> 
     """A missing `answers` told as an answer sheet, not as a function."""
     out = []
     for r in found:
-        if r.status == results.MISSING:
+        if r.status == results.CheckStatus.MISSING:
             r = dataclasses.replace(r, got="(no `answers`)", message="the notebook defines no `answers`",
                                     hint="Keep the answers cell: a dict named `answers`, with one entry per step.")
         out.append(r)
@@ -855,7 +855,7 @@ def check_worked_example(answers, example=None, *, hidden: bool = False) -> Chec
     """
     check = WORKED_EXAMPLE if example is None else worked_example_check(example_from_dict(example))
     result = run_check(check, answers, hidden=hidden)
-    if result.status == results.NOT_ATTEMPTED:
+    if result.status == results.CheckStatus.NOT_ATTEMPTED:
         result = dataclasses.replace(result, message="not attempted yet: every entry of `answers` is still `...`. "
                                                      "Work the steps on paper, then write your numbers in.")
     return result

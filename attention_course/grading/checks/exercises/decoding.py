@@ -24,7 +24,7 @@ from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake
-from ..engine.results import FAILED, CaseResult, CheckResult
+from ..engine.results import CaseResult, CheckResult, CheckStatus
 from .attention import reference as attention_reference
 from .attention import DIVIDED_BY_D_K_HINT
 from .softmax import NO_MAX_SUBTRACTION, naive_softmax
@@ -317,7 +317,7 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
     """A concatenation on the wrong axis fails with NumPy's own error: name that mistake."""
     refined = []
     for result in results:
-        if result.status == FAILED and result.mistake is None and "concatenation axis must match" in result.got:
+        if result.status == CheckStatus.FAILED and result.mistake is None and "concatenation axis must match" in result.got:
             result = dataclasses.replace(result, mistake=APPENDED_ON_WRONG_AXIS.id, hint=APPENDED_ON_WRONG_AXIS.hint)
         refined.append(result)
     return refined

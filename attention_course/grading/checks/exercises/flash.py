@@ -21,7 +21,7 @@ from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_limits, exp_overflows, line_below_underflow
 from ..engine.mistakes import Lead, Mistake, Premise, compose
-from ..engine.results import FAILED, CaseResult, CheckResult
+from ..engine.results import CaseResult, CheckResult, CheckStatus
 
 MEMORY_FRACTION = 0.25
 """The peak memory of the measured call must stay under this fraction of the
@@ -282,7 +282,7 @@ def _refine(cases: tuple[Case, ...], results: list[CaseResult]) -> list[CaseResu
     refined = []
     for case, result in zip(cases, results):
         several, divides = _tiles(case)
-        if result.status == FAILED and result.mistake is None and several and single_ok:
+        if result.status == CheckStatus.FAILED and result.mistake is None and several and single_ok:
             if dividing_multi_ok and not divides and not short_ok:
                 guess = SHORT_TILE_WRONG
             elif not rising_ok:

@@ -132,11 +132,11 @@ def text(report: dict, row: dict) -> str:
         checks = [check_result(c) for c in nb["checks"]]
         width = max((len(c.function) for c in checks), default=0)
         for c in checks:
-            mark = {"passed": "✓", "not attempted": "…"}.get(c.status, "✗")
+            mark = {results.CheckStatus.PASSED: "✓", results.CheckStatus.NOT_ATTEMPTED: "…"}.get(c.status, "✗")
             available = info["checks"].get(c.check, {}).get("points", 0)
             lines.append(f"  {mark} {c.function:<{width}}  {_points(report, ex, c):>5}/{available:<5} "
                          f"{c.score}/{c.max_score} inputs, {c.status}")
-            if c.status not in (results.PASSED, results.NOT_ATTEMPTED):
+            if c.status not in (results.CheckStatus.PASSED, results.CheckStatus.NOT_ATTEMPTED):
                 details.append(str(c))
         lines += [f"  ! {i['text']}" for i in nb["incidents"]]
         note = _hidden_note(report, ex)

@@ -31,7 +31,7 @@ worker sets up one `Watch` before the first cell runs:
   grader's own source lines into the notebook's output, and its reading of
   those files would look like the notebook's.
 
-Each finding goes to `report(kind, detail)`; the worker sends it to the grader,
+Each finding goes to `report(kind, detail)` (its kind a `status.Finding`); the worker sends it to the grader,
 which decides, outside, what it means.
 """
 
@@ -52,27 +52,11 @@ import types
 from contextlib import contextmanager
 from typing import Callable
 
-SIGNAL = "signal"
-NETWORK = "network"
-PROCESS = "process"
-PROCESS_LIMIT = "process limit"
-"""The notebook's code tried to start as many processes as the sandbox allows at once (its worker counts them)."""
-WRITE = "write outside"
-READ = "course files"
-OUTSIDE = "read outside"
-TAMPER = "tampered"
-COURSE_CODE = "course code"
-NUMPY = "numpy"
-INTROSPECT = "introspected"
-"""The notebook's code reached into its process's frames or objects, where the grader's own are."""
-CODE_READ = "course code read"
-"""The notebook's code read the code object of a course function (to run a copy of it, which the profiler would not
-see as the course's)."""
+from ..status import Finding
+
 COURSE_CALL = "attention_course.sandbox.course_call"
 """The audit event the calls' profiler raises for each course function the notebook's code enters (see
 `_calls_profile`): a notebook raising it itself only reports itself."""
-KINDS = (SIGNAL, NETWORK, PROCESS, PROCESS_LIMIT, WRITE, READ, OUTSIDE, TAMPER, COURSE_CODE, NUMPY, INTROSPECT,
-         CODE_READ)
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -140,27 +124,27 @@ class Watch:
             return  # its own process, or one it started: the notebook may stop what it started
         name = _signal_name(number)
         if event == "os.killpg":
-            self._report(SIGNAL, f"{name} to process group {target}")
+            self._report(Finding.SIGNAL, f"{name} to process group {target}")
         else:
             whose = {os.getppid(): " (its parent)", 0: " (its own process group)",
                      -1: " (every process it may signal)"}.get(target, "")
-            self._report(SIGNAL, f"{name} to process {target}{whose}")
+            self._report(Finding.SIGNAL, f"{name} to process {target}{whose}")
 
     def _network(self, event: str, args: tuple) -> None:
         if event == "socket.bind":
             sock, address = args[0], args[1]
             if getattr(sock, "family", None) not in (socket.AF_INET, socket.AF_INET6):
                 return
-            self._report(NETWORK, f"listen on {_address(address)}")
+            self._report(Finding.NETWORK, f"listen on {_address(address)}")
         elif event in ("socket.connect", "socket.sendto", "socket.sendmsg"):
             verb = "connect to" if event == "socket.connect" else "send to"
-            self._report(NETWORK, f"{verb} {_address(args[1])}")
+            self._report(Finding.NETWORK, f"{verb} {_address(args[1])}")
         elif event.startswith("socket."):
-            self._report(NETWORK, f"look up {_address(args[0])}")
+            self._report(Finding.NETWORK, f"look up {_address(args[0])}")
         elif event == "urllib.Request":
-            self._report(NETWORK, f"open {str(args[0])[:150]}")
+            self._report(Finding.NETWORK, f"open {str(args[0])[:150]}")
         else:
-            self._report(NETWORK, f"connect to {_address(args[1:3])}")
+            self._report(Finding.NETWORK, f"connect to {_address(args[1:3])}")
 
     def _process(self, event: str, args: tuple) -> None:
         if not self._by_notebook(direct=True):
@@ -175,9 +159,9 @@ class Watch:
             command = _command(args[2])
         else:  # os.exec, os.posix_spawn: (path, argv, env); pty.spawn: (argv,)
             command = _command(args[1] if len(args) > 1 else args[0])
-        self._report(PROCESS, f"`{command[:150]}`")
+        self._report(Finding.PROCESS, f"`{command[:150]}`")
         if any(root.rstrip(os.sep) in command for root in self._course) or "solutions" in command:
-            self._report(READ, f"ran `{command[:150]}`")
+            self._report(Finding.READ, f"ran `{command[:150]}`")
 
     def _open(self, event: str, args: tuple) -> None:
         path, mode, flags = args[0], args[1], args[2]
@@ -232,7 +216,7 @@ class Watch:
     def _setattr(self, event: str, args: tuple) -> None:
         """A function's code or defaults replaced: the calls' profiler's are what it reads."""
         if args[0] is self._profile:
-            self._report(TAMPER, f"the grader's profiler's `{args[1]}` (it watches the calls)")
+            self._report(Finding.TAMPER, f"the grader's profiler's `{args[1]}` (it watches the calls)")
 
     def _ctypes(self, event: str, args: tuple) -> None:
         """`ctypes` asked for the interpreter's own C functions or for memory at an address, by the notebook's code."""
@@ -246,7 +230,7 @@ class Watch:
         else:
             detail = "`ctypes`: memory at an address"
         if self._by_notebook(direct=True):
-            self._report(INTROSPECT, detail)
+            self._report(Finding.INTROSPECT, detail)
 
     def _count_threads(self) -> None:
         """Say so when the notebook's threads, with the main one, fill the sandbox's limit of processes."""
@@ -254,7 +238,7 @@ class Watch:
 
         full = self._processes is not None and _thread._count() + 1 >= self._processes
         if full and not self._threads_full:  # said once, where they first filled it: not at every step after
-            self._report(PROCESS_LIMIT, "threads")
+            self._report(Finding.PROCESS_LIMIT, "threads")
         self._threads_full = full
 
     def _introspect(self, event: str, args: tuple) -> None:
@@ -271,9 +255,9 @@ class Watch:
         if attribute == "__code__":  # a copy of the course's code would not be seen by the calls' profiler
             own = _course_function(args[0], self._package)
             if own is not None and own.__code__ not in self._allowed:
-                self._report(CODE_READ, f"{_qualified(own)}.__code__")
+                self._report(Finding.CODE_READ, f"{_qualified(own)}.__code__")
             return
-        self._report(INTROSPECT, f"`{event}()`" if attribute is None else f"a frame (`.{attribute}`)")
+        self._report(Finding.INTROSPECT, f"`{event}()`" if attribute is None else f"a frame (`.{attribute}`)")
 
     def _called_by_notebook(self, through_inspect: bool) -> bool:
         """Whether the code that raised the event is the notebook's own (itself, or through `inspect` if
@@ -290,7 +274,7 @@ class Watch:
     def _check_write(self, full: str, verb: str) -> None:
         if (full + os.sep).startswith(self._writable) or full in _DEVICES or full.startswith(_STREAMS):
             return
-        self._report(WRITE, f"{verb} {full}")
+        self._report(Finding.WRITE, f"{verb} {full}")
 
     def _check_read(self, full: str, verb: str) -> None:
         if (full + os.sep).startswith(self._writable):  # its own folders, the top one (`/sandbox`) included
@@ -298,9 +282,9 @@ class Watch:
         course = (full + os.sep).startswith(self._course) and not full.startswith(self._libraries)
         if course or "solutions" in full.split(os.sep) or full.startswith(self._package):
             if self._by_notebook():
-                self._report(READ, f"{verb} {full}")
+                self._report(Finding.READ, f"{verb} {full}")
         elif full != os.sep and not (full + os.sep).startswith(self._visible) and self._by_notebook(direct=True):
-            self._report(OUTSIDE, f"{verb} {full}")
+            self._report(Finding.OUTSIDE, f"{verb} {full}")
 
     def _by_notebook(self, direct: bool = False) -> bool:
         """Whether the notebook's own code is doing what is being audited: not the package, nor an import.
@@ -359,9 +343,9 @@ class Watch:
         numpy = [k for k in changed + added if k.split(".")[0] == "numpy"]
         course = [k for k in changed + added if k not in numpy]
         if course:
-            self._report(TAMPER, _names(course))
+            self._report(Finding.TAMPER, _names(course))
         if numpy:
-            self._report(NUMPY, _names(numpy))
+            self._report(Finding.NUMPY, _names(numpy))
 
     def _take_state(self) -> dict[str, tuple]:
         """`_current()` as the new reference, and the identities of everything it is read from, taken first (so
@@ -426,11 +410,11 @@ class Watch:
         """Watch one call of the notebook's function `name` (= `fn`); yields a dict set to its outcome."""
         own = _course_function(fn, self._package)
         if own is not None and own.__code__ not in self._allowed:
-            self._report(COURSE_CODE, f"{_qualified(own)} (the function graded as {name} is the course's own)")
+            self._report(Finding.COURSE_CODE, f"{_qualified(own)} (the function graded as {name} is the course's own)")
         outcome = {"status": None}
         self._setprofile_seen = False
         if getattr(threading, "_profile_hook", self._profile) is not self._profile:
-            self._report(TAMPER, "threading.setprofile (the grader's profiler watches the notebook's threads)")
+            self._report(Finding.TAMPER, "threading.setprofile (the grader's profiler watches the notebook's threads)")
             threading.setprofile(self._profile)
         self._found = {}
         self._calling = True
@@ -442,10 +426,10 @@ class Watch:
             self._calling = False
             self._set_profile(None)
             if outcome["status"] == "returned" and (not still or self._setprofile_seen):
-                self._report(TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)" if still
+                self._report(Finding.TAMPER, "sys.setprofile during a call (the grader's profiler watches the calls)" if still
                              else "the grader's profiler was removed during a call")
             for key in sorted(self._found):
-                self._report(COURSE_CODE, key)
+                self._report(Finding.COURSE_CODE, key)
 
     def _set_profile(self, fn) -> None:
         self._own_setprofile = True

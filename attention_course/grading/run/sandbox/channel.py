@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from ...checks.engine.calls import Observation
 from ...checks.engine.run import FollowUp
-from ..status import Stop
+from ..status import STOPPED_IN_WORKER, CellOutcome, Finding, Stop
 from .protocol import MAX_BLOB, MAX_HEADER, ProtocolError, decode, unpack_follow_up, unpack_observation
 
 MAX_UNREAD = MAX_BLOB + MAX_HEADER + (1 << 20)
@@ -89,20 +89,23 @@ class CellReport:
 
     index: int
     """Position among the notebook's code cells, from 0."""
-    status: str
-    """ok, error, timeout, memory, exit, killed (the process died in it) or skipped."""
+    status: CellOutcome
+    """ok, error, timeout, memory, exit, or killed (the process died in it)."""
     error: str = ""
     """The exception or what happened."""
     stop: Stop | None = None
     """For a cell whose process was killed: why the grader stopped it (None: it died by itself)."""
+
+    def __post_init__(self):
+        object.__setattr__(self, "status", CellOutcome(self.status))
 
 
 @dataclass(frozen=True)
 class Alert:
     """Something the notebook tried, as its worker's watch saw it (see `audit.py`)."""
 
-    kind: str
-    """One of `audit.KINDS`: signal, network, process, write outside, course files, read outside, tampered, ..."""
+    kind: Finding
+    """What it was: signal, network, process, write outside, course files, read outside, tampered, ..."""
     detail: str
     """What exactly, e.g. "SIGKILL to process 1 (its parent)"."""
     step: Step | None
@@ -202,7 +205,7 @@ class Reports:
         if self.step != (StepKind.CELL, index):
             raise ProtocolError(f"code cell {index + 1} reported done while it was not running")
         self._cells_left.discard(index)
-        self.cells[index] = CellReport(index, str(header.get("status", "error"))[:20], str(header.get("error", ""))[:2000])
+        self.cells[index] = CellReport(index, _cell_outcome(header.get("status")), str(header.get("error", ""))[:2000])
         self._end(header)
 
     def _call(self, header: dict, arrays: dict) -> None:
@@ -263,10 +266,10 @@ class Reports:
 
     def _alert(self, header: dict, arrays: dict) -> None:
         kind, detail = header.get("kind"), header.get("detail")
-        if not isinstance(kind, str) or not isinstance(detail, str):
+        if not isinstance(kind, str) or not isinstance(detail, str) or kind not in _FINDINGS:
             raise ProtocolError("an alert is malformed")
         if len(self.alerts) < 200:
-            self.alerts.append(Alert(kind[:40], detail[:300], self.step))
+            self.alerts.append(Alert(Finding(kind), detail[:300], self.step))
 
     def _done(self, header: dict, arrays: dict) -> None:
         if self.step is not None or self._cells_left or self._calls_left:
@@ -300,6 +303,17 @@ class Reports:
             if t <= started + 0.01:
                 step = s
         return step
+
+
+_FINDINGS = {str(f) for f in Finding}
+
+
+def _cell_outcome(status) -> CellOutcome:
+    """How a cell ended, as its worker says: ok, error, or how the worker stopped it (killed is the grader's word,
+    never a worker's); ProtocolError for anything else."""
+    if status == CellOutcome.OK or status == CellOutcome.ERROR or status in STOPPED_IN_WORKER:
+        return CellOutcome(status)
+    raise ProtocolError("a code cell's outcome is not one a worker sends")
 
 
 def _int(value) -> int:

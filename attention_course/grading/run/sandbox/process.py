@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ...checks.engine.calls import Observation
-from ..status import Stop
-from . import audit, bubblewrap
+from ..status import Finding, Stop
+from . import bubblewrap
 from .bubblewrap import Bubblewrap
 from .channel import Call, Follow, Reports, StepKind
 from .protocol import ProtocolError, encode, pack_value
@@ -226,7 +226,7 @@ class WorkerProcess:
                 return self._stop(proc, *overdue)
             if self.reports.ready and time.monotonic() >= next_poll:  # before, only the worker's imports run
                 next_poll = time.monotonic() + POLL_SECONDS
-                started = sum(a.kind == audit.PROCESS for a in self.reports.alerts)
+                started = sum(a.kind == Finding.PROCESS for a in self.reports.alerts)
                 if started > self._started:  # the notebook started processes: look for them at once
                     self._started = started
                     self._tree.started_more()

@@ -16,7 +16,7 @@ import zipfile
 
 import numpy as np
 
-from ...checks.engine.calls import Observation, Opaque
+from ...checks.engine.calls import CallOutcome, Observation, Opaque
 from ...checks.engine.cases import Case
 from ...checks.engine.run import FollowUp
 
@@ -150,12 +150,12 @@ def pack_observation(obs: Observation, arrays: dict[str, np.ndarray]) -> dict:
     }
 
 
-_STATUSES = {"returned", "not_implemented", "raised", "timeout", "memory", "exited", "missing", "skipped", "crashed"}
+_OUTCOMES = {str(o) for o in CallOutcome}
 
 
 def unpack_observation(data, arrays: dict[str, np.ndarray]) -> Observation:
     """Rebuild an Observation from a worker's frame, rejecting anything odd."""
-    if not isinstance(data, dict) or data.get("status") not in _STATUSES:
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str) or data["status"] not in _OUTCOMES:
         raise ProtocolError("an observation is malformed")
     peak = data.get("peak_bytes")
     if peak is not None and (not isinstance(peak, int) or isinstance(peak, bool) or peak < 0):
@@ -168,7 +168,7 @@ def unpack_observation(data, arrays: dict[str, np.ndarray]) -> Observation:
     if not isinstance(overflowed, bool):
         raise ProtocolError("an observation's overflow flag is not true or false")
     return Observation(
-        status=data["status"],
+        status=CallOutcome(data["status"]),
         value=unpack_value(data.get("value", {"t": "none"}), arrays),
         error=str(data.get("error", ""))[:2000],
         args_after=tuple(unpack_value(a, arrays) for a in after),

@@ -28,23 +28,15 @@ from typing import Callable, Iterable
 
 from collections import Counter
 
-from ...checks.engine import calls
-from ...checks.engine.calls import Observation
+from ...checks.engine.calls import CallOutcome, Observation
 from ...checks.engine.run import FollowUp
-from . import audit
-from ..status import Incident, Status, Stop
+from ..status import STOPPED_IN_WORKER, CellOutcome, Finding, Incident, Status, Stop, status_of
 from .bubblewrap import Bubblewrap
 from .channel import Alert, Call, CellReport, Follow, StepKind
 from .process import Limits, Output, Started, WorkerProcess, size_text
 from .tree import FILES_LISTED, Leftover
 
 __all__ = ["Call", "CellReport", "Follow", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
-
-# The status each kind of finding gives (see audit.py); processes are counted apart, numpy's replacement gives none.
-FLAGS = {audit.SIGNAL: Status.SIGNAL, audit.NETWORK: Status.NETWORK, audit.WRITE: Status.WROTE_OUTSIDE,
-         audit.READ: Status.READ_COURSE_FILES, audit.OUTSIDE: Status.READ_OUTSIDE, audit.TAMPER: Status.TAMPERED,
-         audit.COURSE_CODE: Status.USED_COURSE_CODE, audit.PROCESS_LIMIT: Status.TOO_MANY_PROCESSES,
-         audit.INTROSPECT: Status.TAMPERED, audit.CODE_READ: Status.USED_COURSE_CODE}
 
 
 @dataclass
@@ -223,7 +215,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             break
         if attempt.step is not None and attempt.step[0] == StepKind.FOLLOW:
             break  # what the closer looks found before is lost, nothing else
-        if attempt.kill is not None and any(a.kind == audit.PROCESS_LIMIT and a.step == attempt.step
+        if attempt.kill is not None and any(a.kind == Finding.PROCESS_LIMIT and a.step == attempt.step
                                             for a in attempt.alerts):
             # it had started as many processes as it may: whichever limit (time, memory) stopped it first, they are
             # why it was stopped, so that the same notebook gets the same status every time
@@ -236,7 +228,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         kind, index = attempt.step
         if kind == StepKind.CELL:
             skip.add(index)
-            cells_done[index] = CellReport(index, "killed", attempt.reason, attempt.kill)
+            cells_done[index] = CellReport(index, CellOutcome.KILLED, attempt.reason, attempt.kill)
             incidents.append(Incident(f"code cell {index + 1} ({_excerpt(cells[index])}) {attempt.reason}; it was skipped",
                                       died))
         else:
@@ -247,7 +239,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
             incidents.append(Incident(f"grading of this notebook stopped early: {why}"))
             break
     for call in requested:
-        observations.setdefault(call.id, Observation(calls.CRASHED, error="not run: the notebook's process did not get this far"))
+        observations.setdefault(call.id, Observation(CallOutcome.CRASHED, error="not run: the notebook's process did not get this far"))
     incidents += _what_it_did(cells, requested, cells_done, output, seen, limits, sandbox is not None)
     return NotebookRun(observations, dict(sorted(cells_done.items())), _unique(incidents), output.text(),
                        output.total, time.monotonic() - start, restarts, sorted(seen.files), sorted(seen.flags), stopped,
@@ -283,15 +275,16 @@ def _call_killed(attempt: WorkerProcess, call_id: int, pending: list[Call], obse
                  stopped: dict[int, Stop], died: Status) -> Incident:
     """A call during which the worker died: its observation, its group's other inputs skipped, the incident."""
     call = next(c for c in pending if c.id == call_id)
-    status = {Stop.TIME: calls.TIMEOUT, Stop.MEMORY: calls.OUT_OF_MEMORY}.get(attempt.kill, calls.CRASHED)
+    status = {Stop.TIME: CallOutcome.TIMEOUT, Stop.MEMORY: CallOutcome.OUT_OF_MEMORY}.get(attempt.kill,
+                                                                                    CallOutcome.CRASHED)
     observations[call_id] = Observation(status, error=attempt.reason)
     if attempt.kill is not None:
         stopped[call_id] = attempt.kill
     # The same function would most likely do it again: its other inputs are not tried.
-    why = "ran out of time" if status == calls.TIMEOUT else "ended the process"
+    why = "ran out of time" if status == CallOutcome.TIMEOUT else "ended the process"
     for other in pending:
         if other.group == call.group and other.id not in observations:
-            observations[other.id] = Observation(calls.SKIPPED, error=f"not tried: an earlier input {why}")
+            observations[other.id] = Observation(CallOutcome.SKIPPED, error=f"not tried: an earlier input {why}")
     return Incident(f"{call.function}() {attempt.reason}", died)
 
 
@@ -303,9 +296,9 @@ def _what_it_did(cells: list[str], requested: list[Call], cells_done: dict[int, 
         incidents.append(Incident(f"the notebook printed {size_text(output.total)}; only the first "
                                   f"{size_text(output.limit)} were kept"))
     for report in cells_done.values():
-        if report.status in CELL_STATUSES:
+        if report.status in STOPPED_IN_WORKER:
             incidents.append(Incident(f"code cell {report.index + 1} ({_excerpt(cells[report.index])}): {report.error}",
-                                      CELL_STATUSES[report.status]))
+                                      status_of(report.status)))
     if seen.files:
         shown = ", ".join(sorted(seen.files)[:5]) + (", ..." if len(seen.files) > 5 else "")
         many = f"at least {len(seen.files)}" if len(seen.files) >= FILES_LISTED else str(len(seen.files))
@@ -318,23 +311,20 @@ def _what_it_did(cells: list[str], requested: list[Call], cells_done: dict[int, 
     return incidents
 
 
-CELL_STATUSES = {"timeout": Status.TIMEOUT, "memory": Status.OUT_OF_MEMORY, "exit": Status.SYS_EXIT}
-"""What a cell stopped inside its worker (its own alarm, MemoryError, sys.exit) gives the status."""
-
 _SENTENCES = {
-    audit.SIGNAL: ("tried to send a signal to another process", "; the sandbox let it reach nothing outside"),
-    audit.NETWORK: ("tried to reach the network", "; the sandbox has none"),
-    audit.WRITE: ("tried to write outside its folder", "; the sandbox is read-only there"),
-    audit.READ: ("tried to read course files it was not given", "; the sandbox does not hold them"),
-    audit.OUTSIDE: ("tried to read files outside its folder", "; the sandbox does not hold them"),
-    audit.TAMPER: ("patched the course's code in its own process",
-                   ": the marks are computed outside it, but from what this process reported, so check them by hand"),
-    audit.COURSE_CODE: ("called the course's own code beyond what the exercise provides", ""),
-    audit.INTROSPECT: ("reached into its process's own frames or objects, where the grader's are",
-                       ": the marks are computed outside it, but from what this process reported, so check them by hand"),
-    audit.CODE_READ: ("read the code of the course's own functions beyond what the exercise provides", ""),
-    audit.NUMPY: ("replaced numpy's functions in its own process",
-                  "; the grader compares results with its own numpy, so only this notebook's results could change"),
+    Finding.SIGNAL: ("tried to send a signal to another process", "; the sandbox let it reach nothing outside"),
+    Finding.NETWORK: ("tried to reach the network", "; the sandbox has none"),
+    Finding.WRITE: ("tried to write outside its folder", "; the sandbox is read-only there"),
+    Finding.READ: ("tried to read course files it was not given", "; the sandbox does not hold them"),
+    Finding.OUTSIDE: ("tried to read files outside its folder", "; the sandbox does not hold them"),
+    Finding.TAMPER: ("patched the course's code in its own process",
+                     ": the marks are computed outside it, but from what this process reported, so check them by hand"),
+    Finding.COURSE_CODE: ("called the course's own code beyond what the exercise provides", ""),
+    Finding.INTROSPECT: ("reached into its process's own frames or objects, where the grader's are",
+                         ": the marks are computed outside it, but from what this process reported, so check them by hand"),
+    Finding.CODE_READ: ("read the code of the course's own functions beyond what the exercise provides", ""),
+    Finding.NUMPY: ("replaced numpy's functions in its own process",
+                    "; the grader compares results with its own numpy, so only this notebook's results could change"),
 }
 
 
@@ -364,14 +354,15 @@ def _alert_incidents(alerts: list[Alert], counts: dict, where, sandboxed: bool, 
         what, outcome = _SENTENCES.get(kind, (f"did something unusual ({kind})", ""))
         total = max(counts.get(step, {}).get(kind, 0), len(details))
         shown = ", ".join(details[:3]) + (f"; {total} in all" if total > min(3, len(details)) else "")
-        said = outcome if sandboxed or kind in (audit.TAMPER, audit.INTROSPECT, audit.NUMPY) else ""
-        incidents.append(Incident(f"{where(step)} {what} ({shown}){said}", FLAGS.get(kind)))
-        if kind in FLAGS:
-            flags.add(FLAGS[kind])
+        said = outcome if sandboxed or kind in (Finding.TAMPER, Finding.INTROSPECT, Finding.NUMPY) else ""
+        gives = status_of(kind)
+        incidents.append(Incident(f"{where(step)} {what} ({shown}){said}", gives))
+        if gives is not None:
+            flags.add(gives)
     return incidents
 
 
-_PROCESS_KINDS = (audit.PROCESS, audit.PROCESS_LIMIT)
+_PROCESS_KINDS = (Finding.PROCESS, Finding.PROCESS_LIMIT)
 
 
 def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
@@ -379,10 +370,10 @@ def _process_incidents(seen: _Seen, where, limits: Limits) -> list[Incident]:
     which of them it left running (a fork bomb does all three: one sentence says so)."""
     started: dict = {}  # step -> the commands its watch sent
     for alert in seen.alerts:
-        if alert.kind == audit.PROCESS:
+        if alert.kind == Finding.PROCESS:
             started.setdefault(alert.step, []).append(alert.detail)
-    count = {step: found.get(audit.PROCESS, 0) for step, found in seen.counts.items()}
-    limited = {a.step for a in seen.alerts if a.kind == audit.PROCESS_LIMIT}
+    count = {step: found.get(Finding.PROCESS, 0) for step, found in seen.counts.items()}
+    limited = {a.step for a in seen.alerts if a.kind == Finding.PROCESS_LIMIT}
     left: dict = {}
     for process in seen.leftovers:
         # the worker's watch sees every process it starts itself: one that appeared during a step in which it started

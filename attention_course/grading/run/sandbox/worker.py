@@ -87,10 +87,10 @@ class _Findings:
     def __init__(self, send, shown: int = 5, processes: int | None = None):
         import threading
 
-        from .audit import PROCESS, PROCESS_LIMIT
+        from ..status import Finding
 
         self._send, self._shown, self._processes = send, shown, processes
-        self._kinds = (PROCESS, PROCESS_LIMIT)
+        self._kinds = (Finding.PROCESS, Finding.PROCESS_LIMIT)
         self._lock = threading.Lock()
         self._sent: set[tuple[str, str]] = set()
         self.counts: dict[str, int] = {}
@@ -147,6 +147,7 @@ def main() -> None:
 
     from ...checks.engine import calls
     from ...checks.engine.run import checks_left_to_the_grader
+    from ..status import CellOutcome
     from .audit import Watch
     from .protocol import decode, encode, pack_follow_up, pack_observation, unpack_value
 
@@ -191,7 +192,7 @@ def main() -> None:
             if index in skip:
                 continue
             send({"event": "cell", "index": index, "t": _now()})
-            status, error = _run_cell(shell, source, request["cell_seconds"], calls)
+            status, error = _run_cell(shell, source, request["cell_seconds"], calls, CellOutcome)
             only_the_worker()
             watch.changes()
             send({"event": "cell_done", "index": index, "status": status, "error": error,
@@ -201,11 +202,11 @@ def main() -> None:
     for call in request["calls"]:
         send({"event": "call", "id": call["id"], "t": _now()})
         if call["group"] in timed_out_groups:
-            obs = calls.Observation(calls.SKIPPED, error="not tried: an earlier input ran out of time")
+            obs = calls.Observation(calls.CallOutcome.SKIPPED, error="not tried: an earlier input ran out of time")
         else:
             fn = shell.user_ns.get(call["function"])
             if fn is None:
-                obs = calls.Observation(calls.MISSING)
+                obs = calls.Observation(calls.CallOutcome.MISSING)
             else:
                 args = tuple(unpack_value(a, arrays) for a in call["args"])
                 kwargs = {k: unpack_value(v, arrays) for k, v in call["kwargs"].items()}
@@ -215,7 +216,7 @@ def main() -> None:
                     outcome["status"] = obs.status
                 only_the_worker()
                 watch.changes()
-            if obs.status == calls.TIMEOUT:
+            if obs.status == calls.CallOutcome.TIMEOUT:
                 timed_out_groups.add(call["group"])
         observed[call["id"]] = obs
         out: dict = {}
@@ -275,7 +276,7 @@ class _FollowUps:
 
         # bound before any cell runs
         self._judge_all, self._code_of, self._search, self._time = check.judge_all, code.code_of, run.search, time
-        self._failed = results.FAILED
+        self._failed = results.CheckStatus.FAILED
         self._seconds = float(request.get("follow_seconds", 5.0))
         args = {c["id"]: (tuple(unpack_value(a, arrays) for a in c["args"]),
                           {k: unpack_value(v, arrays) for k, v in c["kwargs"].items()}, c["measure_memory"])
@@ -360,8 +361,9 @@ def _close_quietly(fd: int) -> None:
         pass
 
 
-def _run_cell(shell, source: str, seconds: float, calls) -> tuple[str, str]:
-    """Run one cell: ("ok" | "error" | "timeout" | "memory" | "exit", error text)."""
+def _run_cell(shell, source: str, seconds: float, calls, outcomes) -> tuple[str, str]:
+    """Run one cell: (how it ended, a `status.CellOutcome` given as `outcomes`: ok, error, timeout, memory or exit;
+    the error's text)."""
     try:
         with calls.time_limit(seconds):
             result = shell.run_cell(source, store_history=False)
@@ -369,14 +371,14 @@ def _run_cell(shell, source: str, seconds: float, calls) -> tuple[str, str]:
     except BaseException as exc:  # the alarm can land outside the cell's own code
         error = exc
     if error is None:
-        return "ok", ""
+        return outcomes.OK, ""
     if isinstance(error, calls.TimeLimitExceeded):
-        return "timeout", f"ran past its {seconds:g} s time limit"
+        return outcomes.TIMEOUT, f"ran past its {seconds:g} s time limit"
     if isinstance(error, MemoryError):
-        return "memory", "ran out of memory"
+        return outcomes.MEMORY, "ran out of memory"
     if isinstance(error, SystemExit):
-        return "exit", f"called sys.exit({error.code!r})"
-    return "error", calls.format_exception(error)
+        return outcomes.EXIT, f"called sys.exit({error.code!r})"
+    return outcomes.ERROR, calls.format_exception(error)
 
 
 if __name__ == "__main__":
