@@ -124,17 +124,45 @@ def exercise(exercise_id: str) -> Exercise:
 
 def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:
     """Which exercise a notebook is: by metadata, then file name, then defined functions."""
-    entry = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
-    if isinstance(entry, dict) and entry.get("exercise") in BY_ID:
-        return BY_ID[entry["exercise"]]
+    named = named_in(metadata)
+    if named is not None:
+        return named
     stem = Path(path).stem
     for ex in EXERCISES:
         if ex.id in stem:
             return ex
-    defined = set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
+    defined = defined_functions(code)
     matches = [ex for ex in EXERCISES if set(ex.functions) <= defined]
     # The most specific match: exercise 5 defines masked_attention, exercise 6 also padded_attention.
     return max(matches, key=lambda ex: len(ex.functions)) if matches else None
+
+
+def recognise(metadata: dict, path: Path | str, code: str) -> tuple[Exercise | None, str | None]:
+    """(the exercise to grade a notebook as, or None; why it is not the one its metadata names, or None).
+
+    As `identify`, except for a notebook whose metadata names an exercise whose functions it does not define while
+    it defines another's (recognised by its file name or its functions): that other, and a sentence that says so.
+    """
+    named = named_in(metadata)
+    found = identify({}, path, code)  # by the file name, else by the functions it defines
+    if named is None or found is None or found.id == named.id:
+        return named or found, None
+    defined = defined_functions(code)
+    if set(named.functions) & defined or not set(found.functions) & defined:
+        return named, None
+    return found, (f"its metadata says it is exercise {named.id}, but it defines none of that exercise's functions "
+                   f"and all of {found.id}'s: graded as {found.id}")
+
+
+def named_in(metadata: dict) -> Exercise | None:
+    """The exercise a notebook's metadata names (`metadata["attention_course"]["exercise"]`), or None."""
+    entry = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    return BY_ID.get(entry.get("exercise")) if isinstance(entry, dict) and isinstance(entry.get("exercise"), str) else None
+
+
+def defined_functions(code: str) -> set[str]:
+    """The names of the functions `code` defines with a `def` at the start of a line (indented or not)."""
+    return set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
 
 
 def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
