@@ -378,8 +378,9 @@ def _checks(assignment: Assignment, exercise_id: str) -> tuple[Check, ...]:
     rule = assignment.rule(exercise_id)
     if rule is None:
         raise KeyError(f"{exercise_id} is not part of {assignment.title!r}")
+    seconds = _own_seconds(rule)
     try:
-        return exercise_checks(BY_ID[exercise_id], assignment.hidden_seed, _own_seconds(rule))
+        return exercise_checks(BY_ID[exercise_id], assignment.hidden_seed, seconds)
     except ValueError as err:  # a seed that cannot redraw a check's hidden inputs
         raise AssignmentError(str(err)) from None
 

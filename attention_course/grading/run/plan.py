@@ -1,10 +1,11 @@
 """What is graded in one notebook, decided once before it runs: its `Plan`.
 
-`plan_notebook` reads the notebook, recognises its exercise once (its
-metadata, else its file name, else the functions it defines; a notebook
-whose metadata names an exercise whose functions it does not define, while
-it defines another's, is graded as that other) and lays out everything the
-grader does with it: the checks (their inputs and expected results
+`plan_notebook` reads the notebook (`read_notebook`: a link refused, its
+size capped, its format checked as nbformat checks it), recognises its
+exercise once (`exercises.recognise`: its metadata, else its file name,
+else the functions it defines; a notebook whose metadata names an exercise
+whose functions it does not define, while it defines another's, is graded
+as that other) and lays out everything the grader does with it: the checks (their inputs and expected results
 prepared), the calls of the student's functions and which input of which
 check each one makes, the checks whose failures the worker looks at closer,
 and the remarks the grade carries. The runner and the judge then read the
