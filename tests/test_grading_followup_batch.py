@@ -21,7 +21,7 @@ from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import judge_all
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
 from attention_course.grading.checks.engine.shrink import OBSERVED_ONLY
-from attention_course.grading.checks.exercises import BY_ID, EXERCISES
+from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.grading.run.plan import Plan, plan_notebook
 from attention_course.grading.classroom.batch import grade_submissions
 from attention_course.grading.classroom.intake import collect
