@@ -471,7 +471,7 @@ def test_a_dask_workers_task_draws_the_roster_students_example_too(tmp_path, cap
     capsys.readouterr()
     notebook = tmp_path / "made" / "00_worked_example.ipynb"
     _answered(notebook, rounded_answers(example_for("s1001")))
-    grading = Grading(sandbox=False, assignment=from_dict({"exercises": ["00_worked_example"]}))
+    grading = Grading(sandbox=False, setting=from_dict({"exercises": ["00_worked_example"]}).setting())
     files = [("submissions/ada/00_worked_example.ipynb", notebook.read_bytes())]
     (own,) = grade_files(files, grading, "s1001")
     (other,) = grade_files(files, grading, "s1002")  # the roster says the notebook is another student's

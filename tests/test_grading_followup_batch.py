@@ -21,8 +21,8 @@ from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import judge_all
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
 from attention_course.grading.checks.engine.shrink import OBSERVED_ONLY
-from attention_course.grading.checks.exercises import BY_ID, EXERCISES
-from attention_course.grading.run.notebook import _calls, _follows, which_to_follow
+from attention_course.grading.checks.exercises import EXERCISES
+from attention_course.grading.run.plan import Plan, plan_notebook
 from attention_course.grading.classroom.batch import grade_submissions
 from attention_course.grading.classroom.intake import collect
 from attention_course.grading.run.judge import NotebookGrade, Verdicts, judge_run
@@ -31,7 +31,7 @@ from attention_course.grading.run.sandbox import bubblewrap
 from attention_course.grading.run.sandbox.channel import Call, Reports
 from attention_course.grading.run.sandbox.protocol import ProtocolError, encode, pack_follow_up, unpack_follow_up
 from attention_course.grading.run.sandbox.process import Output, WorkerProcess
-from attention_course.grading.run.sandbox.runner import Limits, NotebookRun, code_cells, read_notebook
+from attention_course.grading.run.sandbox.runner import Limits, NotebookRun
 from attention_course.grading.run.status import Status, Stop
 from attention_course.grading.classroom.write.feedback import HIDDEN_TEXT, check_result
 
@@ -82,7 +82,7 @@ def _grade(check_name: str, source: str, found: FollowUp, observations: dict, fl
     exercise, check = CHECKS[check_name]
     where = {i: (check.name, i) for i in observations}
     run = NotebookRun(observations, {}, [], "", 0, 0.0, 0, flags=list(flags), follow_ups={check.name: found})
-    return judge_run("nb.ipynb", exercise, (check,), where, run, _cells(source))
+    return judge_run(Plan(Path("nb.ipynb"), tuple(_cells(source)), exercise, (check,), (), where), run)
 
 
 def _judge(check_name: str, source: str, found: FollowUp, observations: dict, flags=()) -> results.CheckResult:
@@ -401,27 +401,25 @@ def test_a_follow_up_that_overruns_its_time_is_stopped_and_costs_no_marks(tmp_pa
 # ---- the worker's wait for the grader's answer --------------------------------------------------------------
 
 
-def _worker_run(path: Path, exercise_id: str = "04_attention") -> tuple[WorkerProcess, list[list[int]], list]:
-    """One worker run of the notebook at `path` as the batch makes it, its follow-ups chosen by the grader's
-    verdicts: the worker, each answer the grader gave it, and the checks it could follow up."""
-    exercise = BY_ID[exercise_id]
-    checks = exercise.checks
-    for check in checks:
-        check.prepare()
-    requested, where = _calls(checks, FAST, True)
-    follows = _follows(exercise, checks, requested, where)
-    cells = code_cells(read_notebook(path))
-    choose, answers = which_to_follow(follows, Verdicts(checks, where, cells)), []
+def _worker_run(path: Path) -> tuple[WorkerProcess, list[list[int]], tuple]:
+    """One worker run of the notebook at `path` as the batch makes it (its plan, exercise 4's by its name), its
+    follow-ups chosen by the grader's verdicts: the worker, each answer the grader gave it, and the checks it could
+    follow up."""
+    plan = plan_notebook(path, limits=FAST)
+    verdicts, answers = Verdicts(plan.checks, plan.where, list(plan.cells)), []
 
-    def which(observed):
-        answers.append(choose(observed))
-        return answers[-1]
+    class Answers:
+        """The grader's judge, each of its answers kept."""
 
-    worker = WorkerProcess(cells, set(), requested, FAST, time.monotonic() + FAST.notebook_seconds, Output(10_000),
-                           sandbox=bubblewrap.find() if SANDBOX else None, notebook=path, provided=exercise.provided,
-                           follows=follows, which_to_follow=which)
+        def to_follow(self, follows, observed):
+            answers.append(verdicts.to_follow(follows, observed))
+            return answers[-1]
+
+    worker = WorkerProcess(list(plan.cells), set(), list(plan.calls), FAST, time.monotonic() + FAST.notebook_seconds,
+                           Output(10_000), sandbox=bubblewrap.find() if SANDBOX else None, notebook=path,
+                           provided=plan.exercise.provided, follows=plan.follows, judge=Answers())
     worker.run()
-    return worker, answers, follows
+    return worker, answers, plan.follows
 
 
 def _steps(worker: WorkerProcess) -> list:

@@ -1,4 +1,5 @@
-"""Tests for attention_course/grading/run/sandbox/runner.py: one notebook, run again without what killed it."""
+"""Tests for attention_course/grading/run/sandbox/runner.py (one notebook, run again without what killed it) and
+for how `run/plan.py` reads a notebook's file."""
 
 from pathlib import Path
 
@@ -6,14 +7,8 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine import calls
-from attention_course.grading.run.sandbox.runner import (
-    Call,
-    InvalidNotebook,
-    Limits,
-    code_cells,
-    read_notebook,
-    run_notebook,
-)
+from attention_course.grading.run.plan import InvalidNotebook, code_cells, read_notebook
+from attention_course.grading.run.sandbox.runner import Call, Limits, run_notebook
 from attention_course.grading.run.status import CellOutcome
 
 FAST = Limits(cell_seconds=2, call_seconds=2, grace_seconds=1, notebook_seconds=60)

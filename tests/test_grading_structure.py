@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "attention_course"
 
 
@@ -136,7 +138,7 @@ def test_the_checks_and_the_run_room_import_nothing_of_the_classroom():
 
 
 ROOMS = {
-    "attention_course.grading.run": ("status", "sandbox", "judge", "notebook", "table", "options"),
+    "attention_course.grading.run": ("status", "sandbox", "plan", "judge", "notebook", "table", "options"),
     CLASSROOM: ("assignment", "people", "roster", "intake", "batch", "cluster", "score", "write", "cli"),
 }
 """Each room in the order data flows through it: a module may import its own stage and earlier ones, never a
@@ -169,6 +171,36 @@ def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
     assert instructor == [], instructor
     for heavy in ("tqdm", "nbformat", "psutil", "jinja2", "distributed", "bubblewrap"):
         assert not any(m == heavy or m.startswith(heavy + ".") for m in loaded), heavy
+
+
+STUDENT_CHECK_MODULES = 35
+"""The most modules of the package a student's `attention-course check` loads beyond `import attention_course`."""
+
+
+@pytest.mark.sandbox
+def test_a_student_s_check_loads_nothing_of_the_classroom_and_few_modules():
+    code = ("import argparse, contextlib, io, sys\n"
+            "import attention_course\n"
+            "before = set(sys.modules)\n"
+            "from attention_course.grading.cli import run_check\n"
+            "from attention_course.grading.run.options import add_limits\n"
+            "parser = argparse.ArgumentParser()\n"
+            "add_limits(parser)\n"
+            "parser.add_argument('notebooks', nargs='+')\n"
+            "codes = []\n"
+            "for notebook in ('solutions/01_dot_scores.ipynb', 'exercises/01_dot_scores.ipynb'):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        codes.append(run_check(parser.parse_args(['--follow-up-timeout', '0', notebook])))\n"
+            "print(codes)\n"
+            "print('\\n'.join(sorted(m for m in set(sys.modules) - before if m.startswith('attention_course'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=PACKAGE.parent)
+    codes, *loaded = done.stdout.split("\n")
+    loaded = [m for m in loaded if m]
+    assert codes == "[0, 1]", done.stdout  # the solution passes, the notebook not yet written fails
+    assert "attention_course.grading.run.notebook" in loaded
+    assert [m for m in loaded if m.startswith(CLASSROOM)] == []
+    assert len(loaded) <= STUDENT_CHECK_MODULES, loaded
 
 
 # --- habits the whole package keeps ----------------------------------------------------------------

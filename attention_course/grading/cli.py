@@ -16,7 +16,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .classroom import cli as instructor
 from .run.options import add_limits, fail, read_limits
 
 
@@ -55,6 +54,8 @@ def register(subparsers) -> None:
         help="also replace exercise notebooks edited since their release (a .bak copy of each is kept)",
     )
     release.set_defaults(run=run_release)
+
+    from .classroom import cli as instructor  # the instructor's commands: their room is loaded to build their parsers
 
     instructor.register(subparsers)
 
@@ -100,54 +101,33 @@ def _secret(args) -> int | None:
 
 
 def run_check(args) -> int:
-    """Handler of `attention-course check`."""
+    """Handler of `attention-course check`: the notebooks found, each graded as the instructor's grader grades it, in
+    the same sandbox where bubblewrap works (else a plain process), and a table printed."""
     from .run.sandbox import bubblewrap, process
 
-    # A student's own notebook: the same sandbox as the grader's where bubblewrap works, else a plain process.
     box = bubblewrap.available()
     limits = read_limits(args)
     one = _one_notebook(args.notebooks)
     # One notebook (the usual check): its worker starts now, and gets ready while the rest of the grader is imported
-    # and the notebook read and its checks prepared.
+    # and the notebook read and its checks prepared; `grade_notebook` ends it, whatever happens.
     started = process.start_worker(limits, sandbox=box, notebook=one) if one is not None else None
-    try:
-        return _check(args, limits, box is not None, one, started)
-    finally:
-        if started is not None:
-            started.discard()
-
-
-def _check(args, limits, sandbox: bool, one: Path | None, started) -> int:
-    from .run.notebook import grade_notebook
-    from .classroom.batch import grade_submissions
-    from .classroom.intake import collect
-    from .run.judge import not_run
-    from .run.status import Status
+    from .run.notebook import find_notebooks, grade_notebooks
     from .run.table import format_report
 
     try:
-        submissions = collect(args.notebooks)
+        paths = [one] if one is not None else find_notebooks(args.notebooks)
     except FileNotFoundError as err:
-        print(f"attention-course check: {err}", file=sys.stderr)
-        return 2
-    if not any(s.notebooks for s in submissions):
-        print("attention-course check: no notebooks (*.ipynb) found", file=sys.stderr)
-        return 2
-    if one is not None:
-        try:
-            notebooks = [grade_notebook(one, limits, sandbox=sandbox, started=started)]
-        except Exception as err:  # as the batch does: never lose a row, even to a bug of ours
-            notebooks = [not_run(str(one), None, Status.GRADER_ERROR, repr(err))]
-    else:
-        grades = grade_submissions(submissions, limits, progress=False, sandbox=sandbox)
-        notebooks = [nb for g in grades for nb in g.notebooks]
+        return fail("check", err)
+    if not paths:
+        return fail("check", "no notebooks (*.ipynb) found")
+    notebooks = grade_notebooks(paths, limits, sandbox=box is not None, started=started)
     print(format_report(notebooks), end="")
     return 0 if all(nb.checks and all(c.passed for c in nb.checks) for nb in notebooks) else 1
 
 
 def _one_notebook(paths: list) -> Path | None:
     """The notebook, when the command names a single file the grader will read (not a link, not too large)."""
-    from .run.sandbox.runner import MAX_NOTEBOOK_BYTES
+    from .run.plan import MAX_NOTEBOOK_BYTES
 
     if len(paths) != 1:
         return None

@@ -55,16 +55,15 @@ import datetime as dt
 import hashlib
 import json
 import secrets
-import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..checks.engine.cases import Rngs
 from ..checks.engine.check import Check
 from ..checks.exercises import BY_ID, EXERCISES, Exercise
+from ..run.plan import Setting, exercise_checks
 
 
 class AssignmentError(ValueError):
@@ -170,6 +169,11 @@ class Assignment:
     def checks(self, exercise_id: str) -> tuple[Check, ...]:
         """The checks that grade an exercise here: time limits applied, hidden inputs redrawn from `hidden_seed`."""
         return _checks(self, exercise_id)
+
+    def setting(self) -> Setting:
+        """What `grade_notebook` grades with under this assignment: its exercises and their checks' own time limits,
+        its hidden inputs and their secret."""
+        return Setting({e.id: _own_seconds(e) for e in self.exercises}, self.hidden, self.hidden_seed, self.title)
 
     def redrawn(self, exercise_id: str) -> tuple[int, int]:
         """(hidden inputs whose values differ from the package's, hidden inputs) for one exercise."""
@@ -399,38 +403,20 @@ def template(name: str = "assignment.toml", seed: int | None = None) -> str:
                            exercises=", ".join(f'"{e.id}"' for e in EXERCISES))
 
 
-_BUILT: dict[tuple, tuple[Check, ...]] = {}
-_BUILD_LOCK = threading.Lock()  # one build of an exercise's checks (and their expected results) per process
-
-
 def _checks(assignment: Assignment, exercise_id: str) -> tuple[Check, ...]:
     rule = assignment.rule(exercise_id)
     if rule is None:
         raise KeyError(f"{exercise_id} is not part of {assignment.title!r}")
-    key = (exercise_id, assignment.hidden_seed, tuple((c.check, c.seconds) for c in rule.checks))
-    with _BUILD_LOCK:
-        if key not in _BUILT:
-            _BUILT[key] = tuple(_check(check, check_rule, assignment.hidden_seed)
-                                for check, check_rule in zip(BY_ID[exercise_id].checks, rule.checks))
-        return _BUILT[key]
-
-
-def _check(check: Check, rule: CheckRule, seed: int | None) -> Check:
-    """A check as this assignment grades it: its own time limit, its hidden inputs drawn with the secret seed."""
-    changes: dict = {}
-    if seed is not None and any(c.hidden for c in check.cases):
-        changes["hidden_rngs"] = Rngs(seed)
-    if rule.seconds is not None:
-        changes["seconds"] = rule.seconds
-    if not changes:
-        return check
-    mine = dataclasses.replace(check, **changes)
+    seconds = _own_seconds(rule)
     try:
-        mine.cases  # built now, so that a seed that cannot redraw them is said at once
-    except ValueError:
-        raise AssignmentError(f"the hidden inputs of check {check.name} change in number or kind with hidden.seed; "
-                              "grade it without hidden.seed") from None
-    return mine
+        return exercise_checks(BY_ID[exercise_id], assignment.hidden_seed, seconds)
+    except ValueError as err:  # a seed that cannot redraw a check's hidden inputs
+        raise AssignmentError(str(err)) from None
+
+
+def _own_seconds(rule: ExerciseRule) -> dict[str, float]:
+    """Check name -> its time limit per call, for the checks of an exercise that have one of their own."""
+    return {c.check: c.seconds for c in rule.checks if c.seconds is not None}
 
 
 def _same_case(a, b) -> bool:

@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 from ..._cpus import available_cores
 from ..run.judge import NotebookGrade, not_run
 from ..run.notebook import grade_notebook
+from ..run.plan import Setting
 from ..run.sandbox import bubblewrap
 from ..run.sandbox.runner import Limits
 from ..run.status import CLEAN, Status
@@ -69,12 +70,11 @@ class Grading:
 
     limits: Limits = Limits()
     """Time, memory and process limits of each notebook."""
-    hidden: bool = True
-    """Whether the hidden inputs are tried too (an assignment's own setting replaces it)."""
     sandbox: bool = True
     """Each notebook in a bubblewrap sandbox of its own (False: a plain process, for notebooks one trusts)."""
-    assignment: Assignment | None = None
-    """Its checks, per-check time limits and hidden inputs are used (None: every exercise, the package's inputs)."""
+    setting: Setting = Setting()
+    """The assignment's exercises, per-check time limits and hidden inputs (`Assignment.setting`; the default:
+    every exercise, the package's inputs)."""
 
 
 Runner = Callable[[list[Submission], Grading], Iterator[tuple[int, int, "NotebookGrade"]]]
@@ -91,10 +91,9 @@ class Threads:
     def __call__(self, submissions: list[Submission], grading: Grading) -> Iterator[tuple[int, int, NotebookGrade]]:
         if grading.sandbox:
             bubblewrap.find()  # SandboxUnavailable before anything runs
-        assignment = grading.assignment
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = {pool.submit(grade_notebook, nb, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
-                                   assignment=assignment, student=s.student.get("student_id")): (si, ni)
+            futures = {pool.submit(grade_notebook, nb, grading.limits, setting=grading.setting, sandbox=grading.sandbox,
+                                   student=s.student.get("student_id")): (si, ni)
                        for si, s in enumerate(submissions) for ni, nb in enumerate(s.notebooks)}
             for future in as_completed(futures):
                 si, ni = futures[future]
@@ -113,9 +112,10 @@ def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), 
 
     Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
     SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
-    `assignment`: grade with its checks, limits and hidden inputs (see `grade_notebook`).
+    `assignment`: grade with its exercises, checks, limits and hidden inputs (its `setting`; without one, `hidden`
+    says whether the hidden inputs are tried).
     """
-    grading = Grading(limits, hidden, sandbox, assignment)
+    grading = Grading(limits, sandbox, assignment.setting() if assignment is not None else Setting(hidden=hidden))
     runner = runner or Threads(jobs)
     grades: dict[tuple[int, int], NotebookGrade] = {}
     bar = _progress(sum(len(s.notebooks) for s in submissions), progress)

@@ -3,7 +3,7 @@
 `attention-course grade --dask ADDRESS` (the `[cluster]` extra: `pip install
 "attention-course[cluster]"`) connects to a running `dask.distributed`
 scheduler. Each submission's notebooks travel to a worker as bytes, are written
-to a temporary folder there and graded by `batch.grade_notebook`, in the
+to a temporary folder there and graded by `run.notebook.grade_notebook`, in the
 worker's bubblewrap sandbox, with the same limits and the same assignment; the
 results come back as the same `NotebookGrade` objects. `Cluster` is the runner
 (`batch.Runner`) that does it; the command line picks it instead of the local
@@ -46,15 +46,15 @@ def connect(address: str, timeout: float = 30.0):
 def grade_files(files: list[tuple[str, bytes]], grading: Grading, student: str | None = None) -> list[NotebookGrade]:
     """The task a worker runs: grade one submission's notebooks, given as (path on the instructor's machine, bytes).
 
-    `student`: the roster's id of the student they belong to (see `batch.grade_notebook`)."""
+    `student`: the roster's id of the student they belong to (see `run.notebook.grade_notebook`)."""
     grades = []
     with tempfile.TemporaryDirectory(prefix="attention-course-task-") as tmp:
         for i, (path, data) in enumerate(files):
             local = Path(tmp) / str(i) / Path(path).name  # the file name is kept: it may say which exercise it is
             local.parent.mkdir()
             local.write_bytes(data)
-            grade = grade_notebook(local, grading.limits, hidden=grading.hidden, sandbox=grading.sandbox,
-                                   assignment=grading.assignment, student=student)
+            grade = grade_notebook(local, grading.limits, setting=grading.setting, sandbox=grading.sandbox,
+                                   student=student)
             grade.path = path
             grade.incidents = [incident.replace(str(local), path) for incident in grade.incidents]
             grades.append(grade)

@@ -8,8 +8,9 @@ then a failed check's follow-up, found by the worker, to the same
 `run.follow_up`, which believes none of it that it cannot verify here: the
 same helper at fault or smallest failing input as a notebook's check.
 `Verdicts` judges each check once: first while the worker waits after its
-calls, to tell it which checks failed and are to be followed up (the batch
-hands that to the runner as its `which_to_follow`), then for the grade.
+calls, to tell it which checks failed and are to be followed up (it is the
+judge `grade_notebook` hands the runner: `Verdicts.to_follow`), then for the
+grade.
 The notebook's status is every `Status` that applies, found from the run's
 data (its cells, its calls, what it tried), never from the sentences its
 incidents say.
@@ -26,8 +27,9 @@ from ..checks.engine.results import CheckStatus
 from ..checks.engine.check import Check, judge_all
 from ..checks.engine.code import Code, code_in_cells
 from ..checks.engine.run import FollowUp, cut_down, follow_up
-from ..checks.exercises import BY_ID, Exercise, package_names_used
-from .sandbox.runner import NotebookRun
+from ..checks.exercises import BY_ID
+from .plan import Plan
+from .sandbox.runner import Follow, NotebookRun
 from .status import CLEAN, CellOutcome, Incident, Status, notebook_text, status_of
 
 FLOOD_BYTES = 1_000_000
@@ -127,42 +129,36 @@ class Verdicts:
                 continue
         return failed
 
-
-def handout_of_another(metadata: dict, student: str | None) -> str:
-    """The student id a notebook's handout was made for, when the notebook records one and it is not `student`'s
-    (the roster's id of the student who handed it in; ids compared without spaces and case); else ""."""
-    entry = metadata.get("attention_course") if isinstance(metadata, dict) else None
-    recorded = entry.get("student") if isinstance(entry, dict) else None
-    if not student or not isinstance(recorded, str) or not recorded.strip():
-        return ""
-    return recorded.strip() if recorded.strip().casefold() != student.strip().casefold() else ""
+    def to_follow(self, follows: tuple[Follow, ...], observed: dict[int, Observation]) -> list[int]:
+        """Which of `follows` the waiting worker is to make (their indices): those whose checks failed on `observed`
+        (call id -> observation). The runner asks this while the worker waits after its calls: it never judges, and
+        a notebook that passes gets no follow-up at all."""
+        failed = self.failed(observed) if follows else set()
+        return [index for index, follow in enumerate(follows) if follow.check in failed]
 
 
-def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: dict[int, tuple[str, int]],
-              run: NotebookRun, cells: list[str], mismatch: str | None = None,
-              verdicts: Verdicts | None = None, handout: str = "") -> NotebookGrade:
-    """Judge what one notebook's run returned with `checks` (call id -> (check, case index) in `where`);
-    `verdicts`: the same checks' verdicts, some judged while the run went on (`Verdicts.failed`); `handout`: the
-    student id its handout was made for, when another student's (`handout_of_another`)."""
+def judge_run(plan: Plan, run: NotebookRun, verdicts: Verdicts | None = None) -> NotebookGrade:
+    """Judge what one notebook's run returned with its plan's checks; `verdicts`: the same checks' verdicts, some
+    judged while the run went on (`Verdicts.to_follow`)."""
+    checks, where, cells = plan.checks, plan.where, list(plan.cells)
     verdicts = verdicts or Verdicts(checks, where, cells)
-    grade = NotebookGrade(path, exercise.id, incidents=list(run.incidents), output=run.output, seconds=run.seconds,
-                          handout=handout)
+    grade = NotebookGrade(str(plan.path), plan.exercise.id, incidents=list(run.incidents), output=run.output,
+                          seconds=run.seconds, handout=plan.handout)
     found = set(run.flags)
-    if mismatch:
-        grade.incidents.insert(0, Incident(mismatch, Status.EXERCISE_MISMATCH))
+    if plan.mismatch:
+        grade.incidents.insert(0, Incident(plan.mismatch, Status.EXERCISE_MISMATCH))
         found.add(Status.EXERCISE_MISMATCH)
-    if handout:
-        grade.incidents.insert(0, Incident(f"{Status.HANDOUT_MISMATCH}: {handout}: graded against your own numbers, "
+    if plan.handout:
+        grade.incidents.insert(0, Incident(f"{Status.HANDOUT_MISMATCH}: {plan.handout}: graded against your own numbers, "
                                            "for your instructor to look at", Status.HANDOUT_MISMATCH))
         found.add(Status.HANDOUT_MISMATCH)
     for index, cell in sorted(run.cells.items()):
         if cell.status == CellOutcome.ERROR:  # the student should know which cell, and what it raised
             grade.incidents.append(Incident(f"code cell {index + 1} raised {_raised(cell.error)}; the other cells "
                                             "still ran", Status.CELL_ERRORS))
-    borrowed = package_names_used(cells, exercise)
-    if borrowed:
-        names = ", ".join(f"attention_course.{n}" for n in borrowed)
-        code = any(_is_course_code(n) for n in borrowed)
+    if plan.borrowed:
+        names = ", ".join(f"attention_course.{n}" for n in plan.borrowed)
+        code = any(_is_course_code(n) for n in plan.borrowed)
         grade.incidents.append(Incident(f"uses {names}, beyond what the exercise provides: marks unchanged, worth a "
                                         "look", Status.USED_COURSE_CODE if code else None))
         if code:
@@ -178,6 +174,7 @@ def judge_run(path: str, exercise: Exercise, checks: tuple[Check, ...], where: d
                                                     CheckStatus.ERROR, f"the grader failed: {err!r}", "", None, ()))
             grade.incidents.append(Incident(f"the grader failed on {check.name}: {err!r}", Status.GRADER_ERROR))
     grade.statuses = _statuses(grade, run, found)
+    grade.incidents[:0] = [Incident(note) for note in plan.notes]  # remarks first: no status of their own
     return grade
 
 

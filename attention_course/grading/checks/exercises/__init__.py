@@ -160,25 +160,60 @@ def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:
 
     An instructor's own exercise is known by its metadata: already added (by the grader, from the assignment's
     source notebooks), or by its check file (`check_file`, beside the notebook: what a student's check has)."""
-    entry = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
-    if isinstance(entry, dict) and entry.get("exercise") in BY_ID:
-        return BY_ID[entry["exercise"]]
-    if isinstance(entry, dict) and isinstance(entry.get("check_file"), str):
-        name = Path(entry["check_file"]).name  # a file beside the notebook, never one elsewhere
-        beside = Path(path).parent / name
-        if name == f"{entry.get('exercise')}.check.json" and beside.is_file():
-            try:
-                return add(from_check_file(beside))
-            except ValueError:
-                return None
+    named = named_in(metadata, path)
+    if named is not None:
+        return named
     stem = Path(path).stem
     for ex in EXERCISES:
         if ex.id in stem:
             return ex
-    defined = set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
+    defined = defined_functions(code)
     matches = [ex for ex in EXERCISES if set(ex.functions) <= defined]
     # The most specific match: exercise 5 defines masked_attention, exercise 6 also padded_attention.
     return max(matches, key=lambda ex: len(ex.functions)) if matches else None
+
+
+def recognise(metadata: dict, path: Path | str, code: str) -> tuple[Exercise | None, str | None]:
+    """(the exercise to grade a notebook as, or None; why it is not the one its metadata names, or None).
+
+    As `identify`, except for a notebook whose metadata names an exercise whose functions it does not define while
+    it defines another's (recognised by its file name or its functions): that other, and a sentence that says so.
+    """
+    named = named_in(metadata, path)
+    found = identify({}, path, code)  # by the file name, else by the functions it defines
+    if named is None or found is None or found.id == named.id:
+        return named or found, None
+    defined = defined_functions(code)
+    if set(named.functions) & defined or not set(found.functions) & defined:
+        return named, None
+    return found, (f"its metadata says it is exercise {named.id}, but it defines none of that exercise's functions "
+                   f"and all of {found.id}'s: graded as {found.id}")
+
+
+def named_in(metadata: dict, path: Path | str) -> Exercise | None:
+    """The exercise a notebook's metadata names (`metadata["attention_course"]["exercise"]`), or None.
+
+    An instructor's own exercise not known yet is read from its check file (`check_file`), beside the notebook at
+    `path` (never a file elsewhere)."""
+    entry = metadata.get(METADATA_KEY) if isinstance(metadata, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("exercise"), str):
+        return None
+    if entry["exercise"] in BY_ID:
+        return BY_ID[entry["exercise"]]
+    if isinstance(entry.get("check_file"), str):
+        name = Path(entry["check_file"]).name
+        beside = Path(path).parent / name
+        if name == f"{entry['exercise']}.check.json" and beside.is_file():
+            try:
+                return add(from_check_file(beside))
+            except ValueError:
+                return None
+    return None
+
+
+def defined_functions(code: str) -> set[str]:
+    """The names of the functions `code` defines with a `def` at the start of a line (indented or not)."""
+    return set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
 
 
 def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:

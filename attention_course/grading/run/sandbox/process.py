@@ -13,8 +13,8 @@ grace period, when the notebook's time budget runs out, when the sandbox's
 processes together use more memory than allowed, or when the result channel
 carries anything but the worker's frames. A worker given checks to follow
 up waits after its calls for the grader's answer, written on its stdin
-after the request: which checks failed (`which_to_follow`, the caller's
-judgement of the calls; none: the worker is done at once). When the worker
+after the request: which checks failed (the caller's `Judge` of the calls,
+asked through `to_follow`; none: the worker is done at once). When the worker
 is done, the grader notes what the notebook wrote and left running, then
 kills it. `runner.py` decides what to do next.
 """
@@ -32,7 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable, Protocol
 
 from ...checks.engine.calls import Observation
 from ..status import Finding, Stop
@@ -50,6 +50,14 @@ DRAIN_SECONDS = 1.0
 POLL_SECONDS = 0.2
 """How often the sandbox's processes are counted and their memory added up."""
 _WORKER = "from attention_course.grading.run.sandbox.worker import main; main()"
+
+
+class Judge(Protocol):
+    """What tells a waiting worker which follow-ups to make: the grader's judgement of its calls (`judge.Verdicts`).
+    The sandbox never judges, and a verdict's reasons never reach it: only the indices chosen."""
+
+    def to_follow(self, follows: tuple[Follow, ...], observed: dict[int, Observation]) -> Iterable[int]:
+        """The indices of `follows` to make, given every call's observation so far (call id -> Observation)."""
 
 
 @dataclass(frozen=True)
@@ -112,20 +120,20 @@ class WorkerProcess:
     exercise lets the notebook take from `attention_course`; `started` a worker
     `start_worker` started with the same sandbox and notebook (None: `run`
     starts one); `follows` the checks whose failures it may follow up after the
-    calls, and `which_to_follow` which of them to (their indices, given this
-    worker's observations, call id -> Observation, once it made every call;
-    None: all of them, the worker's own verdict deciding). Only those whose
-    every call this worker made are asked for.
+    calls, and `judge` which of them to (`Judge.to_follow`, given the
+    observations of `earlier` workers' calls and this one's, once it made every
+    call; None: all of them, the worker's own verdict deciding). Only those
+    whose every call this worker made are asked for.
     """
 
     def __init__(self, cells: list[str], skip, pending: list[Call], limits: Limits, deadline: float, output: Output,
                  *, sandbox: Bubblewrap | None = None, notebook: str | Path | None = None, provided: tuple = (),
-                 started: Started | None = None, follows: tuple[Follow, ...] = (),
-                 which_to_follow: Callable[[dict[int, Observation]], Iterable[int]] | None = None):
+                 started: Started | None = None, follows: tuple[Follow, ...] = (), judge: Judge | None = None,
+                 earlier: dict[int, Observation] | None = None):
         self.cells_src, self.skip, self.pending = cells, set(skip), pending
         self.limits, self.deadline, self.output = limits, deadline, output
         self.sandbox, self.notebook, self.provided = sandbox, notebook, tuple(provided)
-        self.follows, self._which = follows, which_to_follow
+        self.follows, self._judge, self._earlier = follows, judge, dict(earlier or {})
         self._given = started
         self._to_send = memoryview(b"")  # what is left to write on the worker's stdin: the request, then the answer
         self._last = not follows  # whether the stdin is closed once it is written (the answer is the last thing)
@@ -256,10 +264,11 @@ class WorkerProcess:
         return None
 
     def _answer(self, proc, selector) -> None:
-        """Tell the waiting worker which checks to follow up: those `which_to_follow` chooses (all without it) of the
-        ones whose every call it made; it follows up those alone, and says it is done at once if there are none."""
+        """Tell the waiting worker which checks to follow up: those the judge chooses (all without one) of the ones
+        whose every call it made; it follows up those alone, and says it is done at once if there are none."""
         made = set(self.observations)
-        chosen = range(len(self.follows)) if self._which is None else self._which(dict(self.observations))
+        chosen = (range(len(self.follows)) if self._judge is None
+                  else self._judge.to_follow(self.follows, {**self._earlier, **self.observations}))
         follow = sorted({i for i in chosen if 0 <= i < len(self.follows) and set(self.follows[i].calls) <= made})
         self.reports.answer(follow)
         self._last = True

@@ -19,12 +19,9 @@ worker on another machine.
 
 from __future__ import annotations
 
-import functools
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from collections import Counter
 
@@ -33,10 +30,10 @@ from ...checks.engine.run import FollowUp
 from ..status import STOPPED_IN_WORKER, CellOutcome, Finding, Incident, Status, Stop, status_of
 from .bubblewrap import Bubblewrap
 from .channel import Alert, Call, CellReport, Follow, StepKind
-from .process import Limits, Output, Started, WorkerProcess, size_text
+from .process import Judge, Limits, Output, Started, WorkerProcess, size_text
 from .tree import FILES_LISTED, Leftover
 
-__all__ = ["Call", "CellReport", "Follow", "InvalidNotebook", "Limits", "NotebookRun", "code_cells", "read_notebook", "run_notebook"]
+__all__ = ["Call", "CellReport", "Follow", "Judge", "Limits", "NotebookRun", "run_notebook"]
 
 
 @dataclass
@@ -71,103 +68,10 @@ class NotebookRun:
     ids: what the notebook's own code may have forged, so only a guide until `run.follow_up` checks it."""
 
 
-class InvalidNotebook(ValueError):
-    """A submission that cannot be read as a notebook."""
-
-
-MAX_NOTEBOOK_BYTES = 64 << 20
-"""The largest notebook file graded (the limit of one file in a submissions zip too)."""
-
-
-def read_notebook(path: Path | str, max_bytes: int = MAX_NOTEBOOK_BYTES) -> dict:
-    """Read and validate a notebook (a dict, its cells' sources as text); InvalidNotebook says why it cannot be
-    graded."""
-    path = Path(path)
-    if path.is_symlink():  # say, to /etc/shadow or to another student's notebook
-        raise InvalidNotebook("is a link to another file, not a notebook of its own: it was not read")
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:  # most of it is outputs, which the grader does not read
-            raise InvalidNotebook(f"is {size_text(size)}, more than the {size_text(max_bytes)} a notebook may be; "
-                                  "clear its outputs (Kernel > Restart & Clear Output) and submit it again")
-        raw = path.read_bytes()
-        # JSON's own rule for bytes: UTF-8 (a byte-order mark allowed, as Notepad writes it), or UTF-16 or UTF-32 (as
-        # a Windows shell's redirection writes it)
-        text = raw.decode(json.detect_encoding(raw))
-    except (OSError, UnicodeDecodeError) as err:
-        raise InvalidNotebook(f"could not be read: {err}") from None
-    try:
-        data = json.loads(text)  # nbformat's own error would quote the start of the file, which the student may not own
-    except ValueError as err:
-        raise InvalidNotebook(f"is not a valid notebook: it is not JSON ({err})") from None
-    return _valid_v4(data) or _read_with_nbformat(text)
-
-
-def _valid_v4(data) -> dict | None:
-    """`data` if it is a notebook of today's format (4.0 to 4.5) that nbformat's schema for it accepts, its cells'
-    sources joined into text as nbformat reads them; else None (nbformat then converts it or says what is wrong).
-
-    The schema is nbformat's own file, checked with fastjsonschema, as nbformat checks it: the same verdict
-    without importing nbformat, whose import (jsonschema and its format checkers) takes longer than a whole
-    check of a notebook.
-    """
-    minor = data.get("nbformat_minor") if isinstance(data, dict) and data.get("nbformat") == 4 else None
-    if type(minor) is not int or not 0 <= minor <= 5:
-        return None
-    validator = _v4_validator(minor)
-    if validator is None:
-        return None
-    try:
-        validator(data)
-    except Exception:  # noqa: BLE001 -- fastjsonschema's JsonSchemaException: nbformat says what is wrong
-        return None
-    for cell in data["cells"]:
-        if isinstance(cell["source"], list):
-            cell["source"] = "".join(cell["source"])
-    return data
-
-
-@functools.lru_cache(maxsize=None)
-def _v4_validator(minor: int):
-    """fastjsonschema's check of nbformat's schema of format 4.`minor` (compiled once per process), or None."""
-    import importlib.util
-
-    nbformat = importlib.util.find_spec("nbformat")  # where it is installed, without importing it
-    try:
-        import fastjsonschema
-
-        folder = Path(nbformat.submodule_search_locations[0]) / "v4"
-        schema = json.loads((folder / f"nbformat.v4.{minor}.schema.json").read_text(encoding="utf-8"))
-        return fastjsonschema.compile(schema)
-    except (ImportError, AttributeError, TypeError, OSError, ValueError):
-        return None
-
-
-def _read_with_nbformat(text: str) -> dict:
-    """An older format converted to 4, or why the file is not a valid notebook, by nbformat itself."""
-    import nbformat
-
-    try:
-        nb = nbformat.reads(text, as_version=4)
-    except Exception as err:  # nbformat raises several JSON and schema errors
-        raise InvalidNotebook(f"is not a valid notebook: {_first_line(err)}") from None
-    try:
-        nbformat.validate(nb)
-    except nbformat.ValidationError as err:
-        raise InvalidNotebook(f"is not a valid notebook: {_first_line(err)}") from None
-    return nb
-
-
-def code_cells(nb: dict) -> list[str]:
-    """The sources of the notebook's code cells, in order."""
-    return [cell["source"] for cell in nb["cells"] if cell["cell_type"] == "code"]
-
-
 def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limits(), *,
                  sandbox: Bubblewrap | None = None, notebook: Path | str | None = None,
                  provided: tuple[str, ...] = (), started: Started | None = None,
-                 follows: tuple[Follow, ...] = (),
-                 which_to_follow: Callable[[dict[int, Observation]], Iterable[int]] | None = None) -> NotebookRun:
+                 follows: tuple[Follow, ...] = (), judge: Judge | None = None) -> NotebookRun:
     """Run the cells in a worker, then make the requested calls; again without what killed a worker.
 
     `sandbox`: the bubblewrap to run each worker in (None: unsandboxed);
@@ -178,9 +82,9 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     so, or while it waits to be told which, is not run again: only what it found before is lost; one that forged
     the result channel doing so has all it reported dropped, and its calls are made again by a worker that looks
     at nothing closer);
-    `which_to_follow`: which of them it does (their indices), given every call's observation so far, call id ->
-    Observation, while the worker waits (None: all, the worker's own verdict deciding). The caller judges there,
-    so that this module never does: a notebook that passes gets no follow-up at all.
+    `judge`: which of them it does (`Judge.to_follow`: their indices, given every call's observation so far),
+    asked while the worker waits (None: all, the worker's own verdict deciding). The caller's judge decides, so
+    that this module never judges: a notebook that passes gets no follow-up at all.
     """
     start = time.monotonic()
     deadline = start + limits.notebook_seconds
@@ -195,10 +99,8 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
     found: dict[str, FollowUp] = {}
     while True:
         pending = [c for c in requested if c.id not in observations]
-        asked = None if which_to_follow is None else (
-            lambda observed, before=dict(observations): which_to_follow({**before, **observed}))
         attempt = WorkerProcess(cells, skip, pending, limits, deadline, output, sandbox=sandbox, notebook=notebook,
-                                provided=provided, started=started, follows=follows, which_to_follow=asked)
+                                provided=provided, started=started, follows=follows, judge=judge, earlier=observations)
         started = None
         attempt.run()
         seen.add(attempt)
@@ -209,7 +111,7 @@ def run_notebook(cells: list[str], requested: list[Call], limits: Limits = Limit
         if attempt.step is not None and attempt.step[0] == StepKind.FOLLOW and attempt.kill == Stop.CHANNEL and follows:
             # it forged the channel while looking closer: its calls are made again by a worker that looks at nothing
             incidents.append(_forged_in_follow_up(attempt, follows))
-            follows, which_to_follow, restarts = (), None, restarts + 1
+            follows, judge, restarts = (), None, restarts + 1
             continue
         if attempt.finished or attempt.waited:  # every call made: what is left is only the follow-up
             break
@@ -438,10 +340,3 @@ def _unique(items: list[Incident]) -> list[Incident]:
 def _excerpt(source: str, width: int = 40) -> str:
     line = next((ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")), "")
     return f"`{line[:width]}{'…' if len(line) > width else ''}`" if line else "an empty cell"
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0][:300] if text else type(err).__name__
-
-
