@@ -25,6 +25,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from ...._backup import backup as keep_backup
 from .. import score
 from ...run.status import Status
 from .lms import spreadsheet_text
@@ -157,11 +158,9 @@ def write_report(report: dict, csv_path: Path | str, *, force: bool = False, bac
     ensure_writable(csv_path, force or backup)
     json_path = report_path(csv_path)
     if backup:
-        from ...release import _backup
-
         for path in (csv_path, json_path):
             if path.exists():
-                _backup(path)
+                keep_backup(path)
     _write_atomically(csv_path, csv_text(report))
     _write_atomically(json_path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return csv_path, json_path
