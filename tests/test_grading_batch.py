@@ -71,7 +71,7 @@ def test_hostile_submissions_are_graded_correctly_in_one_batch(tmp_path, monkeyp
     for name, want in expected.items():
         grade = by_name[name]
         nb = grade.notebooks[0]
-        assert grade.status.split(", ") == want["status"], (name, grade.status, nb.incidents)
+        assert nb.status.split(", ") == want["status"], (name, nb.status, nb.incidents)
         scores = {c.check: c for c in nb.checks}
         assert set(scores) == set(want["checks"]), name
         for check, verdict in want["checks"].items():
