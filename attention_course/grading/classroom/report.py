@@ -26,7 +26,6 @@ from typing import Mapping
 from ..checks.engine import results
 from ..run.judge import NotebookGrade
 from ..run.status import Incident, Status
-from .assignment import LateRule
 
 
 class ReportFormatError(ValueError):
@@ -395,9 +394,14 @@ class Report:
         return bool(self.assignment["hidden"])
 
     @property
-    def late_rule(self) -> LateRule:
-        """The assignment's late rule."""
-        return LateRule(**self.assignment["late"])
+    def max_total(self) -> float:
+        """The assignment's points."""
+        return self.assignment["max_total"]
+
+    @property
+    def canvas_assignment_id(self) -> str | None:
+        """The assignment's id in Canvas, if the assignment file gives it."""
+        return self.assignment.get("canvas_assignment_id")
 
     def to_json(self) -> dict:
         """The report as its JSON file holds it."""

@@ -49,6 +49,7 @@ import csv
 import io
 import re
 import zipfile
+from dataclasses import dataclass
 
 from ...run.status import Status
 from ..report import Report, Row
@@ -71,12 +72,21 @@ def _sortable(name: str) -> str:
     return f"{words[-1]}, {' '.join(words[:-1])}" if len(words) > 1 and "," not in name else name
 
 
-def _ids(row: Row) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Ids:
+    """The ids an LMS finds a student by."""
+
+    canvas: str
+    moodle: str
+    sis_user: str
+    sis_login: str
+
+
+def _ids(row: Row) -> _Ids:
     """The LMS ids of a row: the roster's, else what the download said of the student's work."""
     student, lms = row.student, row.lms
-    return {"canvas_id": student.get("canvas_id") or lms.get("canvas_id", ""),
-            "moodle_id": student.get("moodle_id") or lms.get("moodle_id", ""),
-            "sis_user_id": student.get("sis_user_id", ""), "sis_login_id": student.get("sis_login_id", "")}
+    return _Ids(student.get("canvas_id") or lms.get("canvas_id", ""), student.get("moodle_id") or lms.get("moodle_id", ""),
+                student.get("sis_user_id", ""), student.get("sis_login_id", ""))
 
 
 def _why_not(row: Row) -> str:
@@ -107,7 +117,7 @@ def spreadsheet_text(value):
 def canvas_csv(report: Report) -> tuple[str, Left]:
     """The Canvas gradebook import file, and the rows left out."""
     title = report.title
-    assignment_id = report.assignment.get("canvas_assignment_id")
+    assignment_id = report.canvas_assignment_id
     column = f"{title} ({assignment_id})" if assignment_id else title
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -115,13 +125,12 @@ def canvas_csv(report: Report) -> tuple[str, Left]:
     left: Left = []
     for row in report.rows:
         ids = _ids(row)
-        why = _why_not(row) or ("" if ids["canvas_id"] or ids["sis_user_id"] or ids["sis_login_id"]
-                                else "no Canvas or SIS id")
+        why = _why_not(row) or ("" if ids.canvas or ids.sis_user or ids.sis_login else "no Canvas or SIS id")
         if why:
             left.append((row.name, why))
             continue
-        writer.writerow(map(spreadsheet_text, [_sortable(row.name), ids["canvas_id"], ids["sis_user_id"],
-                                               ids["sis_login_id"], row.student.get("section", ""), row.total]))
+        writer.writerow(map(spreadsheet_text, [_sortable(row.name), ids.canvas, ids.sis_user, ids.sis_login,
+                                               row.student.get("section", ""), row.total]))
     return buf.getvalue(), left
 
 
@@ -132,7 +141,7 @@ def moodle_csv(report: Report) -> tuple[str, Left]:
     writer.writerow(MOODLE_COLUMNS)
     left: Left = []
     for row in report.rows:
-        participant = _ids(row)["moodle_id"]
+        participant = _ids(row).moodle
         why = _why_not(row) or ("" if participant else "no Moodle participant id")
         if why:
             left.append((row.name, why))
@@ -149,7 +158,7 @@ def canvas_feedback_zip(report: Report, pages: dict[str, str]) -> tuple[bytes, L
     out."""
     entries, left = {}, []
     for row in report.rows:
-        lms, user = row.lms, _ids(row)["canvas_id"]
+        lms, user = row.lms, _ids(row).canvas
         why = _why_not(row)
         if not why and Status.NO_SUBMISSION in row.statuses:
             why = "no submission"
@@ -168,7 +177,7 @@ def moodle_feedback_zip(report: Report, pages: dict[str, str]) -> tuple[bytes, L
     and the rows left out."""
     entries, left = {}, []
     for row in report.rows:
-        participant = _ids(row)["moodle_id"]
+        participant = _ids(row).moodle
         why = _why_not(row) or ("" if participant else "no Moodle participant id")
         if why:
             left.append((row.name, why))

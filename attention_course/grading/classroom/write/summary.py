@@ -205,7 +205,7 @@ def page(report: Report) -> str:
               ("Adjustments for no one in this gradebook", found.adjustments_unused),
               ("In the download: refused or belonging to no student", found.notes)]
     return render("summary.html", title=report.title, class_line=class_line(report),
-                  mean=(sum(totals) / len(totals)) if totals else 0, max_total=report.assignment["max_total"],
+                  mean=(sum(totals) / len(totals)) if totals else 0, max_total=report.max_total,
                   lateness=found.lateness, held=held, exercises=exercises, mistakes=mistakes,
                   symptoms=symptoms,
                   adjustments=adjustments, incidents=incidents,
