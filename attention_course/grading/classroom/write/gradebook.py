@@ -90,8 +90,9 @@ def merge_reports(reports: list[Report]) -> Report:
     notes = list(dict.fromkeys(n for r in reports for n in r.intake.notes))
     settings = [s for r in reports for s in (r.settings["merged"] if "merged" in r.settings else [r.settings])]
     decisions = score.merge_decisions(*(r.decisions for r in reports))
-    roster, lateness = ("; ".join(dict.fromkeys(getattr(r.intake, k) for r in reports if getattr(r.intake, k)))
-                        for k in ("roster", "lateness"))  # a regrade from folders says where its own lateness came from
+    roster = "; ".join(dict.fromkeys(r.intake.roster for r in reports if r.intake.roster))
+    # a regrade from folders says where its own lateness came from
+    lateness = "; ".join(dict.fromkeys(r.intake.lateness for r in reports if r.intake.lateness))
     left_out = tuple(dict.fromkeys(n for r in reports for n in r.intake.left_out))
     merged = score.report(first.assignment, first.assignment_fingerprint, first.exercises, list(rows.values()),
                           settings, notes, decisions, roster=roster, lateness=lateness, left_out=left_out)
