@@ -248,3 +248,15 @@ def test_exercise_0_on_another_student_s_handout_follows_the_assignment_s_policy
     with pytest.raises(AssignmentError, match="handout_mismatch must be one of"):
         from_dict({**table, "integrity": {"handout_mismatch": "ignore"}})
 
+
+
+def test_a_submission_s_status_is_its_worst_notebook_s_and_the_row_words_each_notebook():
+    from attention_course.grading.classroom.score import notebooks_text
+
+    notebooks = [NotebookGrade("sub/dan/01.ipynb", "01_dot_scores", statuses=(Status.OK,)),
+                 NotebookGrade("sub/dan/03.ipynb", "03_softmax", statuses=(Status.TIMEOUT, Status.CELL_ERRORS))]
+    folder = SubmissionGrade(Submission("dan", "sub/dan", [Path(nb.path) for nb in notebooks], is_folder=True), notebooks)
+    assert folder.status is Status.TIMEOUT
+    assert notebooks_text(folder.notebooks) == "03 (03_softmax): timeout, cell errors"
+    assert SubmissionGrade(Submission("eve", "", []), []).status is Status.NO_NOTEBOOKS
+    assert grades()[1].status is Status.OK

@@ -20,8 +20,12 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..run.options import add_limits, fail, read_limits
+
+if TYPE_CHECKING:  # the handlers import what they use when they run, so that --help stays fast
+    from .report import Decisions, IntakeFound, Report
 
 
 def register(subparsers) -> None:
@@ -276,7 +280,7 @@ def _unpack_folder(args, out: Path):
     return contextlib.nullcontext(unpacked)
 
 
-def _grade_intake(args, unpacked, assignment, old):
+def _grade_intake(args, unpacked, assignment, old: Report | None):
     """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
     import datetime as dt
 
@@ -303,7 +307,7 @@ def _grade_intake(args, unpacked, assignment, old):
     return taken, submissions
 
 
-def _resolve_names(args, assignment, old, taken, submissions, decisions):
+def _resolve_names(args, assignment, old: Report | None, taken, submissions, decisions: Decisions):
     """Every name the command was given, found with one matcher (`people`): a regrade's submissions in the
     gradebook, the extensions, the adjustments. (the assignment with its extensions keyed by row, the decisions with
     the adjustments keyed by row); _Refused listing every name that finds no one, or several, before anything is
@@ -336,7 +340,7 @@ def _resolve_names(args, assignment, old, taken, submissions, decisions):
     return assignment, decisions
 
 
-def _adopt_rows(submissions, old) -> list[str]:
+def _adopt_rows(submissions, old: Report) -> list[str]:
     """A regrade's submissions that the roster did not name, found among the gradebook's rows by any of their keys
     (a folder named by the student's id, name or e-mail, the grader's own unpacked folder): each takes its row's
     student, name and place. What names no one in the gradebook, or several, is returned to be refused: a regrade
@@ -361,7 +365,7 @@ def _adopt_rows(submissions, old) -> list[str]:
     return refused
 
 
-def _print_plan(taken, submissions, old) -> None:
+def _print_plan(taken, submissions, old: Report | None) -> None:
     """What a --dry-run found: who each submission is, and which rows grading would write or replace."""
     from .report import IntakeFound
 
@@ -414,7 +418,7 @@ def _grade_runner(args):
     return jobs, Cluster(client), client
 
 
-def _save(report, old, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
+def _save(report: Report, old: Report | None, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
     """Write the gradebook (merged into `old` for a regrade, keeping a backup), then every file written from it:
     into `out_dir`, else where the files of `old` were last written."""
     from .write.gradebook import (
@@ -444,7 +448,7 @@ def _save(report, old, out: Path, force: bool, out_dir: Path | None, command: st
         _export(report, folder)
 
 
-def _print_replaced(old, new) -> None:
+def _print_replaced(old: Report, new: Report) -> None:
     """Which rows of the gradebook a regrade replaces (their totals before and after) and which it adds."""
     from ..run.status import Status
 
@@ -473,7 +477,7 @@ def _print_graded(grades, seconds: float, where: str) -> None:
               + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
 
 
-def _print_intake(intake) -> None:
+def _print_intake(intake: IntakeFound) -> None:
     """What intake found and left to the instructor (a report's `IntakeFound`), on the terminal."""
     for title, items in (("left out", intake.left_out), ("in the download", intake.notes),
                          ("held for review", intake.held),
@@ -490,7 +494,7 @@ def _print_intake(intake) -> None:
         print(f"lateness: {intake.lateness}")
 
 
-def _export(report, folder: Path) -> None:
+def _export(report: Report, folder: Path) -> None:
     from .write.exports import write_exports
 
     done = write_exports(report, folder)
@@ -594,7 +598,7 @@ def run_gradebook_adjust(args) -> int:
     return 0
 
 
-def _rewrite(report, gradebook: Path, out_dir: Path | None, command: str) -> None:
+def _rewrite(report: Report, gradebook: Path, out_dir: Path | None, command: str) -> None:
     """A gradebook written again after a decision (a backup kept), and every file written from it."""
     from .write.gradebook import exports_entry, exports_folder, write_report
 
