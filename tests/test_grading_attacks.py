@@ -128,7 +128,7 @@ def test_every_attack_gets_its_row_its_status_and_its_marks(batch):
     for name, want in batch.expected.items():
         grade = batch.grades[name]
         nb = grade.notebooks[0]
-        assert grade.status.split(", ") == want["status"], (name, grade.status, nb.incidents)
+        assert nb.status.split(", ") == want["status"], (name, nb.status, nb.incidents)
         for check in nb.checks:
             verdict = want["checks"][check.check]
             full, score = check.max_score, check.score

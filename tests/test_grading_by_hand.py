@@ -230,14 +230,14 @@ def test_the_audit_says_a_carried_forward_note_again():
 
 
 def test_the_batch_feedback_shows_every_wrong_step_too():
-    from attention_course.grading.classroom.score import check_from_json
+    from attention_course.grading.classroom.report import check_from_json
     from attention_course.grading.classroom.write.feedback import check_result
 
     sheet, mistakes = _three_mistakes(BANK_BOT)
     result = check_worked_example(sheet)
     saved = json.loads(json.dumps(dataclasses.asdict(result)))  # as the report keeps it
     assert check_from_json(saved).every_failure
-    shown = check_result(saved)
+    shown = check_result(check_from_json(saved))
     text, page = _flat(str(shown)), shown._repr_html_()
     for m in mistakes:
         assert _flat(m.hint) in text and html.escape(m.hint) in page

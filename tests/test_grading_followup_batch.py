@@ -26,7 +26,8 @@ from attention_course.grading.run.plan import Plan, plan_notebook
 from attention_course.grading.classroom.batch import grade_submissions
 from attention_course.grading.classroom.intake import collect
 from attention_course.grading.run.judge import NotebookGrade, Verdicts, judge_run
-from attention_course.grading.classroom.score import _check_feedback, notebook_from_json, notebook_json
+from attention_course.grading.classroom.report import NotebookRecord
+from attention_course.grading.classroom.score import _check_feedback
 from attention_course.grading.run.sandbox import bubblewrap
 from attention_course.grading.run.sandbox.channel import Call, Reports
 from attention_course.grading.run.sandbox.protocol import ProtocolError, encode, pack_follow_up, unpack_follow_up
@@ -91,8 +92,8 @@ def _judge(check_name: str, source: str, found: FollowUp, observations: dict, fl
 
 def _feedback(grade: NotebookGrade) -> tuple[str, str]:
     """What the student reads of the notebook's first check: its feedback file's text, and the LMS's cell."""
-    saved = json.loads(json.dumps(notebook_json(grade)))  # as the report keeps it
-    return str(check_result(saved["checks"][0])), " ".join(_check_feedback(notebook_from_json(saved)))
+    saved = NotebookRecord.from_json(json.loads(json.dumps(NotebookRecord.of(grade).to_json())))  # as the file keeps it
+    return str(check_result(saved.checks[0])), " ".join(_check_feedback(saved.grade()))
 
 
 def _same(a: results.CheckResult, b: results.CheckResult) -> list:

@@ -1,6 +1,7 @@
 """Tests for the gradebook (classroom/score.py's report, classroom/write/gradebook.py's CSV and JSON, merging) and the student's table."""
 
 import csv
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -13,6 +14,7 @@ from attention_course.cli import main
 from attention_course.grading.classroom.assignment import AssignmentError, from_dict
 from attention_course.grading.classroom.batch import SubmissionGrade
 from attention_course.grading.classroom.intake import Submission
+from attention_course.grading.classroom.report import Adjustment
 from attention_course.grading.run.judge import NotebookGrade
 from attention_course.grading.classroom.score import AdjustmentError, build_report, days_late, read_adjustments
 from attention_course.grading.run.status import Incident, Status
@@ -25,6 +27,7 @@ from attention_course.grading.classroom.write.gradebook import (
     ensure_writable,
     free_path,
     merge_reports,
+    read_report,
     report_path,
     write_report,
 )
@@ -86,10 +89,10 @@ def test_a_name_that_starts_like_a_formula_is_text_in_every_csv(tmp_path):
                                          lms={"canvas_id": str(10 + i), "moodle_id": str(20 + i)}), [softmax_grade(8)]))
              for i, name in enumerate(['=HYPERLINK("http://x.example","click")', "@SUM(1+1)", "+1-555", "-2-3", "-5"])]
     csv_path, _ = write_gradebook(named, tmp_path / "gradebook.csv")
-    report = json.loads(csv_path.with_suffix(".json").read_text())
+    report = read_report(csv_path)
     want = ["'=HYPERLINK(\"http://x.example\",\"click\")", "'@SUM(1+1)", "'+1-555", "'-2-3", "-5"]
     assert [r["name"] for r in csv.DictReader(csv_path.open())] == want
-    assert [r["name"] for r in report["submissions"]] == [g.submission.name for g in named]  # the report keeps them
+    assert [r.name for r in report.rows] == [g.submission.name for g in named]  # the report keeps them
     canvas = list(csv.reader(canvas_csv(report)[0].splitlines()))[1:]
     moodle = list(csv.DictReader(moodle_csv(report)[0].splitlines()))
     assert [r[0] for r in canvas] == want and [r["Full name"] for r in moodle] == want
@@ -120,15 +123,15 @@ def test_merge_replaces_rows_by_student_and_keeps_the_class_order():
     regraded = grades()[0]
     regraded.notebooks[0] = softmax_grade(BY_ID["03_softmax"].max_score)
     merged = merge_reports([everyone, build_report([regraded])])
-    assert [r["name"] for r in merged["submissions"]] == ["alice", "bob", "eve", "carol"]
-    assert merged["submissions"][0]["03_softmax"] == BY_ID["03_softmax"].max_score
+    assert [r.name for r in merged.rows] == ["alice", "bob", "eve", "carol"]
+    assert merged.rows[0].points["03_softmax"] == BY_ID["03_softmax"].max_score
     bob_again = grades()[1]
     bob_again.notebooks[0] = softmax_grade(0)
     bob_again.submission.order = 0  # graded on its own, without the class: its place comes from the gradebook
-    everyone_orders = [dict(r, order=i) for i, r in enumerate(everyone["submissions"])]
-    merged = merge_reports([{**everyone, "submissions": everyone_orders}, build_report([bob_again])])
-    assert [r["name"] for r in merged["submissions"]] == ["alice", "bob", "eve", "carol"]
-    assert merged["submissions"][1]["03_softmax"] == 0
+    everyone_orders = tuple(dataclasses.replace(r, order=i) for i, r in enumerate(everyone.rows))
+    merged = merge_reports([dataclasses.replace(everyone, rows=everyone_orders), build_report([bob_again])])
+    assert [r.name for r in merged.rows] == ["alice", "bob", "eve", "carol"]
+    assert merged.rows[1].points["03_softmax"] == 0
     assert csv_text(merge_reports([everyone])) == csv_text(everyone)
     other = build_report(grades(), from_dict({"exercises": ["03_softmax"]}))
     with pytest.raises(MergeError, match="different assignments"):
@@ -181,7 +184,7 @@ def _adjustments(path: Path, *lines: str) -> Path:
 def test_adjustments_are_checked_line_by_line(tmp_path):
     exercises = ("03_softmax",)
     good = read_adjustments(_adjustments(tmp_path / "a.csv", "alice,03_softmax,4.5,asked in class"), exercises)
-    assert good == [{"student": "alice", "exercise": "03_softmax", "points": 4.5, "reason": "asked in class"}]
+    assert good == [Adjustment("alice", "03_softmax", 4.5, "asked in class")]
     for line, words in (("alice,04_attention,1,x", "line 2: exercise '04_attention' is not one of"),
                         ("alice,03_softmax,four,x", "line 2: points must be a number"),
                         ("alice,03_softmax,1,", "line 2: student and reason must not be empty")):
@@ -237,11 +240,23 @@ def test_exercise_0_on_another_student_s_handout_follows_the_assignment_s_policy
     table = {"exercises": ["00_worked_example"], "exercise": {"00_worked_example": {"points": 8}}}
     if policy != "hold":
         table["integrity"] = {"handout_mismatch": policy}
-    row = build_report([grade], from_dict(table))["submissions"][0]
+    row = build_report([grade], from_dict(table)).rows[0]
     mismatch = "exercise 0 from another student's handout: s1"
-    assert (Status.HELD in row["statuses"], row["total"]) == (held, points)
-    assert row["status"] == (f"held for review (exercise 0 from another student's handout); {mismatch}" if held
+    assert (Status.HELD in row.statuses, row.total) == (held, points)
+    assert row.status == (f"held for review (exercise 0 from another student's handout); {mismatch}" if held
                              else mismatch)
     with pytest.raises(AssignmentError, match="handout_mismatch must be one of"):
         from_dict({**table, "integrity": {"handout_mismatch": "ignore"}})
 
+
+
+def test_a_submission_s_status_is_its_worst_notebook_s_and_the_row_words_each_notebook():
+    from attention_course.grading.classroom.score import notebooks_text
+
+    notebooks = [NotebookGrade("sub/dan/01.ipynb", "01_dot_scores", statuses=(Status.OK,)),
+                 NotebookGrade("sub/dan/03.ipynb", "03_softmax", statuses=(Status.TIMEOUT, Status.CELL_ERRORS))]
+    folder = SubmissionGrade(Submission("dan", "sub/dan", [Path(nb.path) for nb in notebooks], is_folder=True), notebooks)
+    assert folder.status is Status.TIMEOUT
+    assert notebooks_text(folder.notebooks) == "03 (03_softmax): timeout, cell errors"
+    assert SubmissionGrade(Submission("eve", "", []), []).status is Status.NO_NOTEBOOKS
+    assert grades()[1].status is Status.OK

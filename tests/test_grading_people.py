@@ -1,12 +1,14 @@
 """Tests for attention_course/grading/classroom/people.py: one matcher finds a student by any key the roster carries and
 refuses a name two students share; and its use by the extensions and the adjustments (classroom/score.py)."""
 
+import dataclasses
 import datetime as dt
 
 import pytest
 
 from attention_course.grading.classroom.assignment import from_dict
 from attention_course.grading.classroom.people import Matcher, Outcome, Person, from_rows, name_forms
+from attention_course.grading.classroom.report import Adjustment, Row
 from attention_course.grading.classroom.score import (
     AdjustmentError,
     days_late,
@@ -21,8 +23,8 @@ def test_a_name_has_the_forms_rosters_and_downloads_write_it_in():
 
 
 def test_a_gradebook_s_rows_are_found_by_their_key_and_the_ids_the_download_gave():
-    rows = [{"key": "S1", "name": "Ada Lovelace", "student": {"student_id": "S1"}, "lms": {"canvas_id": "50"}},
-            {"key": "strayquentin", "name": "strayquentin", "student": {}, "lms": {"canvas_id": "4999"}}]
+    rows = [Row("S1", "Ada Lovelace", student={"student_id": "S1"}, lms={"canvas_id": "50"}),
+            Row("strayquentin", "strayquentin", lms={"canvas_id": "4999"})]
     matcher = from_rows(rows)
     assert matcher.find("lovelaceada_50").person.key == "S1"
     assert matcher.find("strayquentin").person.key == "strayquentin" and matcher.find("4999").person.key == "strayquentin"
@@ -46,10 +48,9 @@ def test_extensions_and_adjustments_name_students_by_any_key_and_refuse_names_of
     resolved, refused = resolve_extensions(assignment, matcher)
     assert [k for k, _ in resolved.extensions] == ["S1"] and [f.text for f in refused] == ["S9"]
     assert days_late(resolved, dt.datetime(2026, 3, 3, tzinfo=dt.timezone.utc), student_id="S1") == 0
-    adjustments = [{"student": s, "exercise": "03_softmax", "points": 1, "reason": "x"}
-                   for s in ("Åström, Björn", "Anna Müller", "nobody")]
+    adjustments = [Adjustment(s, "03_softmax", 1, "x") for s in ("Åström, Björn", "Anna Müller", "nobody")]
     kept, refused = resolve_adjustments(adjustments, matcher)
-    assert [(a["student"], a["given"]) for a in kept] == [("S1", "Åström, Björn")]
+    assert [(a.student, a.given) for a in kept] == [("S1", "Åström, Björn")]
     assert [(f.text, f.outcome) for f in refused] == [("Anna Müller", Outcome.SEVERAL), ("nobody", Outcome.NO_ONE)]
     with pytest.raises(AdjustmentError, match="twice"):
-        resolve_adjustments([adjustments[0], {**adjustments[0], "student": "S1"}], matcher)
+        resolve_adjustments([adjustments[0], dataclasses.replace(adjustments[0], student="S1")], matcher)

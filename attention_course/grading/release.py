@@ -25,12 +25,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
+from .._backup import backup as _backup
 from .checks.exercises import METADATA_KEY
 
 BEGIN = "### BEGIN SOLUTION"
@@ -123,18 +123,6 @@ def edited_since_release(path: Path, replacement: nbformat.NotebookNode | None =
     current = sources_fingerprint(nb)
     recorded = nb.metadata.get(METADATA_KEY, {}).get("released_sources")
     return current != recorded and (replacement is None or current != sources_fingerprint(replacement))
-
-
-def _backup(path: Path) -> Path:
-    """Copy `path` to `<name>.bak-<time>` beside it (never over an existing file)."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    backup = path.with_name(f"{path.name}.bak-{stamp}")
-    number = 1
-    while backup.exists():
-        number += 1
-        backup = path.with_name(f"{path.name}.bak-{stamp}-{number}")
-    backup.write_bytes(path.read_bytes())
-    return backup
 
 
 def release(

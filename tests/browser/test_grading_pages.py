@@ -82,7 +82,7 @@ def test_the_summary_fits_a_phone_and_breaks_no_word_at_1280_px(offline, tmp_pat
 
 def test_a_feedback_page_with_a_long_file_name_fits_a_phone(offline, tmp_path):
     report = _report()
-    row = report["submissions"][0]
+    row = report.rows[0]
     assert LONG_NAME in feedback.page(report, row)
     page = _open(offline, tmp_path, "feedback", feedback.page(report, row), 400)
     assert _wider_than_the_screen(page) <= 0

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable, Iterator
 
 from ..._cpus import available_cores
@@ -53,15 +52,10 @@ class SubmissionGrade:
         return bool(self.notebooks) and self.statuses <= set(CLEAN)
 
     @property
-    def status(self) -> str:
-        """ok / not attempted for clean runs, else what went wrong, per notebook for a folder."""
-        if not self.notebooks:
-            return Status.NO_NOTEBOOKS
-        if len(self.notebooks) == 1:
-            return self.notebooks[0].status
-        if len({nb.status for nb in self.notebooks}) == 1:
-            return self.notebooks[0].status
-        return "; ".join(f"{Path(nb.path).stem}: {nb.status}" for nb in self.notebooks if nb.statuses != (Status.OK,))
+    def status(self) -> Status:
+        """The worst status of its notebooks (`Status` lists them worst first): what went wrong, else not attempted,
+        else ok; no notebooks: that. The words for each notebook of a folder are `score.notebooks_text`'s."""
+        return min(self.statuses, key=list(Status).index)
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,17 @@ fast.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..run.options import add_limits, fail, read_limits
+
+if TYPE_CHECKING:  # the handlers import what they use when they run, so that --help stays fast
+    from .report import Decisions, IntakeFound, Report
 
 
 def register(subparsers) -> None:
@@ -214,7 +219,7 @@ def run_grade(args) -> int:
     except _Refused as err:
         return fail("grade", err)
     if old is not None:  # a regrade: the exercises it was given nothing for keep their earlier grading
-        earlier = {r["key"]: r for r in old["submissions"]}
+        earlier = {r.key: r for r in old.rows}
         grades = [carry_over(g, earlier.get(g.submission.key), assignment) for g in grades]
     settings = {"limits": vars(limits), "jobs": f"dask {args.dask}" if args.dask else jobs, "seconds": round(seconds, 2),
                 **sandbox}
@@ -240,6 +245,7 @@ def _grade_target(args):
     """(the assignment, the gradebook report to update or None, the CSV to write, the decisions with the
     adjustments as the file writes them); _Refused if any is wrong."""
     from . import assignment as assignments
+    from .report import Decisions
     from .score import AdjustmentError, read_adjustments
     from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
 
@@ -251,9 +257,10 @@ def _grade_target(args):
             old = read_report(args.update)
         elif not args.dry_run:
             ensure_writable(out, args.force)
-        decisions = dict(old.get("decisions", {})) if old else {}
+        decisions = old.decisions if old else Decisions()
         if args.adjustments:
-            decisions["adjustments"] = read_adjustments(args.adjustments, assignment.ids)
+            decisions = dataclasses.replace(decisions, adjustments=tuple(read_adjustments(args.adjustments,
+                                                                                           assignment.ids)))
     except (GradebookExists, assignments.AssignmentError, MergeError, AdjustmentError) as err:
         raise _Refused(err) from None
     return assignment, old, out, decisions
@@ -273,7 +280,7 @@ def _unpack_folder(args, out: Path):
     return contextlib.nullcontext(unpacked)
 
 
-def _grade_intake(args, unpacked, assignment, old: dict | None):
+def _grade_intake(args, unpacked, assignment, old: Report | None):
     """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
     import datetime as dt
 
@@ -281,7 +288,7 @@ def _grade_intake(args, unpacked, assignment, old: dict | None):
     from .people import from_rows
 
     zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
-    others = from_rows(old["submissions"]).people if old is not None else ()
+    others = from_rows(old.rows).people if old is not None else ()
     try:
         taken = intake(args.submissions, Path(unpacked), args.roster, times=args.submission_times, zone=zone,
                        others=others)
@@ -300,7 +307,7 @@ def _grade_intake(args, unpacked, assignment, old: dict | None):
     return taken, submissions
 
 
-def _resolve_names(args, assignment, old: dict | None, taken, submissions, decisions: dict):
+def _resolve_names(args, assignment, old: Report | None, taken, submissions, decisions: Decisions):
     """Every name the command was given, found with one matcher (`people`): a regrade's submissions in the
     gradebook, the extensions, the adjustments. (the assignment with its extensions keyed by row, the decisions with
     the adjustments keyed by row); _Refused listing every name that finds no one, or several, before anything is
@@ -313,26 +320,27 @@ def _resolve_names(args, assignment, old: dict | None, taken, submissions, decis
         refused += _adopt_rows(submissions, old)
     people = [Person.of(s.key, s.name, s.student, s.lms) for s in taken.submissions]
     if old is not None:
-        people += from_rows(old["submissions"]).people
+        people += from_rows(old.rows).people
     matcher = Matcher(people)
     assignment, unknown = resolve_extensions(assignment, matcher)
     refused += [f"extension {f.why}" for f in unknown]
     if args.adjustments:
         try:
-            decisions["adjustments"], unknown = resolve_adjustments(decisions["adjustments"], matcher)
+            adjustments, unknown = resolve_adjustments(list(decisions.adjustments), matcher)
         except AdjustmentError as err:
             raise _Refused(err) from None
         refused += [f"{args.adjustments.name}: {f.why}" for f in unknown]
+        decisions = dataclasses.replace(decisions, adjustments=tuple(adjustments))
     if refused:
         raise _Refused(f"{len(refused)} name(s) find no one, or several; nothing was graded or written:\n  "
                        + "\n  ".join(refused))
-    if old is not None and old["assignment_fingerprint"] != assignment.fingerprint():
+    if old is not None and old.assignment_fingerprint != assignment.fingerprint():
         raise _Refused(f"{args.update} was graded under another assignment (or other points, inputs, deadline or "
                        "extensions); pass the same --assignment")
     return assignment, decisions
 
 
-def _adopt_rows(submissions, old: dict) -> list[str]:
+def _adopt_rows(submissions, old: Report) -> list[str]:
     """A regrade's submissions that the roster did not name, found among the gradebook's rows by any of their keys
     (a folder named by the student's id, name or e-mail, the grader's own unpacked folder): each takes its row's
     student, name and place. What names no one in the gradebook, or several, is returned to be refused: a regrade
@@ -340,8 +348,8 @@ def _adopt_rows(submissions, old: dict) -> list[str]:
     from .people import Outcome, from_rows
     from ..run.status import Status
 
-    rows = {r["key"]: r for r in old["submissions"]}
-    matcher = from_rows(old["submissions"])
+    rows = {r.key: r for r in old.rows}
+    matcher = from_rows(old.rows)
     refused = []
     for sub in submissions:
         if sub.student or sub.key in rows:
@@ -351,17 +359,18 @@ def _adopt_rows(submissions, old: dict) -> list[str]:
             refused.append(f"{sub.path}: {found.why}")
             continue
         row = rows[found.person.key]
-        sub.student, sub.name, sub.order = dict(row["student"]), row["name"], row["order"]
-        sub.lms = {**row.get("lms", {}), **sub.lms}
+        sub.student, sub.name, sub.order = dict(row.student), row.name, row.order
+        sub.lms = {**row.lms, **sub.lms}
         sub.issues = [i for i in sub.issues if i.kind != Status.NOT_ON_ROSTER]
     return refused
 
 
-def _print_plan(taken, submissions, old: dict | None) -> None:
+def _print_plan(taken, submissions, old: Report | None) -> None:
     """What a --dry-run found: who each submission is, and which rows grading would write or replace."""
-    _print_intake({"intake": {"notes": taken.notes, "left_out": taken.left_out, "no_submission": [],
-                              "not_on_roster": [], "duplicates": [], "ignored_files": [], "lateness": taken.lateness}})
-    keys = {r["key"] for r in old["submissions"]} if old else set()
+    from .report import IntakeFound
+
+    _print_intake(IntakeFound(notes=tuple(taken.notes), left_out=tuple(taken.left_out), lateness=taken.lateness))
+    keys = {r.key for r in old.rows} if old else set()
     for sub in submissions:
         if not sub.path and sub.student:
             continue
@@ -409,7 +418,7 @@ def _grade_runner(args):
     return jobs, Cluster(client), client
 
 
-def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
+def _save(report: Report, old: Report | None, out: Path, force: bool, out_dir: Path | None, command: str) -> None:
     """Write the gradebook (merged into `old` for a regrade, keeping a backup), then every file written from it:
     into `out_dir`, else where the files of `old` were last written."""
     from .write.gradebook import (
@@ -426,28 +435,27 @@ def _save(report: dict, old: dict | None, out: Path, force: bool, out_dir: Path 
         _print_replaced(old, report)
         report = merge_reports([old, report])
     try:
-        report["exports"] = exports_entry(folder, out) if folder is not None else None
+        report = dataclasses.replace(report, exports=exports_entry(folder, out) if folder is not None else None)
         csv_path, json_path = write_report(report, out, force=force, backup=old is not None)
     except GradebookExists:
         out = free_path(out)
         print(f"attention-course {command}: the gradebook appeared while grading; writing {out} instead", file=sys.stderr)
-        report["exports"] = exports_entry(folder, out) if folder is not None else None
+        report = dataclasses.replace(report, exports=exports_entry(folder, out) if folder is not None else None)
         csv_path, json_path = write_report(report, out)
-    _print_intake(report)
+    _print_intake(report.intake)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
     if folder is not None:
         _export(report, folder)
 
 
-def _print_replaced(old: dict, new: dict) -> None:
+def _print_replaced(old: Report, new: Report) -> None:
     """Which rows of the gradebook a regrade replaces (their totals before and after) and which it adds."""
     from ..run.status import Status
 
-    before = {r["key"]: r for r in old["submissions"]}
-    rows = [r for r in new["submissions"] if Status.NO_SUBMISSION not in r["statuses"] or r["key"] not in before]
-    replaced = [f"{r['name']} ({r['key']}): {before[r['key']]['total']} -> {r['total']}" for r in rows
-                if r["key"] in before]
-    added = [f"{r['name']} ({r['key']})" for r in rows if r["key"] not in before]
+    before = {r.key: r for r in old.rows}
+    rows = [r for r in new.rows if Status.NO_SUBMISSION not in r.statuses or r.key not in before]
+    replaced = [f"{r.name} ({r.key}): {before[r.key].total} -> {r.total}" for r in rows if r.key in before]
+    added = [f"{r.name} ({r.key})" for r in rows if r.key not in before]
     print(f"replaced {len(replaced)} row(s)" + (": " + "; ".join(replaced) if replaced else ""))
     if added:
         print(f"added {len(added)} row(s): " + "; ".join(added))
@@ -456,6 +464,7 @@ def _print_replaced(old: dict, new: dict) -> None:
 def _print_graded(grades, seconds: float, where: str) -> None:
     """How many submissions ran cleanly, and which tried something the sandbox stopped or the grader noticed."""
     from ..run.status import ATTEMPTS
+    from .score import notebooks_text
 
     graded = [g for g in grades if g.submission.notebooks]
     clean = sum(g.clean for g in graded)
@@ -464,29 +473,28 @@ def _print_graded(grades, seconds: float, where: str) -> None:
     flagged = [g for g in grades if g.statuses & set(ATTEMPTS)]
     if flagged:
         print(f"{len(flagged)} submission(s) tried something the sandbox stopped or the grader noticed: "
-              + ", ".join(f"{g.submission.name} ({g.status})" for g in flagged[:10])
+              + ", ".join(f"{g.submission.name} ({notebooks_text(g.notebooks)})" for g in flagged[:10])
               + (", ..." if len(flagged) > 10 else "") + "; the report says what and in which cell")
 
 
-def _print_intake(report: dict) -> None:
-    """What intake found and left to the instructor, on the terminal."""
-    intake = report["intake"]
-    for title, items in (("left out", intake.get("left_out", [])), ("in the download", intake["notes"]),
-                         ("held for review", intake.get("held", [])),
-                         ("no submission", intake["no_submission"]), ("not on the roster", intake["not_on_roster"]),
-                         ("exercises missing", intake.get("exercise_missing", [])),
-                         ("duplicates", intake["duplicates"]), ("ignored files", intake["ignored_files"]),
-                         ("adjustments for no one here", intake.get("adjustments_unused", []))):
+def _print_intake(intake: IntakeFound) -> None:
+    """What intake found and left to the instructor (a report's `IntakeFound`), on the terminal."""
+    for title, items in (("left out", intake.left_out), ("in the download", intake.notes),
+                         ("held for review", intake.held),
+                         ("no submission", intake.no_submission), ("not on the roster", intake.not_on_roster),
+                         ("exercises missing", intake.exercise_missing),
+                         ("duplicates", intake.duplicates), ("ignored files", intake.ignored_files),
+                         ("adjustments for no one here", intake.adjustments_unused)):
         if items:
             print(f"{title} ({len(items)}): " + "; ".join(items[:10]) + ("; ..." if len(items) > 10 else ""))
-    if intake.get("held"):
+    if intake.held:
         print("held marks are in the gradebook and the feedback, not in the LMS files: look at each notebook, then "
               "`attention-course gradebook release GRADEBOOK STUDENT --note ...`")
-    if intake.get("lateness"):
-        print(f"lateness: {intake['lateness']}")
+    if intake.lateness:
+        print(f"lateness: {intake.lateness}")
 
 
-def _export(report: dict, folder: Path) -> None:
+def _export(report: Report, folder: Path) -> None:
     from .write.exports import write_exports
 
     done = write_exports(report, folder)
@@ -515,12 +523,12 @@ def run_gradebook_merge(args) -> int:
     absolute_paths(args)
     try:
         report = merge_reports([read_report(p) for p in args.reports])
-        report["exports"] = exports_entry(args.out_dir, args.out) if args.out_dir else None
+        report = dataclasses.replace(report, exports=exports_entry(args.out_dir, args.out) if args.out_dir else None)
         csv_path, json_path = write_report(report, args.out, backup=args.force)
     except (MergeError, GradebookExists) as err:
         return fail("gradebook merge", err)
-    print(f"merged {len(args.reports)} report(s): {len(report['submissions'])} row(s)")
-    _print_intake(report)
+    print(f"merged {len(args.reports)} report(s): {len(report.rows)} row(s)")
+    _print_intake(report.intake)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
     if args.out_dir:
         _export(report, args.out_dir)
@@ -540,18 +548,18 @@ def run_gradebook_release(args) -> int:
         report = read_report(args.gradebook)
     except MergeError as err:
         return fail("gradebook release", err)
-    rows = {r["key"]: r for r in report["submissions"]}
-    found, refused = from_rows(report["submissions"]).find_all(args.students)
+    rows = {r.key: r for r in report.rows}
+    found, refused = from_rows(report.rows).find_all(args.students)
     problems = [f.why for f in refused]
-    problems += [f"{p.shown}: nothing of theirs is held for review" for p in found.values() if not rows[p.key]["held"]]
+    problems += [f"{p.shown}: nothing of theirs is held for review" for p in found.values() if not rows[p.key].held]
     if problems:
         return fail("gradebook release", "nothing was released or written:\n  " + "\n  ".join(problems))
     releases = []
     for person in dict.fromkeys(found.values()):
         row = rows[person.key]
-        releases.append(release(row["key"], row["held"], args.note))
+        releases.append(release(row.key, row.held, args.note))
         verb = "would release" if args.dry_run else "released"
-        print(f"{verb} {row['name']} ({row['key']}): {', '.join(row['held'])}; total {row['total']}")
+        print(f"{verb} {row.name} ({row.key}): {', '.join(row.held)}; total {row.total}")
     if args.dry_run:
         print("dry run: nothing was written")
         return 0
@@ -570,8 +578,8 @@ def run_gradebook_adjust(args) -> int:
     absolute_paths(args)
     try:
         report = read_report(args.gradebook)
-        adjustments = read_adjustments(args.adjustments, tuple(report["exercises"]))
-        adjustments, refused = resolve_adjustments(adjustments, from_rows(report["submissions"]))
+        adjustments = read_adjustments(args.adjustments, tuple(report.exercises))
+        adjustments, refused = resolve_adjustments(adjustments, from_rows(report.rows))
     except (MergeError, AdjustmentError) as err:
         return fail("gradebook adjust", err)
     if refused:
@@ -580,25 +588,25 @@ def run_gradebook_adjust(args) -> int:
     print(f"{len(adjustments)} adjustment(s) from {args.adjustments}")
     adjusted = with_decisions(report, adjustments=adjustments)
     if args.dry_run:
-        before = {r["key"]: r for r in report["submissions"]}
-        for row in adjusted["submissions"]:
-            if row["total"] != before[row["key"]]["total"]:
-                print(f"would change {row['name']} ({row['key']}): {before[row['key']]['total']} -> {row['total']}")
+        before = {r.key: r for r in report.rows}
+        for row in adjusted.rows:
+            if row.total != before[row.key].total:
+                print(f"would change {row.name} ({row.key}): {before[row.key].total} -> {row.total}")
         print("dry run: nothing was written")
         return 0
     _rewrite(adjusted, args.gradebook, args.out_dir, "gradebook adjust")
     return 0
 
 
-def _rewrite(report: dict, gradebook: Path, out_dir: Path | None, command: str) -> None:
+def _rewrite(report: Report, gradebook: Path, out_dir: Path | None, command: str) -> None:
     """A gradebook written again after a decision (a backup kept), and every file written from it."""
     from .write.gradebook import exports_entry, exports_folder, write_report
 
     gradebook = gradebook.with_suffix(".csv")  # it may have been named by its report
     folder = out_dir or exports_folder(report, gradebook)
-    report["exports"] = exports_entry(folder, gradebook) if folder is not None else None
+    report = dataclasses.replace(report, exports=exports_entry(folder, gradebook) if folder is not None else None)
     csv_path, json_path = write_report(report, gradebook, backup=True)
-    _print_intake(report)
+    _print_intake(report.intake)
     print(f"gradebook: {csv_path}\nreport:    {json_path}")
     if folder is not None:
         _export(report, folder)

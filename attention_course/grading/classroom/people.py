@@ -27,7 +27,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
+
+if TYPE_CHECKING:
+    from .report import Row
 
 ID_COLUMNS = ("student_id", "canvas_id", "sis_user_id", "sis_login_id", "email", "moodle_id")
 """The roster's columns that name one person exactly."""
@@ -175,6 +178,6 @@ def _index(pairs) -> dict:
     return {key: tuple(found.values()) for key, found in index.items()}
 
 
-def from_rows(rows: Iterable[Mapping]) -> Matcher:
+def from_rows(rows: Iterable[Row]) -> Matcher:
     """The people of a gradebook report's rows."""
-    return Matcher(Person.of(r["key"], r["name"], r.get("student", {}), r.get("lms", {})) for r in rows)
+    return Matcher(Person.of(r.key, r.name, r.student, r.lms) for r in rows)

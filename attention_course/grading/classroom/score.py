@@ -20,8 +20,8 @@ before the late rule), and whether marks held for review (`status.HOLD`: a
 notebook tried something beyond running its own code) were released. It
 writes the exercise columns, the penalty, the total, the status and the
 feedback cell. `report` puts the rows, the assignment and the decisions
-together into the report (a dict, saved as JSON) that every file is written
-from (`write/`).
+together into the report (`report.Report`, saved as JSON at the file's edge)
+that every file is written from (`write/`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Mapping
 
 from ... import __version__
 from ..checks.engine import results
@@ -42,7 +43,8 @@ from .batch import SubmissionGrade
 from .intake import OWN_TIME, Timing
 from ..run.judge import NotebookGrade
 from .people import Found, Matcher
-from ..run.status import HOLD, WORST_FIRST, Incident, Status, notebook_text
+from .report import Adjustment, CheckWorth, Decisions, ExerciseInfo, IntakeFound, NotebookRecord, Release, Report, Row
+from ..run.status import HOLD, WORST_FIRST, Incident, Status
 
 
 class AdjustmentError(ValueError):
@@ -116,7 +118,7 @@ def _distinct_names(paths: list[str]) -> dict[str, str]:
     return {p: Path(os.path.relpath(p, common)).as_posix() for p in paths}
 
 
-def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
+def row(grade: SubmissionGrade, assignment: Assignment) -> Row:
     """What grading found of one student (the report's row before `settle`): points from the checks, days late,
     statuses, the feedback on each check, the notebooks."""
     sub = grade.submission
@@ -134,20 +136,20 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> dict[str, object]:
     days = days_late(assignment, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None,
                      sub.marked_late, sub.key)
     statuses = _row_statuses(grade, issues, days, missing, nothing)
-    return {
-        "key": sub.key, "order": sub.order, "student_id": sub.student.get("student_id", ""), "name": sub.name,
-        "email": sub.student.get("email", ""), "path": sub.path,
-        "checked": {ex: _counted_points(assignment, best[ex]) if ex in best else 0 for ex in assignment.ids},
-        "days_late": days, "submitted": sub.submitted, "marked_late": sub.marked_late, "timing": str(sub.timing),
-        "found": list(statuses), "notebook_status": "" if nothing else notebooks_text(grade.notebooks),
-        "missing": missing, "ignored": list(sub.ignored),
-        "notes": {ex: _check_feedback(nb) for ex, nb in best.items()},
-        "elsewhere": [f"{Path(nb.path).name}: {i}" for nb in grade.notebooks
-                      if nb.exercise is None or nb is not best.get(nb.exercise) for i in nb.incidents],
-        "issues": [i.to_json() for i in issues], "student": dict(sub.student), "lms": dict(sub.lms),
-        "counted": {ex: nb.path for ex, nb in best.items()},
-        "notebooks": [notebook_json(nb) for nb in grade.notebooks],
-    }
+    return Row(
+        key=sub.key, order=sub.order, student_id=sub.student.get("student_id", ""), name=sub.name,
+        email=sub.student.get("email", ""), path=sub.path,
+        checked={ex: _counted_points(assignment, best[ex]) if ex in best else 0 for ex in assignment.ids},
+        days_late=days, submitted=sub.submitted, marked_late=sub.marked_late, timing=str(sub.timing),
+        found=statuses, notebook_status="" if nothing else notebooks_text(grade.notebooks),
+        missing=tuple(missing), ignored=tuple(sub.ignored),
+        notes={ex: tuple(_check_feedback(nb)) for ex, nb in best.items()},
+        elsewhere=tuple(f"{Path(nb.path).name}: {i}" for nb in grade.notebooks
+                        if nb.exercise is None or nb is not best.get(nb.exercise) for i in nb.incidents),
+        issues=tuple(Incident(i, i.kind) for i in issues), student=dict(sub.student), lms=dict(sub.lms),
+        counted={ex: nb.path for ex, nb in best.items()},
+        notebooks=tuple(NotebookRecord.of(nb) for nb in grade.notebooks),
+    )
 
 
 def _counted_points(assignment: Assignment, nb: NotebookGrade) -> float | int:
@@ -158,7 +160,7 @@ def _counted_points(assignment: Assignment, nb: NotebookGrade) -> float | int:
     return round_marks(notebook_points(assignment, nb))
 
 
-def holding(assignment: dict) -> tuple[Status, ...]:
+def holding(assignment: Mapping) -> tuple[Status, ...]:
     """The statuses that hold a student's marks for review under an assignment (its `to_dict`): every one of `HOLD`,
     but a handout mismatch only under the policy "hold"."""
     policy = assignment.get("integrity", {}).get("handout_mismatch", "hold")
@@ -224,7 +226,7 @@ def student_message(check: results.CheckResult) -> str:
     return check.message
 
 
-def carry_over(grade: SubmissionGrade, old: dict | None, assignment: Assignment) -> SubmissionGrade:
+def carry_over(grade: SubmissionGrade, old: Row | None, assignment: Assignment) -> SubmissionGrade:
     """A regrade of one student: the notebooks given now, and from their earlier row the notebooks of each exercise
     the regrade was given none for (a resubmitted notebook replaces only its own exercise), and when they submitted
     unless the new submission says so itself (`intake.OWN_TIME`: a times file, Moodle's worksheet, Canvas's late
@@ -232,19 +234,19 @@ def carry_over(grade: SubmissionGrade, old: dict | None, assignment: Assignment)
     if old is None:
         return grade
     given = {nb.exercise for nb in grade.notebooks if nb.exercise in assignment.ids}
-    kept = [notebook_from_json(nb) for nb in old.get("notebooks", [])
-            if nb["exercise"] in assignment.ids and nb["exercise"] not in given and nb["path"] in old["counted"].values()]
+    kept = [nb.grade() for nb in old.notebooks
+            if nb.exercise in assignment.ids and nb.exercise not in given and nb.path in old.counted.values()]
     sub = grade.submission
     if sub.timing not in OWN_TIME:
-        sub = dataclasses.replace(sub, submitted=old.get("submitted"), marked_late=bool(old.get("marked_late")),
-                                  timing=Timing(old.get("timing") or Timing.NONE))
+        sub = dataclasses.replace(sub, submitted=old.submitted, marked_late=old.marked_late,
+                                  timing=Timing(old.timing or Timing.NONE))
     return dataclasses.replace(grade, submission=sub, notebooks=[*grade.notebooks, *kept])
 
 
 # ---------------------------------------------------------------------------------------------- decisions
 
 
-def read_adjustments(path: Path | str, exercises: tuple[str, ...]) -> list[dict]:
+def read_adjustments(path: Path | str, exercises: tuple[str, ...]) -> list[Adjustment]:
     """The manual adjustments file: a CSV of `student` (any key of the roster: student id, LMS id, SIS id or login,
     e-mail, "Last, First" or "First Last"; `resolve_adjustments` finds them), `exercise`, `points` (added, or taken
     when negative) and `reason` (shown to the student); one line per student and exercise of `exercises` (the
@@ -282,27 +284,26 @@ def read_adjustments(path: Path | str, exercises: tuple[str, ...]) -> list[dict]
         if key in seen:
             raise AdjustmentError(f"{where}: {entry['student']} and {entry['exercise']} are already on line {seen[key]}")
         seen[key] = line
-        out.append({"student": entry["student"], "exercise": entry["exercise"], "points": round_marks(points),
-                    "reason": entry["reason"]})
+        out.append(Adjustment(entry["student"], entry["exercise"], round_marks(points), entry["reason"]))
     return out
 
 
-def resolve_adjustments(adjustments: list[dict], matcher: Matcher) -> tuple[list[dict], list[Found]]:
+def resolve_adjustments(adjustments: list[Adjustment], matcher: Matcher) -> tuple[list[Adjustment], list[Found]]:
     """The adjustments with each `student` made the row key of the person it names (by any of their keys: see
     `people`), what the file said kept as `given`; and the answers for the lines that name no one, or several.
     AdjustmentError if two lines name one student and exercise."""
-    found, refused = matcher.find_all(a["student"] for a in adjustments)
+    found, refused = matcher.find_all(a.student for a in adjustments)
     out, seen = [], {}
     for a in adjustments:
-        person = found.get(a["student"])
+        person = found.get(a.student)
         if person is None:
             continue
-        key = (person.key, a["exercise"])
+        key = (person.key, a.exercise)
         if key in seen:
-            raise AdjustmentError(f"the adjustments name {person.shown} twice for {a['exercise']} "
-                                  f"({seen[key]!r} and {a['student']!r})")
-        seen[key] = a["student"]
-        out.append({**a, "student": person.key, "given": a.get("given", a["student"])})
+            raise AdjustmentError(f"the adjustments name {person.shown} twice for {a.exercise} "
+                                  f"({seen[key]!r} and {a.student!r})")
+        seen[key] = a.student
+        out.append(dataclasses.replace(a, student=person.key, given=a.student if a.given is None else a.given))
     return out, refused
 
 
@@ -314,96 +315,91 @@ def resolve_extensions(assignment: Assignment, matcher: Matcher) -> tuple[Assign
     return dataclasses.replace(assignment, extensions=resolved), refused
 
 
-def release(key: str, held: list[str], note: str, when: str | None = None) -> dict:
+def release(key: str, held: list[str], note: str, when: str | None = None) -> Release:
     """The decision that releases a student's held marks: which statuses were looked at, why, when."""
-    return {"student": key, "statuses": list(held), "note": note,
-            "when": when or time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return Release(key, tuple(str(s) for s in held), note, when or time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 
-def merge_decisions(*decisions: dict) -> dict:
+def merge_decisions(*decisions: Decisions) -> Decisions:
     """Decisions of several reports as one: a later report's adjustment (for one student and exercise) and release
     (for one student) replace an earlier one's."""
-    adjustments: dict[tuple, dict] = {}
-    releases: dict[str, dict] = {}
+    adjustments: dict[tuple[str, str], Adjustment] = {}
+    releases: dict[str, Release] = {}
     for d in decisions:
-        for a in d.get("adjustments", []):
-            adjustments[(a["student"], a["exercise"])] = a
-        for r in d.get("releases", []):
-            releases[r["student"]] = r
-    return {"adjustments": list(adjustments.values()), "releases": list(releases.values())}
+        for a in d.adjustments:
+            adjustments[(a.student, a.exercise)] = a
+        for r in d.releases:
+            releases[r.student] = r
+    return Decisions(tuple(adjustments.values()), tuple(releases.values()))
 
 
-def settle(row: dict, exercises: dict, late: dict, decisions: dict, hold: tuple[Status, ...] = HOLD) -> dict:
+def settle(row: Row, exercises: Mapping[str, ExerciseInfo], late: LateRule, decisions: Decisions,
+           hold: tuple[Status, ...] = HOLD) -> Row:
     """A row with the decisions applied: the exercise columns, penalty, total, statuses, status and feedback cell;
     `hold`: the statuses that hold marks for review (`holding`)."""
-    key = row["key"]
-    adjustments = [a for a in decisions.get("adjustments", []) if a["student"] == key]
+    adjustments = tuple(a for a in decisions.adjustments if a.student == row.key)
     points = {}
     for ex, info in exercises.items():
-        change = sum(a["points"] for a in adjustments if a["exercise"] == ex)
-        points[ex] = round_marks(min(max(row["checked"].get(ex, 0) + change, 0), info["points"]))
+        change = sum(a.points for a in adjustments if a.exercise == ex)
+        points[ex] = round_marks(min(max(row.checked.get(ex, 0) + change, 0), info.points))
     raw = sum(points.values())
-    total = round_marks(raw * late_factor(LateRule(**late), row["days_late"]))
-    found = [Status(s) for s in row["found"]]
-    held = [s for s in WORST_FIRST if s in hold and s in found]
-    decided = next((r for r in decisions.get("releases", []) if r["student"] == key), None)
-    released = bool(held) and decided is not None and set(held) <= set(decided["statuses"])
-    review = [Status.RELEASED if released else Status.HELD] if held else []
-    statuses = [*review, *found, *([Status.ADJUSTED] if adjustments else [])]
-    days = row["days_late"]
-    out = {**row, **points, "late": f"{days} day{'s' if days > 1 else ''}" if days else "",
-           "penalty": round_marks(raw - total), "total": total,
-           "max_total": round_marks(sum(info["points"] for info in exercises.values())),
-           "statuses": [str(s) for s in statuses], "held": [str(s) for s in held],
-           "release": decided if released else None, "adjustments": adjustments}
-    out["status"] = status_text(out)
-    out["feedback"] = feedback_cell(out, exercises, late)
-    return out
+    total = round_marks(raw * late_factor(late, row.days_late))
+    held = tuple(s for s in WORST_FIRST if s in hold and s in row.found)
+    decided = next((r for r in decisions.releases if r.student == row.key), None)
+    released = bool(held) and decided is not None and set(held) <= set(decided.statuses)
+    review = (Status.RELEASED if released else Status.HELD,) if held else ()
+    days = row.days_late
+    out = dataclasses.replace(row, points=points, late=f"{days} day{'s' if days > 1 else ''}" if days else "",
+                              penalty=round_marks(raw - total), total=total,
+                              max_total=round_marks(sum(info.points for info in exercises.values())),
+                              statuses=(*review, *row.found, *((Status.ADJUSTED,) if adjustments else ())),
+                              held=held, release=decided if released else None, adjustments=adjustments)
+    return dataclasses.replace(out, status=status_text(out), feedback=feedback_cell(out, exercises, late))
 
 
-def status_text(row: dict) -> str:
+def status_text(row: Row) -> str:
     """The status column: held or released, then what grading found, "; " between (the notebooks' own statuses as
     `notebook_text` words them); "ok" only when nothing else is to be said."""
-    statuses = set(row["statuses"])
+    statuses = set(row.statuses)
     if Status.NO_SUBMISSION in statuses:
         return Status.NO_SUBMISSION
     head = []
     if Status.HELD in statuses:
-        head.append(f"{Status.HELD} ({', '.join(row['held'])})")
+        head.append(f"{Status.HELD} ({', '.join(row.held)})")
     elif Status.RELEASED in statuses:
-        head.append(f"{Status.RELEASED} ({', '.join(row['held'])})")
+        head.append(f"{Status.RELEASED} ({', '.join(row.held)})")
     if Status.NOT_ON_ROSTER in statuses:
         head.append(Status.NOT_ON_ROSTER)
     tail = []
-    if row["missing"]:
-        tail.append(f"{Status.EXERCISE_MISSING}: {', '.join(row['missing'])}")
-    if row["ignored"]:
-        tail.append(f"{Status.IGNORED_FILES}: {', '.join(row['ignored'])}")
+    if row.missing:
+        tail.append(f"{Status.EXERCISE_MISSING}: {', '.join(row.missing)}")
+    if row.ignored:
+        tail.append(f"{Status.IGNORED_FILES}: {', '.join(row.ignored)}")
     tail += [s for s in (Status.DUPLICATES, Status.LATE, Status.ADJUSTED) if s in statuses]
-    notebooks = row["notebook_status"] or Status.NO_NOTEBOOKS
+    notebooks = row.notebook_status or Status.NO_NOTEBOOKS
     return "; ".join([*head, *([] if notebooks == Status.OK and (head or tail) else [notebooks]), *tail])
 
 
-def feedback_cell(row: dict, exercises: dict, late: dict) -> str:
+def feedback_cell(row: Row, exercises: Mapping[str, ExerciseInfo], late: LateRule) -> str:
     """The feedback cell: held marks, what failed and why, what went wrong while running, the late penalty, the
     adjustments, what intake found."""
-    if Status.NO_SUBMISSION in row["statuses"]:
+    if Status.NO_SUBMISSION in row.statuses:
         return "no submission received"
     parts: list[str] = []
-    if Status.HELD in row["statuses"]:
-        parts.append(f"held for review ({', '.join(row['held'])}): these marks are not final until your instructor "
+    if Status.HELD in row.statuses:
+        parts.append(f"held for review ({', '.join(row.held)}): these marks are not final until your instructor "
                      "has looked at the notebook")
     for ex in exercises:
-        parts += row["notes"][ex] if ex in row["notes"] else [f"{ex}: no notebook for this exercise"]
-    parts += row["elsewhere"]
-    if not row["notebooks"]:
+        parts += row.notes[ex] if ex in row.notes else [f"{ex}: no notebook for this exercise"]
+    parts += row.elsewhere
+    if not row.notebooks:
         parts.append("the submission holds no notebooks")
-    days = row["days_late"]
+    days = row.days_late
     if days:
         parts.append(f"late by {days} day{'s' if days > 1 else ''}: "
-                     f"{round(100 * (1 - late_factor(LateRule(**late), days)))} % of the marks taken")
-    parts += [f"{a['exercise']}: {a['points']:+g} points ({a['reason']})" for a in row["adjustments"]]
-    parts += [i["text"] for i in row["issues"]]
+                     f"{round(100 * (1 - late_factor(late, days)))} % of the marks taken")
+    parts += [f"{a.exercise}: {a.points:+g} points ({a.reason})" for a in row.adjustments]
+    parts += [str(i) for i in row.issues]
     return " | ".join(parts) if parts else "all checks passed"
 
 
@@ -411,107 +407,53 @@ def feedback_cell(row: dict, exercises: dict, late: dict) -> str:
 
 
 def build_report(grades: list[SubmissionGrade], assignment: Assignment | None = None, *,
-                 settings: dict | None = None, notes: list[str] = (), decisions: dict | None = None,
-                 intake: dict | None = None) -> dict:
-    """The JSON report: the assignment, every row with its notebooks, checks and inputs, the instructor's decisions
-    and what intake found (`intake`: its `lateness` and `roster` words)."""
+                 settings: dict | None = None, notes: list[str] = (), decisions: Decisions | None = None,
+                 intake: Mapping | None = None) -> Report:
+    """The report: the assignment, every row with its notebooks, checks and inputs, the instructor's decisions and
+    what intake found (`intake`: its `roster`, `lateness` and `left_out`)."""
     assignment = assignment or Assignment.default()
     rows = [row(g, assignment) for g in grades]
+    intake = intake or {}
     return report(assignment.to_dict(), assignment.fingerprint(), _exercises(assignment), rows, [settings or {}],
-                  list(notes), decisions or {}, intake or {})
+                  list(notes), decisions, roster=intake.get("roster", ""), lateness=intake.get("lateness", ""),
+                  left_out=intake.get("left_out", ()))
 
 
-def _exercises(assignment: Assignment) -> dict:
+def _exercises(assignment: Assignment) -> dict[str, ExerciseInfo]:
     out = {}
     for rule in assignment.exercises:
         ex = BY_ID[rule.id]
         checks = {c.name: c for c in assignment.checks(rule.id)}
-        out[rule.id] = {
-            "title": ex.title, "chapter": ex.chapter, "points": round_marks(rule.points), "max_score": ex.max_score,
-            "checks": {r.check: {"points": r.points, "inputs": len(checks[r.check].cases),
-                                 "hidden_inputs": sum(c.hidden for c in checks[r.check].cases)} for r in rule.checks},
-        }
+        out[rule.id] = ExerciseInfo(ex.title, ex.chapter, round_marks(rule.points), ex.max_score,
+                                    {r.check: CheckWorth(r.points, len(checks[r.check].cases),
+                                                         sum(c.hidden for c in checks[r.check].cases))
+                                     for r in rule.checks})
     return out
 
 
-def report(assignment: dict, fingerprint: str, exercises: dict, rows: list[dict], settings: list[dict],
-           notes: list[str], decisions: dict | None = None, intake: dict | None = None) -> dict:
+def report(assignment: Mapping, fingerprint: str, exercises: Mapping[str, ExerciseInfo], rows: list[Row],
+           settings: list[Mapping], notes: list[str], decisions: Decisions | None = None, *, roster: str = "",
+           lateness: str = "", left_out: tuple[str, ...] = ()) -> Report:
     """A report from its parts: every row settled under the decisions, in the class's order, and the lists of what
     intake found, read from the rows."""
-    decisions = merge_decisions(decisions or {})
+    decisions = merge_decisions(decisions or Decisions())
     hold = holding(assignment)
-    rows = [settle(r, exercises, assignment["late"], decisions, hold) for r in sorted(rows, key=lambda r: r["order"])]
-    keys = {r["key"] for r in rows}
+    late = LateRule(**assignment["late"])
+    rows = [settle(r, exercises, late, decisions, hold) for r in sorted(rows, key=lambda r: r.order)]
+    keys = {r.key for r in rows}
 
-    def issues(kind: Status) -> list[str]:
-        return [f"{r['name']}: {i['text']}" for r in rows for i in r["issues"] if i["kind"] == kind]
+    def issues(kind: Status) -> tuple[str, ...]:
+        return tuple(f"{r.name}: {i}" for r in rows for i in r.issues if i.kind == kind)
 
-    intake = intake or {}
-    return {
-        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "attention_course": __version__,
-        "settings": settings[0] if len(settings) == 1 else {"merged": settings},
-        "assignment": assignment,
-        "assignment_fingerprint": fingerprint,
-        "exercises": exercises,
-        "decisions": decisions,
-        "intake": {
-            "roster": intake.get("roster", ""),
-            "lateness": intake.get("lateness", ""),
-            "left_out": list(intake.get("left_out", [])),
-            "notes": notes,
-            "no_submission": [r["name"] for r in rows if Status.NO_SUBMISSION in r["statuses"]],
-            "not_on_roster": [r["path"] for r in rows if Status.NOT_ON_ROSTER in r["statuses"]],
-            "exercise_missing": [f"{r['name']}: {', '.join(r['missing'])}" for r in rows if r["missing"]],
-            "duplicates": issues(Status.DUPLICATES),
-            "ignored_files": issues(Status.IGNORED_FILES),
-            "held": [f"{r['name']}: {', '.join(r['held'])}" for r in rows if Status.HELD in r["statuses"]],
-            "adjustments_unused": [f"{a['student']}, {a['exercise']}" for a in decisions["adjustments"]
-                                   if a["student"] not in keys],
-        },
-        "submissions": rows,
-    }
-
-
-def notebook_json(nb: NotebookGrade) -> dict:
-    """One notebook of a row: its status (words and data), incidents with their kinds, every check and input."""
-    return {
-        "path": nb.path, "file": Path(nb.path).name, "exercise": nb.exercise, "status": nb.status, "handout": nb.handout,
-        "statuses": list(nb.statuses), "score": nb.score, "max_score": nb.max_score, "seconds": round(nb.seconds, 3),
-        "incidents": [Incident(i, getattr(i, "kind", None)).to_json() for i in nb.incidents],
-        "output": nb.output, "checks": [_check_json(c) for c in nb.checks],
-    }
-
-
-def _check_json(check: results.CheckResult) -> dict:
-    """A check's result, every field but the arguments of its smaller failing input (arrays: its `smallest` says
-    what a student is shown of them)."""
-    return dataclasses.asdict(dataclasses.replace(check, smallest_input=None))
-
-
-def check_from_json(data: dict) -> results.CheckResult:
-    """A check's result as `notebook_json` saved it."""
-    def case(fields: dict) -> results.CaseResult:
-        names = {f.name for f in dataclasses.fields(results.CaseResult)}
-        kept = {k: v for k, v in fields.items() if k in names}
-        kept["matches"] = tuple(kept.get("matches", ()))
-        kept.pop("unpredicted", None)  # what judging weighed, done with once the check was judged
-        kept["status"] = results.CheckStatus(kept["status"])
-        return results.CaseResult(**kept)
-
-    names = {f.name for f in dataclasses.fields(results.CheckResult)}
-    fields = {k: v for k, v in data.items() if k in names}
-    fields["status"] = results.CheckStatus(fields["status"])
-    fields["cases"] = tuple(case(c) for c in data.get("cases", ()))
-    if isinstance(fields.get("smallest"), dict):
-        fields["smallest"] = case(fields["smallest"])
-    fields.pop("smallest_input", None)  # its arguments are not kept in a report
-    return results.CheckResult(**fields)
-
-
-def notebook_from_json(data: dict) -> NotebookGrade:
-    """A notebook's grade as `notebook_json` saved it (a regrade keeps the exercises it was not given)."""
-    return NotebookGrade(data["path"], data["exercise"], [check_from_json(c) for c in data["checks"]],
-                         tuple(Status(s) for s in data["statuses"]),
-                         [Incident.from_json(i) for i in data["incidents"]], data.get("output", ""),
-                         data.get("seconds", 0.0), data.get("handout", ""))
+    found = IntakeFound(
+        roster=roster, lateness=lateness, left_out=tuple(left_out), notes=tuple(notes),
+        no_submission=tuple(r.name for r in rows if Status.NO_SUBMISSION in r.statuses),
+        not_on_roster=tuple(r.path for r in rows if Status.NOT_ON_ROSTER in r.statuses),
+        exercise_missing=tuple(f"{r.name}: {', '.join(r.missing)}" for r in rows if r.missing),
+        duplicates=issues(Status.DUPLICATES), ignored_files=issues(Status.IGNORED_FILES),
+        held=tuple(f"{r.name}: {', '.join(r.held)}" for r in rows if Status.HELD in r.statuses),
+        adjustments_unused=tuple(f"{a.student}, {a.exercise}" for a in decisions.adjustments if a.student not in keys),
+    )
+    return Report(time.strftime("%Y-%m-%dT%H:%M:%S%z"), __version__,
+                  settings[0] if len(settings) == 1 else {"merged": list(settings)}, assignment, fingerprint,
+                  dict(exercises), decisions, found, tuple(rows))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..report import Report
 from . import feedback, lms, summary
 from .gradebook import _write_atomically
 
@@ -35,7 +36,7 @@ class Exported:
     """File name -> (student, why) for each row it leaves out (no id the LMS matches, held for review, ...)."""
 
 
-def write_exports(report: dict, folder: Path | str) -> Exported:
+def write_exports(report: Report, folder: Path | str) -> Exported:
     """Write the LMS files, the feedback files and their zips, and the summary page of a report into `folder`."""
     folder = Path(folder)
     canvas_text, canvas_left = lms.canvas_csv(report)

@@ -19,7 +19,8 @@ import re
 from pathlib import Path
 
 from ...checks.engine import results
-from ..score import check_from_json, check_mark, student_message
+from ..report import ExerciseInfo, NotebookRecord, Report, Row
+from ..score import check_mark, student_message
 from ...run.status import ATTEMPTS, Status
 from .html import Markup, render
 
@@ -40,112 +41,114 @@ def _hide(case: results.CaseResult) -> results.CaseResult:
     return dataclasses.replace(case, inputs=HIDDEN_TEXT, expected="(not shown)", got="(not shown)", message=message)
 
 
-def check_result(data: dict) -> results.CheckResult:
+def check_result(result: results.CheckResult) -> results.CheckResult:
     """A check's result from the report, its hidden inputs' values removed."""
-    result = check_from_json(data)
     smallest = _hide(result.smallest) if result.smallest is not None else None
     result = dataclasses.replace(result, cases=tuple(_hide(c) for c in result.cases), smallest=smallest)
     return dataclasses.replace(result, message=student_message(result))  # the message may quote hidden values
 
 
-def file_stem(row: dict) -> str:
+def file_stem(row: Row) -> str:
     """The feedback file's name (without extension): the student id, else the row's key, made safe for any file
     system."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(row.get("student_id") or row["key"])).strip("._")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(row.student_id or row.key)).strip("._")
     return stem or "student"
 
 
-def _best_notebooks(row: dict) -> dict[str, dict]:
-    """Exercise -> the notebook that counted for it."""
-    by_path = {nb["path"]: nb for nb in row["notebooks"]}
-    return {ex: by_path[path] for ex, path in row["counted"].items() if path in by_path}
+def _available(info: ExerciseInfo, check: results.CheckResult) -> float:
+    """What a check is worth under the report's assignment (0 for one it does not grade)."""
+    worth = info.checks.get(check.check)
+    return worth.points if worth is not None else 0
 
 
-def _points(report: dict, ex: str, check: results.CheckResult) -> float:
-    return check_mark(report["exercises"][ex]["checks"].get(check.check, {}).get("points", 0), check.score, check.max_score)
+def _points(report: Report, ex: str, check: results.CheckResult) -> float:
+    return check_mark(_available(report.exercises[ex], check), check.score, check.max_score)
 
 
-def _notebook_points(report: dict, nb: dict) -> float:
-    ex = nb["exercise"]
-    return sum(_points(report, ex, check_from_json(c)) for c in nb["checks"]) if ex in report["exercises"] else 0
+def _notebook_points(report: Report, nb: NotebookRecord) -> float:
+    ex = nb.exercise
+    return sum(_points(report, ex, c) for c in nb.checks) if ex in report.exercises else 0
 
 
-def _hidden_note(report: dict, ex: str) -> str:
-    hidden = sum(c["hidden_inputs"] for c in report["exercises"][ex]["checks"].values())
-    if not report["assignment"]["hidden"] or not hidden:
+def _hidden_note(report: Report, ex: str) -> str:
+    hidden = sum(c.hidden_inputs for c in report.exercises[ex].checks.values())
+    if not report.hidden or not hidden:
         return ""
     return (f"{hidden} of the inputs are tried only by the grader: each is named by what it tests, "
             "its values are not shown.")
 
 
-def _why_not_counted(report: dict, row: dict, nb: dict, best: dict[str, dict]) -> str:
+def _why_not_counted(report: Report, nb: NotebookRecord, best: dict[str, NotebookRecord]) -> str:
     """Why a notebook of the student's did not count."""
-    ex = nb["exercise"]
+    ex = nb.exercise
     if ex in best:
         counted = best[ex]
-        return (f"not counted: the best attempt at {ex} counts, and {counted['file']} scored "
+        return (f"not counted: the best attempt at {ex} counts, and {counted.file} scored "
                 f"{_round(_notebook_points(report, counted))} points, this one {_round(_notebook_points(report, nb))}")
-    if ex is not None and ex not in report["exercises"]:
+    if ex is not None and ex not in report.exercises:
         return f"not counted: {ex} is not part of this assignment"
-    return f"not counted: {nb['status']}"
+    return f"not counted: {nb.status}"
+
+
+def _not_counted(row: Row, best: dict[str, NotebookRecord]) -> list[NotebookRecord]:
+    """The notebooks of the row that did not count for an exercise."""
+    counted = {id(nb) for nb in best.values()}
+    return [nb for nb in row.notebooks if id(nb) not in counted]
 
 
 def _round(x: float) -> str:
     return f"{round(x, 2):g}"
 
 
-def _review(row: dict) -> str:
-    what = ", ".join(row.get("held", []))
-    if Status.HELD in row["statuses"]:
-        attempts = [s for s in row.get("held", []) if Status(s) in ATTEMPTS]
+def _review(row: Row) -> str:
+    what = ", ".join(row.held)
+    if Status.HELD in row.statuses:
+        attempts = [s for s in row.held if s in ATTEMPTS]
         return HELD.format(what=what) if attempts else HELD_INTEGRITY.format(what=what)
-    if Status.RELEASED in row["statuses"]:
+    if Status.RELEASED in row.statuses:
         return RELEASED.format(what=what)
     return ""
 
 
-def _adjustments(row: dict) -> list[str]:
-    return [f"{a['exercise']}: {a['points']:+g} points, by your instructor: {a['reason']}" for a in row["adjustments"]]
+def _adjustments(row: Row) -> list[str]:
+    return [f"{a.exercise}: {a.points:+g} points, by your instructor: {a.reason}" for a in row.adjustments]
 
 
-def text(report: dict, row: dict) -> str:
+def text(report: Report, row: Row) -> str:
     """The plain-text feedback for one student."""
-    a = report["assignment"]
-    lines = [f"{a['title']}: feedback for {row['name']}" + (f" ({row['student_id']})" if row["student_id"] else ""),
-             "", f"Total: {row['total']}/{row['max_total']}    status: {row['status']}"]
+    lines = [f"{report.title}: feedback for {row.name}" + (f" ({row.student_id})" if row.student_id else ""),
+             "", f"Total: {row.total}/{row.max_total}    status: {row.status}"]
     review = _review(row)
     if review:
         lines.append(review)
-    if row["late"]:
-        lines.append(f"Late by {row['late']}: {row['penalty']} points taken under the late rule.")
-    if Status.NO_SUBMISSION in row["statuses"]:
+    if row.late:
+        lines.append(f"Late by {row.late}: {row.penalty} points taken under the late rule.")
+    if Status.NO_SUBMISSION in row.statuses:
         return "\n".join(lines + ["", NOTHING_RECEIVED]) + "\n"
     lines.append("")
-    best = _best_notebooks(row)
+    best = row.counted_notebooks()
     details = []
-    for ex, info in report["exercises"].items():
+    for ex, info in report.exercises.items():
         nb = best.get(ex)
-        lines.append(f"{ex} ({info['title']}): {row.get(ex, 0)}/{info['points']}"
-                     + (f"  [{nb['file']}, {nb['status']}]" if nb else "  no notebook received"))
+        lines.append(f"{ex} ({info.title}): {row.points.get(ex, 0)}/{info.points}"
+                     + (f"  [{nb.file}, {nb.status}]" if nb else "  no notebook received"))
         if nb is None:
             continue
-        checks = [check_result(c) for c in nb["checks"]]
+        checks = [check_result(c) for c in nb.checks]
         width = max((len(c.function) for c in checks), default=0)
         for c in checks:
             mark = {results.CheckStatus.PASSED: "✓", results.CheckStatus.NOT_ATTEMPTED: "…"}.get(c.status, "✗")
-            available = info["checks"].get(c.check, {}).get("points", 0)
-            lines.append(f"  {mark} {c.function:<{width}}  {_points(report, ex, c):>5}/{available:<5} "
+            lines.append(f"  {mark} {c.function:<{width}}  {_points(report, ex, c):>5}/{_available(info, c):<5} "
                          f"{c.score}/{c.max_score} inputs, {c.status}")
             if c.status not in (results.CheckStatus.PASSED, results.CheckStatus.NOT_ATTEMPTED):
                 details.append(str(c))
-        lines += [f"  ! {i['text']}" for i in nb["incidents"]]
+        lines += [f"  ! {i}" for i in nb.incidents]
         note = _hidden_note(report, ex)
         if note:
             lines.append(f"  ({note})")
-    for nb in row["notebooks"]:
-        if nb not in best.values():
-            lines.append(f"{nb['file']}: {_why_not_counted(report, row, nb, best)}"
-                         + "".join(f"\n  ! {i['text']}" for i in nb["incidents"]))
+    for nb in _not_counted(row, best):
+        lines.append(f"{nb.file}: {_why_not_counted(report, nb, best)}"
+                     + "".join(f"\n  ! {i}" for i in nb.incidents))
     adjustments = _adjustments(row)
     if adjustments:
         lines += ["", "Adjustments"] + [f"- {line}" for line in adjustments]
@@ -153,44 +156,42 @@ def text(report: dict, row: dict) -> str:
         lines += ["", "What went wrong", "---------------"]
         for d in details:
             lines += [d, ""]
-    if row["issues"]:
-        lines += ["", "About your submission"] + [f"- {i['text']}" for i in row["issues"]]
+    if row.issues:
+        lines += ["", "About your submission"] + [f"- {i}" for i in row.issues]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def page(report: dict, row: dict) -> str:
+def page(report: Report, row: Row) -> str:
     """The offline HTML feedback page for one student (`templates/feedback.html`)."""
-    a = report["assignment"]
-    who = row["name"] + (f" ({row['student_id']})" if row["student_id"] else "")
-    nothing = NOTHING_RECEIVED if Status.NO_SUBMISSION in row["statuses"] else ""
-    best = _best_notebooks(row)
+    who = row.name + (f" ({row.student_id})" if row.student_id else "")
+    nothing = NOTHING_RECEIVED if Status.NO_SUBMISSION in row.statuses else ""
+    best = row.counted_notebooks()
     exercises = []
-    for ex, info in report["exercises"].items():
+    for ex, info in report.exercises.items():
         nb = best.get(ex)
-        entry = {"id": ex, "title": info["title"], "points": row.get(ex, 0), "available": info["points"],
-                 "notebook": f"{nb['file']}, {nb['status']}" if nb else "", "checks": None}
+        entry = {"id": ex, "title": info.title, "points": row.points.get(ex, 0), "available": info.points,
+                 "notebook": f"{nb.file}, {nb.status}" if nb else "", "checks": None}
         if nb is not None:
-            verdicts = [check_result(c) for c in nb["checks"]]
+            verdicts = [check_result(c) for c in nb.checks]
             entry.update(checks=[{"function": r.function, "points": _points(report, ex, r),
-                                  "available": info["checks"].get(r.check, {}).get("points", 0),
-                                  "html": Markup(r._repr_html_())} for r in verdicts],
-                         incidents=[i["text"] for i in nb["incidents"]], note=_hidden_note(report, ex))
+                                  "available": _available(info, r), "html": Markup(r._repr_html_())}
+                                 for r in verdicts],
+                         incidents=[str(i) for i in nb.incidents], note=_hidden_note(report, ex))
         exercises.append(entry)
-    others = [{"name": nb["file"], "why": _why_not_counted(report, row, nb, best),
-               "incidents": [i["text"] for i in nb["incidents"]]}
-              for nb in row["notebooks"] if nb not in best.values()]
-    return render("feedback.html", title=a["title"], who=who, row=row, nothing=nothing, exercises=exercises,
+    others = [{"name": nb.file, "why": _why_not_counted(report, nb, best), "incidents": [str(i) for i in nb.incidents]}
+              for nb in _not_counted(row, best)]
+    return render("feedback.html", title=report.title, who=who, row=row, nothing=nothing, exercises=exercises,
                   others=others, review=_review(row), adjustments=_adjustments(row),
-                  issues=[i["text"] for i in row["issues"]])
+                  issues=[str(i) for i in row.issues])
 
 
-def write_all(report: dict, folder: Path | str) -> dict[str, Path]:
+def write_all(report: Report, folder: Path | str) -> dict[str, Path]:
     """Write `<student>.html` and `<student>.txt` for every row (a student with nothing submitted is told so);
     returns row key -> its page."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written, used = {}, set()
-    for row in report["submissions"]:
+    for row in report.rows:
         stem = base = file_stem(row)
         n = 1
         while stem in used:
@@ -199,5 +200,5 @@ def write_all(report: dict, folder: Path | str) -> dict[str, Path]:
         used.add(stem)
         (folder / f"{stem}.html").write_text(page(report, row), encoding="utf-8")
         (folder / f"{stem}.txt").write_text(text(report, row), encoding="utf-8")
-        written[row["key"]] = folder / f"{stem}.html"
+        written[row.key] = folder / f"{stem}.html"
     return written

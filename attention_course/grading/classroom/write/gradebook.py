@@ -1,10 +1,12 @@
 """The gradebook: the CSV and its JSON report, read back and merged.
 
-A report (`score.build_report`: the assignment, the instructor's decisions,
-and one row per student with the points per exercise, the late penalty, the
-total, the status, the feedback, what intake found, and every notebook with
-every check and input) is saved as JSON beside the CSV gradebook (one row
-per student, one column per exercise of the assignment). Everything else is
+A report (`score.build_report`, a `report.Report`: the assignment, the
+instructor's decisions, and one row per student with the points per
+exercise, the late penalty, the total, the status, the feedback, what intake
+found, and every notebook with every check and input) is saved as JSON beside
+the CSV gradebook (one row per student, one column per exercise of the
+assignment): `write_report` and `read_report` are where it meets JSON
+(`Report.to_json`, `Report.from_json`). Everything else is
 rendered from a report: the LMS files (`lms.py`), the feedback files
 (`feedback.py`) and the class summary (`summary.py`); so reports of shards or
 of a regrade merge (`merge_reports`) into the report one run would have
@@ -19,13 +21,16 @@ that a regrade, an adjustment or a release refreshes them.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
 import tempfile
 from pathlib import Path
 
+from ...._backup import backup as keep_backup
 from .. import score
+from ..report import Adjustment, Release, Report, ReportFormatError, Row
 from ...run.status import Status
 from .lms import spreadsheet_text
 
@@ -55,7 +60,7 @@ def ensure_writable(csv_path: Path | str, force: bool = False) -> None:
             raise GradebookExists(f"{path} already exists; pass --force to replace it, or choose another --out")
 
 
-def merge_reports(reports: list[dict]) -> dict:
+def merge_reports(reports: list[Report]) -> Report:
     """One report from several of the same assignment: a later report's row replaces an earlier one's (same key).
 
     Shards of one class merge into the report of one run; a regrade of a few
@@ -64,32 +69,33 @@ def merge_reports(reports: list[dict]) -> dict:
     """
     if not reports:
         raise MergeError("no reports to merge")
-    for r in reports:
-        _check_format(r)
+    if not all(isinstance(r, Report) for r in reports):
+        raise MergeError("not a gradebook report of this version of attention-course (read it with `read_report`)")
     first = reports[0]
     for r in reports[1:]:
-        if r["assignment_fingerprint"] != first["assignment_fingerprint"]:
-            raise MergeError(f"the reports were graded under different assignments ({first['assignment']['title']!r} "
-                             f"and {r['assignment']['title']!r}, or the same one with other points, inputs or "
+        if r.assignment_fingerprint != first.assignment_fingerprint:
+            raise MergeError(f"the reports were graded under different assignments ({first.title!r} "
+                             f"and {r.title!r}, or the same one with other points, inputs or "
                              "deadline): grade them again under one assignment file")
-    rows: dict[str, dict] = {}
+    rows: dict[str, Row] = {}
     for r in reports:
-        for sub in r["submissions"]:
-            nothing = Status.NO_SUBMISSION in sub["statuses"]
-            if sub["key"] in rows and nothing and Status.NO_SUBMISSION not in rows[sub["key"]]["statuses"]:
+        for sub in r.rows:
+            nothing = Status.NO_SUBMISSION in sub.statuses
+            if sub.key in rows and nothing and Status.NO_SUBMISSION not in rows[sub.key].statuses:
                 continue  # a regrade of other students says nothing about this one
-            if sub["key"] in rows:  # a regraded student keeps their place, and the LMS ids a folder cannot give
-                earlier = rows[sub["key"]]
-                sub = {**sub, "order": earlier["order"], "lms": {**earlier.get("lms", {}), **sub.get("lms", {})}}
-            rows[sub["key"]] = sub
-    notes = list(dict.fromkeys(n for r in reports for n in r["intake"]["notes"]))
-    settings = [s for r in reports for s in (r["settings"]["merged"] if "merged" in r["settings"] else [r["settings"]])]
-    decisions = score.merge_decisions(*(r.get("decisions", {}) for r in reports))
-    intake = {k: "; ".join(dict.fromkeys(r["intake"][k] for r in reports if r["intake"].get(k)))
-              for k in ("roster", "lateness")}  # a regrade from folders says where its own lateness came from
-    intake["left_out"] = list(dict.fromkeys(n for r in reports for n in r["intake"].get("left_out", [])))
-    merged = score.report(first["assignment"], first["assignment_fingerprint"], first["exercises"], list(rows.values()),
-                          settings, notes, decisions, intake)
+            if sub.key in rows:  # a regraded student keeps their place, and the LMS ids a folder cannot give
+                earlier = rows[sub.key]
+                sub = dataclasses.replace(sub, order=earlier.order, lms={**earlier.lms, **sub.lms})
+            rows[sub.key] = sub
+    notes = list(dict.fromkeys(n for r in reports for n in r.intake.notes))
+    settings = [s for r in reports for s in (r.settings["merged"] if "merged" in r.settings else [r.settings])]
+    decisions = score.merge_decisions(*(r.decisions for r in reports))
+    roster = "; ".join(dict.fromkeys(r.intake.roster for r in reports if r.intake.roster))
+    # a regrade from folders says where its own lateness came from
+    lateness = "; ".join(dict.fromkeys(r.intake.lateness for r in reports if r.intake.lateness))
+    left_out = tuple(dict.fromkeys(n for r in reports for n in r.intake.left_out))
+    merged = score.report(first.assignment, first.assignment_fingerprint, first.exercises, list(rows.values()),
+                          settings, notes, decisions, roster=roster, lateness=lateness, left_out=left_out)
     return merged  # where its files go is the caller's to say (`exports_entry`): each report's is relative to its own
 
 
@@ -98,72 +104,67 @@ def exports_entry(folder: Path | str, csv_path: Path | str) -> str:
     return os.path.relpath(Path(folder).resolve(), Path(csv_path).resolve().parent)
 
 
-def exports_folder(report: dict, csv_path: Path | str) -> Path | None:
+def exports_folder(report: Report, csv_path: Path | str) -> Path | None:
     """The folder the files rendered from the report at `csv_path` were last written to, or None if never."""
-    return (Path(csv_path).resolve().parent / report["exports"]).resolve() if report.get("exports") else None
+    return (Path(csv_path).resolve().parent / report.exports).resolve() if report.exports else None
 
 
-def with_decisions(report: dict, *, adjustments: list[dict] | None = None, releases: list[dict] = ()) -> dict:
+def with_decisions(report: Report, *, adjustments: list[Adjustment] | None = None,
+                   releases: list[Release] = ()) -> Report:
     """The report again, its rows settled under new decisions: `adjustments` replace the report's (all of them: the
     adjustments file is the whole list), `releases` are added to its own."""
-    decisions = report.get("decisions", {})
-    new = {"adjustments": decisions.get("adjustments", []) if adjustments is None else adjustments,
-           "releases": [*decisions.get("releases", []), *releases]}
-    out = score.report(report["assignment"], report["assignment_fingerprint"], report["exercises"],
-                       report["submissions"], [report["settings"]], report["intake"]["notes"], new, report["intake"])
-    out["exports"] = report.get("exports")
-    return out
+    decisions = report.decisions
+    new = dataclasses.replace(decisions, releases=(*decisions.releases, *releases))
+    if adjustments is not None:
+        new = dataclasses.replace(new, adjustments=tuple(adjustments))
+    found = report.intake
+    out = score.report(report.assignment, report.assignment_fingerprint, report.exercises, list(report.rows),
+                       [report.settings], list(found.notes), new, roster=found.roster, lateness=found.lateness,
+                       left_out=found.left_out)
+    return dataclasses.replace(out, exports=report.exports)
 
 
-def _check_format(report: dict) -> None:
-    """MergeError unless `report` is a gradebook report this version of attention-course wrote."""
-    if not isinstance(report, dict) or "submissions" not in report or "assignment_fingerprint" not in report:
-        raise MergeError("not a gradebook report of this version of attention-course (no submissions or assignment)")
-    if any("found" not in row or "checked" not in row for row in report["submissions"]):
-        raise MergeError("a report written by an older attention-course (its rows do not keep what grading found "
-                         "apart from the decisions); grade the class again")
-
-
-def read_report(path: Path | str) -> dict:
+def read_report(path: Path | str) -> Report:
     """A report from its JSON file, or from the CSV gradebook beside it; MergeError if it is none of this version's."""
     path = Path(path)
     json_path = path if path.suffix == ".json" else report_path(path)
     try:
-        report = json.loads(json_path.read_text(encoding="utf-8"))
+        data = json.loads(json_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MergeError(f"no report {json_path} (the JSON file written beside each gradebook)") from None
     except json.JSONDecodeError as err:
         raise MergeError(f"{json_path} is not a JSON report: {err}") from None
     try:
-        _check_format(report)
-    except MergeError as err:
+        return Report.from_json(data)
+    except ReportFormatError as err:
         raise MergeError(f"{json_path}: {err}") from None
-    return report
 
 
-def csv_text(report: dict) -> str:
+def csv_text(report: Report) -> str:
     """The CSV gradebook of a report: one row per student, one column per exercise of the assignment."""
-    columns = [*FIXED_COLUMNS, *report["exercises"], *TAIL_COLUMNS]
+    columns = [*FIXED_COLUMNS, *report.exercises, *TAIL_COLUMNS]
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows({k: spreadsheet_text(row.get(k)) for k in columns} for row in report["submissions"])
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in report.rows:
+        cells = [row.student_id, row.name, row.email, row.path, row.status, row.late,
+                 *(row.points.get(ex) for ex in report.exercises), row.penalty, row.total, row.max_total, row.feedback]
+        writer.writerow(map(spreadsheet_text, cells))
     return buf.getvalue()
 
 
-def write_report(report: dict, csv_path: Path | str, *, force: bool = False, backup: bool = False) -> tuple[Path, Path]:
+def write_report(report: Report, csv_path: Path | str, *, force: bool = False,
+                 backup: bool = False) -> tuple[Path, Path]:
     """Write a report's CSV gradebook and JSON; `backup` first keeps a copy of each existing one (`.bak-<time>`)."""
     csv_path = Path(csv_path)
     ensure_writable(csv_path, force or backup)
     json_path = report_path(csv_path)
     if backup:
-        from ...release import _backup
-
         for path in (csv_path, json_path):
             if path.exists():
-                _backup(path)
+                keep_backup(path)
     _write_atomically(csv_path, csv_text(report))
-    _write_atomically(json_path, json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    _write_atomically(json_path, json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n")
     return csv_path, json_path
 
 

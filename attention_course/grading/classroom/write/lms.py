@@ -49,8 +49,10 @@ import csv
 import io
 import re
 import zipfile
+from dataclasses import dataclass
 
 from ...run.status import Status
+from ..report import Report, Row
 
 CANVAS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_COLUMNS = ("Identifier", "Full name", "Email address", "Status", "Grade", "Maximum Grade",
@@ -70,19 +72,28 @@ def _sortable(name: str) -> str:
     return f"{words[-1]}, {' '.join(words[:-1])}" if len(words) > 1 and "," not in name else name
 
 
-def _ids(row: dict) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Ids:
+    """The ids an LMS finds a student by."""
+
+    canvas: str
+    moodle: str
+    sis_user: str
+    sis_login: str
+
+
+def _ids(row: Row) -> _Ids:
     """The LMS ids of a row: the roster's, else what the download said of the student's work."""
-    student, lms = row["student"], row.get("lms", {})
-    return {"canvas_id": student.get("canvas_id") or lms.get("canvas_id", ""),
-            "moodle_id": student.get("moodle_id") or lms.get("moodle_id", ""),
-            "sis_user_id": student.get("sis_user_id", ""), "sis_login_id": student.get("sis_login_id", "")}
+    student, lms = row.student, row.lms
+    return _Ids(student.get("canvas_id") or lms.get("canvas_id", ""), student.get("moodle_id") or lms.get("moodle_id", ""),
+                student.get("sis_user_id", ""), student.get("sis_login_id", ""))
 
 
-def _why_not(row: dict) -> str:
+def _why_not(row: Row) -> str:
     """Why no file for an LMS may carry this row, or ""."""
-    if Status.HELD in row["statuses"]:
+    if Status.HELD in row.statuses:
         return "held for review"
-    if Status.NOT_ON_ROSTER in row["statuses"]:
+    if Status.NOT_ON_ROSTER in row.statuses:
         return "not on the roster"
     return ""
 
@@ -103,77 +114,76 @@ def spreadsheet_text(value):
         return "'" + value
 
 
-def canvas_csv(report: dict) -> tuple[str, Left]:
+def canvas_csv(report: Report) -> tuple[str, Left]:
     """The Canvas gradebook import file, and the rows left out."""
-    title = report["assignment"]["title"]
-    assignment_id = report["assignment"].get("canvas_assignment_id")
+    title = report.title
+    assignment_id = report.canvas_assignment_id
     column = f"{title} ({assignment_id})" if assignment_id else title
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([*CANVAS_ID_COLUMNS, column])
     left: Left = []
-    for row in report["submissions"]:
+    for row in report.rows:
         ids = _ids(row)
-        why = _why_not(row) or ("" if ids["canvas_id"] or ids["sis_user_id"] or ids["sis_login_id"]
-                                else "no Canvas or SIS id")
+        why = _why_not(row) or ("" if ids.canvas or ids.sis_user or ids.sis_login else "no Canvas or SIS id")
         if why:
-            left.append((row["name"], why))
+            left.append((row.name, why))
             continue
-        writer.writerow(map(spreadsheet_text, [_sortable(row["name"]), ids["canvas_id"], ids["sis_user_id"],
-                                               ids["sis_login_id"], row["student"].get("section", ""), row["total"]]))
+        writer.writerow(map(spreadsheet_text, [_sortable(row.name), ids.canvas, ids.sis_user, ids.sis_login,
+                                               row.student.get("section", ""), row.total]))
     return buf.getvalue(), left
 
 
-def moodle_csv(report: dict) -> tuple[str, Left]:
+def moodle_csv(report: Report) -> tuple[str, Left]:
     """The Moodle grading worksheet, and the rows left out."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(MOODLE_COLUMNS)
     left: Left = []
-    for row in report["submissions"]:
-        participant = _ids(row)["moodle_id"]
+    for row in report.rows:
+        participant = _ids(row).moodle
         why = _why_not(row) or ("" if participant else "no Moodle participant id")
         if why:
-            left.append((row["name"], why))
+            left.append((row.name, why))
             continue
-        modified = row["student"].get("moodle_modified") or report["generated"]
-        writer.writerow(map(spreadsheet_text, [f"Participant {participant}", row["name"], row["email"], row["status"],
-                                               row["total"], row["max_total"], "Yes", row["submitted"] or "-", modified,
-                                               row["feedback"]]))
+        modified = row.student.get("moodle_modified") or report.generated
+        writer.writerow(map(spreadsheet_text, [f"Participant {participant}", row.name, row.email, row.status,
+                                               row.total, row.max_total, "Yes", row.submitted or "-", modified,
+                                               row.feedback]))
     return buf.getvalue(), left
 
 
-def canvas_feedback_zip(report: dict, pages: dict[str, str]) -> tuple[bytes, Left]:
+def canvas_feedback_zip(report: Report, pages: dict[str, str]) -> tuple[bytes, Left]:
     """The zip of feedback pages for Canvas's Re-Upload Submissions (`pages`: row key -> HTML), and the rows left
     out."""
     entries, left = {}, []
-    for row in report["submissions"]:
-        lms, user = row.get("lms", {}), _ids(row)["canvas_id"]
+    for row in report.rows:
+        lms, user = row.lms, _ids(row).canvas
         why = _why_not(row)
-        if not why and Status.NO_SUBMISSION in row["statuses"]:
+        if not why and Status.NO_SUBMISSION in row.statuses:
             why = "no submission"
         elif not why and not (user and lms.get("canvas_attachment")):
             why = "no file of theirs in a Canvas download" if not lms.get("anonymous_id") else "anonymous"
         if why:
-            left.append((row["name"], why))
+            left.append((row.name, why))
             continue
-        name = _letters(lms.get("canvas_name") or row["name"]) or "student"
-        entries[f"{name}_{user}_{lms['canvas_attachment']}_{FEEDBACK_FILE}"] = pages[row["key"]]
+        name = _letters(lms.get("canvas_name") or row.name) or "student"
+        entries[f"{name}_{user}_{lms['canvas_attachment']}_{FEEDBACK_FILE}"] = pages[row.key]
     return _zip(entries), left
 
 
-def moodle_feedback_zip(report: dict, pages: dict[str, str]) -> tuple[bytes, Left]:
+def moodle_feedback_zip(report: Report, pages: dict[str, str]) -> tuple[bytes, Left]:
     """The zip of feedback pages for Moodle's "Upload multiple feedback files in a zip" (`pages`: row key -> HTML),
     and the rows left out."""
     entries, left = {}, []
-    for row in report["submissions"]:
-        participant = _ids(row)["moodle_id"]
+    for row in report.rows:
+        participant = _ids(row).moodle
         why = _why_not(row) or ("" if participant else "no Moodle participant id")
         if why:
-            left.append((row["name"], why))
+            left.append((row.name, why))
             continue
-        name = re.sub(r"[_/\\\x00-\x1f]+", " ", row.get("lms", {}).get("moodle_name") or row["name"]).strip() or "Student"
-        entries[f"{name}_{participant}_assignsubmission_file_/{FEEDBACK_FILE}"] = pages[row["key"]]
+        name = re.sub(r"[_/\\\x00-\x1f]+", " ", row.lms.get("moodle_name") or row.name).strip() or "Student"
+        entries[f"{name}_{participant}_assignsubmission_file_/{FEEDBACK_FILE}"] = pages[row.key]
     return _zip(entries), left
 
 

@@ -16,21 +16,25 @@ again on day two.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections import Counter
+from typing import Iterator
 
 from ....book import chapter_page
 from ...checks.engine import mistakes as engine_mistakes
+from ...checks.engine.results import CaseResult, CheckResult
 from ...checks.exercises import BY_ID, sections
 from ...run.status import Status
+from ..report import Report
 from .html import render
 
 BINS = 10
 """Bars per exercise's chart (fewer when the exercise has fewer points)."""
 
 
-def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
+def mistake_counts(report: Report) -> list[tuple[str, str, str, int]]:
     """(exercise, check, mistake id, students) for every recognised mistake, most frequent first.
 
     A student counts once per mistake: in the notebook that counted for the exercise. A mistake is recognised
@@ -42,77 +46,77 @@ def mistake_counts(report: dict) -> list[tuple[str, str, str, int]]:
     counts: Counter = Counter()
     for exercise, check, case in _counted(report):
         for mistake in _findings(check, case, exercise):
-            counts[(exercise, check["check"], mistake)] += 1
+            counts[(exercise, check.check, mistake)] += 1
     return [(*key, n) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def symptom_counts(report: dict) -> list[tuple[str, str, str, int, str]]:
+def symptom_counts(report: Report) -> list[tuple[str, str, str, int, str]]:
     """(exercise, check, symptom id, students, one student's hint) for what the checks observed without naming a
     cause (a diagnosis no prediction confirmed), most frequent first; a student counts once per symptom."""
     counts: Counter = Counter()
     said: dict[tuple[str, str, str], str] = {}
     for exercise, check, case in _counted(report):
-        if case is None or not case.get("mistake") or recognised(exercise, check["check"], case):
+        if case is None or not case.mistake or recognised(exercise, check.check, case):
             continue
-        key = (exercise, check["check"], case["mistake"])
+        key = (exercise, check.check, case.mistake)
         counts[key] += 1
-        said.setdefault(key, case.get("hint", ""))
+        said.setdefault(key, case.hint)
     return [(*key, n, said[key]) for key, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def _counted(report: dict):
+def _counted(report: Report) -> Iterator[tuple[str, CheckResult, CaseResult | None]]:
     """(exercise, check, case) for each failing case of each check of the notebooks that counted (each student's
     once per (exercise, check, mistake): the first case with it), and (exercise, check, None) for each check."""
-    for row in report["submissions"]:
-        counted = set(row.get("counted", {}).values())
-        for nb in row["notebooks"]:
-            if nb["path"] not in counted:
+    for row in report.rows:
+        counted = set(row.counted.values())
+        for nb in row.notebooks:
+            if nb.path not in counted:
                 continue
-            for check in nb["checks"]:
+            for check in nb.checks:
                 seen = set()
-                yield nb["exercise"], check, None
-                for case in check["cases"]:
-                    if case.get("mistake") and case["mistake"] not in seen:
-                        seen.add(case["mistake"])
-                        yield nb["exercise"], check, case
+                yield nb.exercise, check, None
+                for case in check.cases:
+                    if case.mistake and case.mistake not in seen:
+                        seen.add(case.mistake)
+                        yield nb.exercise, check, case
 
 
-def recognised(exercise: str, check: str, case: dict) -> bool:
+def recognised(exercise: str, check: str, case: CaseResult) -> bool:
     """Whether a case's mistake is one the checks recognised, not a symptom: a prediction of it equals what came
     back (`matches`), or its hint is the statement the exercise's registry, or the engine itself, gives that mistake
     (its leads may follow: `mistakes.compose`), never a sentence written for this input."""
-    if case["mistake"] in case.get("matches", ()):
+    if case.mistake in case.matches:
         return True
     ex = BY_ID.get(exercise)
-    hints = {m.hint for c in (ex.checks if ex else ()) if c.name == check for m in c.mistakes if m.id == case["mistake"]}
+    hints = {m.hint for c in (ex.checks if ex else ()) if c.name == check for m in c.mistakes if m.id == case.mistake}
     hints |= {m.hint for m in vars(engine_mistakes).values()
-              if isinstance(m, engine_mistakes.Mistake) and m.id == case["mistake"]}
-    said = case.get("hint", "")
+              if isinstance(m, engine_mistakes.Mistake) and m.id == case.mistake}
+    said = case.hint
     return any(said == hint or said.startswith(hint + " ") for hint in hints if hint)
 
 
-def _findings(check: dict, case: dict | None, exercise: str) -> set[str]:
+def _findings(check: CheckResult, case: CaseResult | None, exercise: str) -> set[str]:
     """The recognised mistake a case names, or (for `case` None) the check's own (the closer look's finding)."""
     if case is None:
-        return {check["mistake"]} if check.get("mistake") and _check_level(check) else set()
-    return {case["mistake"]} if recognised(exercise, check["check"], case) else set()
+        return {check.mistake} if check.mistake and _check_level(check) else set()
+    return {case.mistake} if recognised(exercise, check.check, case) else set()
 
 
-def _check_level(check: dict) -> bool:
+def _check_level(check: CheckResult) -> bool:
     """Whether a check's mistake is the closer look's own finding (no input of it names that mistake)."""
-    return not any(c.get("mistake") == check["mistake"] for c in check["cases"])
+    return not any(c.mistake == check.mistake for c in check.cases)
 
 
-def _hints(report: dict) -> dict[tuple[str, str, str], str]:
+def _hints(report: Report) -> dict[tuple[str, str, str], str]:
     """(exercise, check, mistake) -> the hint the students were given for it (for a mistake the engine itself
     recognises, which no exercise lists)."""
     found: dict[tuple[str, str, str], str] = {}
-    for row in report["submissions"]:
-        for nb in row["notebooks"]:
-            for check in nb["checks"]:
-                for case in (*check["cases"], check):  # the check's own finding has its own hint
-                    if case.get("mistake") and case.get("hint"):
-                        found.setdefault((nb["exercise"], check["check"], case["mistake"]), case["hint"])
+    for row in report.rows:
+        for nb in row.notebooks:
+            for check in nb.checks:
+                for case in (*check.cases, check):  # the check's own finding has its own hint
+                    if case.mistake and case.hint:
+                        found.setdefault((nb.exercise, check.check, case.mistake), case.hint)
     return found
 
 
@@ -155,31 +159,31 @@ def _histogram(values: list[float], maximum: float) -> dict:
     return {"width": width, "height": height, "maximum": f"{maximum:g}", "bars": bars}
 
 
-def class_line(report: dict) -> str:
+def class_line(report: Report) -> str:
     """Who the class is: students on the roster and how many submitted, and submissions of no one on it."""
-    rows = report["submissions"]
-    stray = [r for r in rows if Status.NOT_ON_ROSTER in r["statuses"]]
-    listed = [r for r in rows if r not in stray]
-    if not report["intake"].get("roster") and not any(r["student"] for r in rows):
+    rows = report.rows
+    stray = [r for r in rows if Status.NOT_ON_ROSTER in r.statuses]
+    listed = [r for r in rows if Status.NOT_ON_ROSTER not in r.statuses]
+    if not report.intake.roster and not any(r.student for r in rows):
         return f"{len(rows)} submission{'s' if len(rows) != 1 else ''} (graded without a roster)"
-    submitted = sum(Status.NO_SUBMISSION not in r["statuses"] for r in listed)
+    submitted = sum(Status.NO_SUBMISSION not in r.statuses for r in listed)
     line = f"{len(listed)} student{'s' if len(listed) != 1 else ''} on the roster, {submitted} with a submission"
     if stray:
         line += f"; {len(stray)} submission{'s' if len(stray) != 1 else ''} from no one on the roster"
     return line
 
 
-def page(report: dict) -> str:
+def page(report: Report) -> str:
     """The class summary page (`templates/summary.html`)."""
-    rows = report["submissions"]
-    submitted = [r for r in rows if r["notebooks"]]
-    totals = [r["total"] for r in submitted]
+    rows = report.rows
+    submitted = [r for r in rows if r.notebooks]
+    totals = [r.total for r in submitted]
     exercises = []
-    for ex, info in report["exercises"].items():
-        values = [r.get(ex, 0) for r in submitted]
-        exercises.append({"id": ex, "title": info["title"], "points": info["points"], "students": len(values),
+    for ex, info in report.exercises.items():
+        values = [r.points.get(ex, 0) for r in submitted]
+        exercises.append({"id": ex, "title": info.title, "points": info.points, "students": len(values),
                           "mean": sum(values) / len(values) if values else 0,
-                          "full": sum(v == info["points"] for v in values), "chart": _histogram(values, info["points"])})
+                          "full": sum(v == info.points for v in values), "chart": _histogram(values, info.points)})
     said = _hints(report)
     mistakes = []
     for ex, check, mistake, n in mistake_counts(report):
@@ -188,21 +192,21 @@ def page(report: dict) -> str:
         mistakes.append({"students": n, "exercise": ex, "check": check, "mistake": mistake, **where})
     symptoms = [{"students": n, "exercise": ex, "check": check, "symptom": symptom, "example": example}
                 for ex, check, symptom, n, example in symptom_counts(report)]
-    incidents = [{"student": r["name"], "notebook": nb["file"], "status": nb["status"],
-                  "what": [i["text"] for i in nb["incidents"]]} for r in rows for nb in r["notebooks"] if nb["incidents"]]
-    held = [{"student": r["name"], "key": r["key"], "what": r["held"], "total": r["total"],
-             "released": Status.RELEASED in r["statuses"], "note": (r.get("release") or {}).get("note", "")}
-            for r in rows if r.get("held")]
-    adjustments = [{**a, "student": r["name"]} for r in rows for a in r["adjustments"]]
-    found = report["intake"]
-    listed = [("No submission", found["no_submission"]), ("Not on the roster", found["not_on_roster"]),
-              ("Exercises missing", found.get("exercise_missing", [])), ("Duplicates", found["duplicates"]),
-              ("Ignored files", found["ignored_files"]),
-              ("Adjustments for no one in this gradebook", found.get("adjustments_unused", [])),
-              ("In the download: refused or belonging to no student", found["notes"])]
-    return render("summary.html", title=report["assignment"]["title"], class_line=class_line(report),
-                  mean=(sum(totals) / len(totals)) if totals else 0, max_total=report["assignment"]["max_total"],
-                  lateness=found.get("lateness", ""), held=held, exercises=exercises, mistakes=mistakes,
+    incidents = [{"student": r.name, "notebook": nb.file, "status": nb.status, "what": [str(i) for i in nb.incidents]}
+                 for r in rows for nb in r.notebooks if nb.incidents]
+    held = [{"student": r.name, "key": r.key, "what": [str(s) for s in r.held], "total": r.total,
+             "released": Status.RELEASED in r.statuses, "note": r.release.note if r.release else ""}
+            for r in rows if r.held]
+    adjustments = [dataclasses.replace(a, student=r.name) for r in rows for a in r.adjustments]
+    found = report.intake
+    listed = [("No submission", found.no_submission), ("Not on the roster", found.not_on_roster),
+              ("Exercises missing", found.exercise_missing), ("Duplicates", found.duplicates),
+              ("Ignored files", found.ignored_files),
+              ("Adjustments for no one in this gradebook", found.adjustments_unused),
+              ("In the download: refused or belonging to no student", found.notes)]
+    return render("summary.html", title=report.title, class_line=class_line(report),
+                  mean=(sum(totals) / len(totals)) if totals else 0, max_total=report.max_total,
+                  lateness=found.lateness, held=held, exercises=exercises, mistakes=mistakes,
                   symptoms=symptoms,
                   adjustments=adjustments, incidents=incidents,
                   intake=[(title, items) for title, items in listed if items])

@@ -1,0 +1,72 @@
+"""Tests for attention_course/grading/classroom/report.py: the gradebook report's records, and the JSON file they are
+read from and written to (`write/gradebook.py`'s `read_report` and `write_report`)."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from attention_course.grading.checks.engine import results
+from attention_course.grading.classroom.report import (
+    Adjustment,
+    NotebookRecord,
+    Release,
+    Report,
+    ReportFormatError,
+    Row,
+)
+from attention_course.grading.classroom.write import feedback, summary
+from attention_course.grading.classroom.write.gradebook import MergeError, read_report, with_decisions, write_report
+from attention_course.grading.run.status import Incident, Status
+
+EARLIER = Path(__file__).parent / "fixtures" / "gradebook"
+"""A gradebook and its report as the code before the typed records wrote them (report.json, report.csv): five
+students with a duplicate, a late submission, an adjustment, a release, a notebook of no exercise, nothing submitted,
+no one on the roster, hidden inputs and a smaller failing input."""
+
+
+def test_a_report_written_by_the_earlier_code_reads_and_writes_again_byte_for_byte(tmp_path):
+    report = read_report(EARLIER / "report.json")
+    csv_path, json_path = write_report(report, tmp_path / "gradebook.csv")
+    assert json_path.read_bytes() == (EARLIER / "report.json").read_bytes()
+    assert csv_path.read_bytes() == (EARLIER / "report.csv").read_bytes()
+
+
+def test_a_report_read_is_typed_all_the_way_down():
+    report = read_report(EARLIER / "report.json")
+    assert isinstance(report, Report) and all(isinstance(r, Row) for r in report.rows)
+    alice, bob = report.rows[:2]
+    assert alice.points == {"01_dot_scores": 0, "03_softmax": 9.5} and alice.total == 8.55 and alice.late == "1 day"
+    assert alice.adjustments == (Adjustment("S1", "03_softmax", 1.5, "good plot", "S1"),)
+    assert all(isinstance(s, Status) for r in report.rows for s in (*r.statuses, *r.found, *r.held))
+    assert bob.held == (Status.NETWORK,) and Status.RELEASED in bob.statuses and isinstance(bob.release, Release)
+    nb = alice.counted_notebooks()["03_softmax"]
+    assert isinstance(nb, NotebookRecord) and nb.path == "sub/alice/old/03_softmax.ipynb"
+    first = alice.notebooks[0]
+    assert all(isinstance(c, results.CheckResult) for c in first.checks)
+    assert isinstance(first.checks[0].smallest, results.CaseResult) and first.checks[0].every_failure
+    assert all(isinstance(i, Incident) for i in first.incidents) and first.incidents[0].kind == Status.CELL_ERRORS
+    assert report.intake.held == () and report.intake.no_submission == ("Dan Doe",)
+    assert report.exercises["03_softmax"].checks["softmax"].points == 10
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        alice.total = 20
+
+
+def test_the_files_written_from_a_report_are_the_same_after_it_is_saved_and_read(tmp_path):
+    report = read_report(EARLIER / "report.json")
+    again = with_decisions(report, adjustments=[])  # settled anew, as a just-made report is
+    _, json_path = write_report(again, tmp_path / "gradebook.csv")
+    read = read_report(json_path)
+    assert [r.feedback for r in read.rows] == [r.feedback for r in again.rows]
+    assert summary.page(read) == summary.page(again)
+    assert [feedback.text(read, r) for r in read.rows] == [feedback.text(again, r) for r in again.rows]
+    assert [feedback.page(read, r) for r in read.rows] == [feedback.page(again, r) for r in again.rows]
+    assert again.rows[0].adjustments == () and again.rows[0].total < report.rows[0].total
+
+
+def test_json_that_is_no_report_is_refused(tmp_path):
+    with pytest.raises(ReportFormatError, match="not a gradebook report"):
+        Report.from_json({"rows": []})
+    (tmp_path / "old.json").write_text('{"submissions": [{"key": "S1"}], "assignment_fingerprint": "x"}')
+    with pytest.raises(MergeError, match="older attention-course"):
+        read_report(tmp_path / "old.json")
