@@ -106,7 +106,7 @@ def test_qk_norm_gradients_equal_finite_differences():
     _, grads = qk_loss_and_grads(params, batch.x, batch.y, qk_norm=True)
     numeric = training.numerical_gradient(loss, params)
     for name in params:
-        assert training.relative_error(grads[name], numeric[name]) < 1e-7, name
+        assert training.relative_difference(grads[name], numeric[name]) < 1e-7, name
 
 
 def test_qk_norm_gradients_equal_torch_autograd():

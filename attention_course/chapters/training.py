@@ -222,8 +222,10 @@ def numerical_gradient(f, params: dict, eps: float = 1e-6) -> dict:
     return grads
 
 
-def relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a - b| / max(max |a|, max |b|): 0 when equal, about 1e-8 or less for a correct gradient."""
+def relative_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| / max(max |a|, max |b|): how far apart two estimates are, neither taken as exact (an analytic
+    and a numerical gradient); 0 when equal, about 1e-8 or less for a correct gradient. Against an exact value,
+    `precision.relative_error` divides by the exact one's size alone."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     denom = max(np.abs(a).max(), np.abs(b).max())
     return float(np.abs(a - b).max() / denom) if denom > 0 else 0.0
@@ -233,11 +235,11 @@ def gradient_check(params: dict, batch: Batch, eps: float = 1e-6, scale: float |
     """Compare the hand-written gradients with finite differences.
 
     Returns:
-        {name: relative_error(analytic, numerical)} for each matrix.
+        {name: relative_difference(analytic, numerical)} for each matrix.
     """
     _, analytic, _ = loss_and_grads(params, batch, scale)
     numeric = numerical_gradient(lambda p: loss_fn(p, batch, scale), params, eps)
-    return {name: relative_error(analytic[name], numeric[name]) for name in PARAM_NAMES}
+    return {name: relative_difference(analytic[name], numeric[name]) for name in PARAM_NAMES}
 
 
 def sgd_step(params: dict, grads: dict, lr: float) -> dict:
