@@ -33,7 +33,7 @@ from attention_course.grading.checks.exercises.by_hand import (
     ENTRIES, LABELS, WORKED_EXAMPLE, checks_for, distinguishable, example_dict, example_for, largest, questions,
     rounded_answers, same_example, worked_example_check, written,
 )
-from attention_course.grading.handout import DRAWN, answer_key, example_cells, personal_notebook, printable_page
+from attention_course.grading.handout import DRAWN, example_cells, personal_notebook, printable_page, printed_answers
 
 from by_hand_sheets import carried_forward, sheet_with
 
@@ -61,7 +61,7 @@ def test_without_an_id_the_exercise_is_the_introductions_example():
     assert key["scaled_scores"] == [0.5, 3.0, 0.2, 1.0]
     assert key["exponentials"] == [1.65, 20.09, 1.22, 2.72] and key["exp_sum"] == 25.67
     assert key["weights"] == [0.064, 0.782, 0.048, 0.106] and key["output"] == [0.19, 0.91]
-    printed = answer_key(BANK_BOT, None)
+    printed = printed_answers(BANK_BOT, None)
     for line in ("1  my       1.0     0.5   1.65   0.064", "2  card     6.0     3.0  20.09   0.782",
                  "sum                   25.67", "output = [0.19, 0.91]"):
         assert line in printed, printed
@@ -294,7 +294,7 @@ def test_the_handouts_numbers_read_back_as_the_example_and_its_answers():
             assert not any(re.search(r"\d\.(?!\d)", t) for t in texts), texts  # no "1." nor "2.]"
             vectors = [np.array(eval(t), dtype=np.float64) for t in texts]
             assert all(any(v.shape == d.shape and np.array_equal(v, d) for v in vectors) for d in drawn), shown
-        printed = answer_key(example, student)
+        printed = printed_answers(example, student)
         namespace: dict = {}
         exec(printed[printed.index("answers = {"):], namespace)
         sheet = namespace["answers"]

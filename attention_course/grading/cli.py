@@ -214,12 +214,12 @@ def run_exercises(args) -> int:
 def run_answers(args) -> int:
     """Handler of `attention-course answers`."""
     from .checks.exercises.by_hand import example_for
-    from .handout import answer_key
+    from .handout import printed_answers
 
     try:
         secret = _secret(args)
         example = example_for(args.student, secret)
     except (FileNotFoundError, ValueError) as err:
         return fail("answers", err)
-    print(answer_key(example, args.student, secret=secret is not None), end="")
+    print(printed_answers(example, args.student, secret=secret is not None), end="")
     return 0

@@ -7,7 +7,7 @@ metadata, `attention_course.drawn`): the table of the numbers, the
 them again for a student's own example, and records in the notebook's
 metadata the id it was made for and the numbers (never the secret they were
 drawn with). `printable_page` is the same example on one page to work on
-paper; `answer_key` is what `attention-course answers` prints.
+paper; `printed_answers` is what `attention-course answers` prints.
 
 Without a student id, all three give the bank-bot example of the book's
 introduction.
@@ -211,7 +211,7 @@ the bank-bot example.</p>
 """
 
 
-def answer_key(example: WorkedExample, student: str | None, *, secret: bool = False) -> str:
+def printed_answers(example: WorkedExample, student: str | None, *, secret: bool = False) -> str:
     """What `attention-course answers` prints: the example, every step's right numbers, and the answers cell."""
     trace = example.trace()
     asked = questions(example)
