@@ -1,4 +1,4 @@
-"""Tests for attention_course/grading/run/sandbox/process.py (with channel.py and tree.py), worker.py and audit.py: one worker, its limits, its watch."""
+"""Tests for attention_course/grading/run/sandbox/process.py (with channel.py and tree.py), worker.py and watch.py: one worker, its limits, its watch."""
 
 import json
 import os
@@ -239,7 +239,7 @@ def test_the_watch_sees_code_replaced_between_two_looks_and_nothing_else():
     import attention_course.grading  # noqa: F401 -- the worker's imports
     from attention_course.grading.checks.engine import cases as engine_cases
     from attention_course.grading.checks.engine import check as engine_check
-    from attention_course.grading.run.sandbox.audit import Watch
+    from attention_course.grading.run.sandbox.watch import Watch
 
     softmax_module = sys.modules["attention_course.core.softmax"]
     softmax = softmax_module.softmax
@@ -294,7 +294,7 @@ def test_the_watch_takes_a_module_imported_since_its_last_look_as_it_comes_then_
     import sys
 
     from attention_course.grading.checks import exercises
-    from attention_course.grading.run.sandbox.audit import Watch
+    from attention_course.grading.run.sandbox.watch import Watch
 
     name = "attention_course.grading.checks.exercises.softmax"
     loaded = importlib.import_module(name)

@@ -146,7 +146,7 @@ STOPPED_IN_WORKER = (CellOutcome.TIMEOUT, CellOutcome.MEMORY, CellOutcome.EXIT)
 
 
 class Finding(StrEnum):
-    """What a notebook's worker's watch saw it try (`sandbox/audit.py`); its value is the word the worker's frames
+    """What a notebook's worker's watch saw it try (`sandbox/watch.py`); its value is the word the worker's frames
     carry."""
 
     SIGNAL = "signal"

@@ -11,7 +11,7 @@
 - `bubblewrap`: the sandbox around each worker (`bwrap`): its namespaces, its
   read-only view, its limits, and whether this machine can make one;
 - `worker`: what runs inside that process (the cells, then the calls);
-- `audit`: what the notebook tries, seen from inside the worker (an audit hook,
+- `watch`: what the notebook tries, seen from inside the worker (an audit hook,
   snapshots of the course's code, a profiler during the calls);
 - `protocol`: the frames between the two (plain numbers only).
 

@@ -102,7 +102,7 @@ class CellReport:
 
 @dataclass(frozen=True)
 class Alert:
-    """Something the notebook tried, as its worker's watch saw it (see `audit.py`)."""
+    """Something the notebook tried, as its worker's watch saw it (see `watch.py`)."""
 
     kind: Finding
     """What it was: signal, network, process, write outside, course files, read outside, tampered, ..."""

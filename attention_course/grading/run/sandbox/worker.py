@@ -5,7 +5,7 @@ Started by `process.WorkerProcess`, inside the bubblewrap sandbox (or, with
 from stdin (the notebook's code cells and the calls to make), runs the cells
 in an IPython shell with a time limit each, calls the student's functions
 with `observe_call`, and reports every step on the result channel (a pipe
-whose descriptor is in $ATTENTION_COURSE_RESULT_FD), with what `audit.Watch`
+whose descriptor is in $ATTENTION_COURSE_RESULT_FD), with what `watch.Watch`
 saw the notebook try. Only plain arrays go back, and the grader judges
 them. A request with checks to follow up keeps stdin open: after the calls,
 the worker says it is waiting and reads the grader's answer there, which of
@@ -148,7 +148,7 @@ def main() -> None:
     from ...checks.engine import calls
     from ...checks.engine.run import checks_left_to_the_grader
     from ..status import CellOutcome
-    from .audit import Watch
+    from .watch import Watch
     from .protocol import decode, encode, pack_follow_up, pack_observation, unpack_value
 
     write, lock, pid, leave = os.write, threading.Lock(), os.getpid(), os._exit  # bound before any student code runs
