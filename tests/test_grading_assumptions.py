@@ -1,4 +1,4 @@
-"""Tests for the inputs that break hidden assumptions, and for checks/engine/observe.py and checks/engine/shrink.py.
+"""Tests for the inputs that break hidden assumptions, and for checks/engine/differences.py and checks/engine/shrink.py.
 
 tests/grading_corpus/assumptions/ holds one wrong function per assumption a
 function could silently make (d_model = h * d_k, n_q <= n_k, a full-length
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attention_course.grading.checks.engine import observe, shrink
+from attention_course.grading.checks.engine import differences, shrink
 from support.audit import audit
 from attention_course.grading.checks.engine.run import run_check
 from attention_course.grading.checks.exercises import EXERCISES
@@ -89,7 +89,7 @@ def test_a_mistake_is_not_named_where_the_function_is_right_on_what_the_mistake_
     assert result.mistake != "no_max_subtraction" and "overflows" not in result.hint
 
 
-# ---- engine/observe.py ------------------------------------------------------------------------
+# ---- engine/differences.py ------------------------------------------------------------------------
 
 TOL = (1e-6, 1e-9)
 E = np.arange(1.0, 7.0).reshape(2, 3)
@@ -104,18 +104,18 @@ E = np.arange(1.0, 7.0).reshape(2, 3)
     (E.astype(np.float32) * np.float32(1 + 1e-5), "the result has dtype float32 where float64 was expected"),
 ])
 def test_describe_names_the_kind_of_difference(got, clause):
-    assert clause in observe.describe(E, got, TOL)
+    assert clause in differences.describe(E, got, TOL)
 
 
 def test_describe_says_where_the_first_wrong_row_and_the_first_nan_are():
     got = E.copy()
     got[1, 2] = np.nan  # the first wrong entry, which the message names already
-    assert observe.describe(E, got, TOL) == "; row 0 is right, row 1 is the first that differs"
+    assert differences.describe(E, got, TOL) == "; row 0 is right, row 1 is the first that differs"
     got[0, 1] = 99.0  # now a wrong number comes first, and the nan later
-    assert "the first nan or inf where a finite value was expected is at index (1, 2)" in observe.describe(E, got, TOL)
+    assert "the first nan or inf where a finite value was expected is at index (1, 2)" in differences.describe(E, got, TOL)
     square = np.array([[1.0, 2.0], [3.0, 4.0]])
-    assert "last two axes swapped" in observe.describe(square, square.T, TOL)
-    assert observe.describe(np.array([1.0]), np.array([3.0]), TOL) == ""  # one number: no pattern to see
+    assert "last two axes swapped" in differences.describe(square, square.T, TOL)
+    assert differences.describe(np.array([1.0]), np.array([3.0]), TOL) == ""  # one number: no pattern to see
 
 
 # ---- engine/shrink.py -------------------------------------------------------------------------

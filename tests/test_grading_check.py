@@ -115,7 +115,7 @@ def test_the_hooks_of_a_check_are_grouped_by_what_they_do():
 
 
 def test_an_input_is_saturated_when_a_slice_of_its_softmax_rows_is_nearly_one_hot():
-    from attention_course.grading.checks.engine.observe import saturated_slice
+    from attention_course.grading.checks.engine.differences import saturated_slice
 
     assert saturated_slice(np.array([[50.0, 0.0, -3.0], [0.1, 0.2, 0.3]]))  # row 0: weight 1 on one key
     assert not saturated_slice(np.array([[1.0, 0.0, -3.0], [0.1, 0.2, 0.3]]))
@@ -132,7 +132,7 @@ def test_an_input_is_saturated_when_a_slice_of_its_softmax_rows_is_nearly_one_ho
 
 def test_only_the_rows_of_a_causal_input_that_see_one_key_are_kept_from_being_named_right():
     from attention_course.core.masks import causal_mask
-    from attention_course.grading.checks.engine.observe import Saturation, saturated_lines
+    from attention_course.grading.checks.engine.differences import Saturation, saturated_lines
 
     rng = np.random.default_rng(0)
     causal = np.where(causal_mask(4), rng.standard_normal((4, 4)), -np.inf)  # row 0 sees key 0 alone

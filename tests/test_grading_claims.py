@@ -8,7 +8,7 @@ from attention_course.core.softmax import softmax
 from support import claims
 from support.audit import audit
 from attention_course.grading.checks.engine.mistakes import Lead, Mistake
-from attention_course.grading.checks.engine.observe import Saturation, saturated_lines
+from attention_course.grading.checks.engine.differences import Saturation, saturated_lines
 from attention_course.grading.checks.exercises.softmax import SOFTMAX
 
 TOLERANCE = (1e-9, 1e-12)

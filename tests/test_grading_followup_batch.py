@@ -283,7 +283,7 @@ def _graded(folder: Path) -> dict:
 
 
 FORGED = '''
-import attention_course.grading.checks.engine.observe as observe
+import attention_course.grading.checks.engine.differences as differences
 from attention_course.grading.checks.exercises import BY_ID
 
 course_attention = BY_ID["04_attention"].checks[0].reference
@@ -300,7 +300,7 @@ def forged(fn, failing, call, passes, course):  # the course's attention's resul
     return "softmax"
 
 
-observe.helper_at_fault = forged
+differences.helper_at_fault = forged
 '''
 """A notebook that replaces the grader's search for a helper at fault, to claim its own softmax is at fault."""
 

@@ -55,7 +55,7 @@ from attention_course.grading.checks.engine.code import Code, code_of
 from attention_course.grading.checks.engine.mistakes import (
     Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, same_values,
 )
-from attention_course.grading.checks.engine.observe import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
+from attention_course.grading.checks.engine.differences import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
 from attention_course.grading.checks.engine.run import run_check
 
 from . import claims

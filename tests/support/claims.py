@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_course.grading.checks.engine.mistakes import digits_agreeing
-from attention_course.grading.checks.engine.observe import NOT_SATURATED, Saturation
+from attention_course.grading.checks.engine.differences import NOT_SATURATED, Saturation
 
 _NUMBER = r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|-?inf|nan)"
 _INDICES = r"(\d+ to \d+|\d+(?:, (?:\d+|\.\.\.))*(?: and (?:\d+|\.\.\.))?)"

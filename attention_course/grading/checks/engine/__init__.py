@@ -10,7 +10,7 @@
 - `run`: `run_check`, a check run in this process, then the follow-up of a
   failure (a helper at fault, the smallest input that still fails);
 - `mistakes`: naming a wrong answer's likely mistake from what it returned;
-- `observe`: the kind of difference a wrong answer shows, said as observed
+- `differences`: the kind of difference a wrong answer shows, said as observed
   (a factor, another order, the first wrong row), and a helper at fault;
 - `shrink`: cutting an input down, size by size;
 - `results`: what a check returns (`CheckResult`, one `CaseResult` per input,

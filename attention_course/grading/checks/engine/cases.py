@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .calls import Opaque
-from .observe import NOT_SATURATED, Saturation
+from .differences import NOT_SATURATED, Saturation
 
 SHOW_MAX_ELEMENTS = 48
 """Arrays with more entries than this are summarised instead of printed."""
@@ -46,7 +46,7 @@ class Case:
     with a `scores` function marks its inputs from their scores (`Check.cases`), with `saturated_lines`; set it by
     hand only for a check without one, and then no row of the input is named right."""
     saturated_lines: np.ndarray | None = field(default=None, compare=False, repr=False)
-    """For each score, whether its softmax line is saturated (`observe.saturated_lines`), found from the check's
+    """For each score, whether its softmax line is saturated (`differences.saturated_lines`), found from the check's
     `scores`: only the slices made of such lines are kept from being named right. None: not read from scores."""
 
     @property

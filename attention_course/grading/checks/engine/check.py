@@ -24,7 +24,7 @@ import numpy as np
 from . import calls, results
 from .calls import CallOutcome, Observation
 from .cases import FLOAT32_TOLERANCE, Case, Rngs, format_value
-from .observe import saturated_lines, saturated_slice
+from .differences import saturated_lines, saturated_slice
 from .results import CheckStatus, Verdict
 from .shrink import Sizes
 from .code import UNKNOWN, Code
@@ -97,7 +97,7 @@ class Check:
     scores: Callable[[Case], tuple[np.ndarray, int] | None] | None = None
     """(scores, axis): the scores whose softmax along `axis` the function takes on a case (-inf where hidden), laid
     out so that their first axis is the result's; an input with a slice made only of nearly one-hot lines is then
-    marked `saturated` (`observe.saturated_slice`), a general rule for every input of the check, cut-down ones too.
+    marked `saturated` (`differences.saturated_slice`), a general rule for every input of the check, cut-down ones too.
     None: only the inputs flagged by hand are."""
 
     # --- judging: whether a result passes, and which mistake (`Judging`) ----------------------------------------

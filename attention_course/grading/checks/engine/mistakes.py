@@ -18,7 +18,7 @@ import numpy as np
 from .calls import Opaque
 from .cases import Case, shape_of
 from .code import UNKNOWN, Code
-from .observe import NOT_SATURATED, Saturation, describe
+from .differences import NOT_SATURATED, Saturation, describe
 
 
 @dataclass(frozen=True)

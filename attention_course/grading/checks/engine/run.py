@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import calls, observe, results
+from . import calls, differences, results
 from .calls import CallOutcome, Observation, observe_call
 from .cases import Case, Rngs, format_value
 from .check import Check, judge, judge_all
@@ -132,7 +132,7 @@ def search(check: Check, fn, result: results.CheckResult, observations: dict[int
         swapped[i] = obs
         return judge(check, i, obs).passed
 
-    helper = observe.helper_at_fault(fn, bad, call, passes, check.helpers)
+    helper = differences.helper_at_fault(fn, bad, call, passes, check.helpers)
     if helper is not None:
         return FollowUp(helper=helper, swapped={i: swapped[i] for i in bad})
     first = shown_index(result, observations)

@@ -16,7 +16,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from . import observe
+from . import differences
 from .calls import CallOutcome, Observation
 from .cases import Case
 
@@ -104,4 +104,4 @@ def failure_kind(expected, obs: Observation, case: Case) -> str:
         return re.sub(r"\d+", "#", obs.error.splitlines()[0] if obs.error else "")  # the same error, whatever the sizes
     if obs.status != CallOutcome.RETURNED:
         return obs.status
-    return observe.kind(expected, obs.value, case.tolerance)
+    return differences.kind(expected, obs.value, case.tolerance)
