@@ -147,7 +147,7 @@ def test_only_the_rows_of_a_causal_input_that_see_one_key_are_kept_from_being_na
 
 
 def test_a_causal_input_names_its_unsaturated_rows_and_never_its_one_key_row():
-    from attention_course.grading.checks.engine.mistakes import observe
+    from attention_course.grading.checks.engine.mistakes import seen_difference
     from attention_course.grading.checks.exercises.masks import MASKED_ATTENTION
 
     case = next(c for c in MASKED_ATTENTION.cases if c.label == "causal, four tokens")
@@ -155,7 +155,7 @@ def test_a_causal_input_names_its_unsaturated_rows_and_never_its_one_key_row():
     expected = MASKED_ATTENTION.expected(MASKED_ATTENTION.cases.index(case))[0]
     got = expected.copy()
     got[3] += 1.0  # rows 0 to 2 right, row 3 wrong
-    seen = observe(expected, got, case.tolerance, saturation=case.saturation)
+    seen = seen_difference(expected, got, case.tolerance, saturation=case.saturation)
     assert seen.id == "observed_some_rows_right" and seen.hint.startswith("Rows 1 and 2 are right and row 3 is wrong")
 
 

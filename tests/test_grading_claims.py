@@ -99,6 +99,6 @@ def test_every_entry_shifted_is_untrue_beside_entries_that_are_right():
     said = "every entry is the expected one plus 1"
     assert claims.untrue_in_result(said, shifted, expected, None, tolerance)
     assert not claims.untrue_in_result(said, np.array([2.0, 3.0, 4.0]), np.array([1.0, 2.0, 3.0]), None, tolerance)
-    from attention_course.grading.checks.engine.mistakes import difference, observe
+    from attention_course.grading.checks.engine.mistakes import difference, seen_difference
     assert "every entry" not in difference(expected, shifted, tolerance, seen=True)
-    assert observe(expected, shifted, tolerance) is None or "Every value" not in observe(expected, shifted, tolerance).hint
+    assert seen_difference(expected, shifted, tolerance) is None or "Every value" not in seen_difference(expected, shifted, tolerance).hint

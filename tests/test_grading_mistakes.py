@@ -22,7 +22,7 @@ from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.core.softmax import softmax
 from support.audit import _unsupported_error_hint, audit
 from attention_course.grading.checks.engine.calls import AT_LINE
-from attention_course.grading.checks.engine.mistakes import difference, diagnose, observe, same_values
+from attention_course.grading.checks.engine.mistakes import difference, diagnose, same_values, seen_difference
 from attention_course.grading.checks.exercises.softmax import NO_MAX_SUBTRACTION
 
 CORPUS = Path(__file__).parent / "grading_corpus" / "mistakes"
@@ -185,23 +185,23 @@ def test_the_audit_checks_what_an_error_hint_says_of_the_failing_line():
 def test_an_unexplained_difference_is_described_by_what_was_observed():
     tol = (1e-6, 1e-9)
     expected = np.arange(1.0, 7.0).reshape(2, 3)
-    assert observe(expected, 2 * expected, tol).id == "observed_constant_factor"
-    assert "exactly 2 times" in observe(expected, 2 * expected, tol).hint
-    assert "√8" in observe(expected, expected * np.sqrt(8), tol).hint
-    assert observe(expected, expected + 0.5, tol).id == "observed_constant_offset"
+    assert seen_difference(expected, 2 * expected, tol).id == "observed_constant_factor"
+    assert "exactly 2 times" in seen_difference(expected, 2 * expected, tol).hint
+    assert "√8" in seen_difference(expected, expected * np.sqrt(8), tol).hint
+    assert seen_difference(expected, expected + 0.5, tol).id == "observed_constant_offset"
     square = np.arange(9.0).reshape(3, 3)
-    assert "transposed" in observe(square, square.T, tol).hint
-    assert "reversed along axis 0" in observe(expected, expected[::-1].copy(), tol).hint
+    assert "transposed" in seen_difference(square, square.T, tol).hint
+    assert "reversed along axis 0" in seen_difference(expected, expected[::-1].copy(), tol).hint
     rows = np.arange(12.0).reshape(3, 4)
-    assert "in the order [2, 0, 1]" in observe(rows, rows[[2, 0, 1]], tol).hint
+    assert "in the order [2, 0, 1]" in seen_difference(rows, rows[[2, 0, 1]], tol).hint
     later = expected.copy()
     later[1, 2] = 0.0
-    assert observe(expected, later, tol).id == "observed_right_until" and "row 1 is the first wrong" in observe(expected, later, tol).hint
+    assert seen_difference(expected, later, tol).id == "observed_right_until" and "row 1 is the first wrong" in seen_difference(expected, later, tol).hint
     with_nan = expected.copy()
     with_nan[1, 0] = np.nan
-    assert "(1, 0) (row 1)" in observe(expected, with_nan, tol).hint
-    assert observe(expected, np.ones((2, 3)) * 7.5, tol) is None  # nothing simple to say: nothing is said
-    named = observe((expected, expected), (expected, 3 * expected), tol, ("output", "weights"))
+    assert "(1, 0) (row 1)" in seen_difference(expected, with_nan, tol).hint
+    assert seen_difference(expected, np.ones((2, 3)) * 7.5, tol) is None  # nothing simple to say: nothing is said
+    named = seen_difference((expected, expected), (expected, 3 * expected), tol, ("output", "weights"))
     assert named.hint.startswith("In `weights`: Every value is exactly 3 times")
 
 

@@ -53,7 +53,7 @@ from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import Check, as_expected, graded_part, judge, prediction_matches
 from attention_course.grading.checks.engine.code import Code, code_of
 from attention_course.grading.checks.engine.mistakes import (
-    Mistake, compose, diagnose, dtype_changed, modified_arguments, observe, precision_lost, same_values,
+    Mistake, compose, diagnose, dtype_changed, modified_arguments, precision_lost, same_values, seen_difference,
 )
 from attention_course.grading.checks.engine.differences import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
 from attention_course.grading.checks.engine.run import run_check
@@ -468,8 +468,8 @@ EVIDENCE: dict[str, Evidence] = {
 
 def _observation(seen: Seen) -> bool:
     """The observation, made again, finds the same kind of difference and says it in the same words."""
-    found = observe(seen.expected, seen.value, seen.case.tolerance, seen.check.output_names,
-                    saturation=seen.case.saturation)
+    found = seen_difference(seen.expected, seen.value, seen.case.tolerance, seen.check.output_names,
+                            saturation=seen.case.saturation)
     return found is not None and found.id == seen.result.mistake and _same_hint(seen, found)
 
 

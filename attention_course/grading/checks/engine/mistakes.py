@@ -326,7 +326,7 @@ def diagnose(case: Case, expected, got, predictions: dict[int, object], mistakes
         return message, NOT_A_TUPLE
     if shape_of(got) != shape_of(expected) and not isinstance(expected, tuple):
         return message, WRONG_SHAPE
-    found = observe(expected, got, case.tolerance, names, saturation=case.saturation)
+    found = seen_difference(expected, got, case.tolerance, names, saturation=case.saturation)
     if found is None:  # no hint describes the difference: the message says what kind of difference it is
         message = difference(expected, got, case.tolerance, names, seen=True, saturation=case.saturation)
     return message, found
@@ -353,8 +353,8 @@ def _rows(indices: list[int], what: str, noun: str = "row", axis: bool = True) -
     return f"{noun.capitalize()}s {', '.join(shown[:-1])} and {shown[-1]}{where} are {what}"
 
 
-def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
-            saturation: Saturation = NOT_SATURATED) -> Mistake | None:
+def seen_difference(expected, got, tolerance: tuple[float, float], names: tuple[str, ...] | None = None, *,
+                    saturation: Saturation = NOT_SATURATED) -> Mistake | None:
     """What kind of difference a wrong result shows, when one is observed: a Mistake whose hint says only that.
 
     nan or inf and where it first appears; every value the same constant times
@@ -378,7 +378,7 @@ def observe(expected, got, tolerance: tuple[float, float], names: tuple[str, ...
                            f"in the order ({', '.join(names)}).")
         for name, e, g in zip(names, expected, got):
             if difference(e, g, tolerance) is not None:
-                found = observe(e, g, tolerance, saturation=saturation)
+                found = seen_difference(e, g, tolerance, saturation=saturation)
                 return None if found is None else dataclasses.replace(found, hint=f"In `{name}`: {found.hint}",
                                                                       facts=(("item", name),) + found.facts)
         return None

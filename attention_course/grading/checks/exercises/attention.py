@@ -19,7 +19,7 @@ from ..engine.code import Code
 from ..engine.run import run_check
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows
-from ..engine.mistakes import Mistake, observe, same_values
+from ..engine.mistakes import Mistake, same_values, seen_difference
 from ..engine.results import CheckResult
 from .scores import scaled_reference, scores_reference
 from .softmax import (
@@ -163,7 +163,7 @@ def specific(case: Case, expected, got, code: Code) -> Mistake | None:
             and same_values(weights, expected[1], case.tolerance)):  # the weights are right: only the output is wrong
         if not (isinstance(output, np.ndarray) and output.shape == expected[0].shape):
             return None  # an output of another shape: the shape is what is said
-        seen = observe(expected, got, case.tolerance, OUTPUT_NAMES, saturation=case.saturation)
+        seen = seen_difference(expected, got, case.tolerance, OUTPUT_NAMES, saturation=case.saturation)
         if seen is not None:
             return seen
         V = np.asarray(case.args[2], dtype=np.float64)
