@@ -240,7 +240,7 @@ def _follow_up_work(folder: Path) -> list[float]:
 
     from attention_course.grading.checks.engine import calls
     from attention_course.grading.checks.engine.cases import Rngs
-    from attention_course.grading.checks.engine.check import judge_all
+    from attention_course.grading.checks.engine.check import check_verdict
     from attention_course.grading.checks.engine.code import code_of
     from attention_course.grading.checks.engine.run import checks_left_to_the_grader, search
 
@@ -260,10 +260,10 @@ def _follow_up_work(folder: Path) -> list[float]:
             observations = {i: calls.observe_call(fn, c.args, c.kwargs, seconds=check.seconds) for i, c in enumerate(cases)}
             mine = dataclasses.replace(check, make_cases=lambda rngs, cases=cases: cases, hidden_rngs=Rngs(),
                                        mistakes=(), refine=None)
-            if judge_all(mine, observations, code_of(fn)).passed:  # the grader's verdict, outside the sandbox
+            if check_verdict(mine, observations, code_of(fn)).passed:  # the grader's verdict, outside the sandbox
                 continue
             start = time.perf_counter()  # as the worker does it (`worker._FollowUps`)
-            result = judge_all(mine, observations, code_of(fn))
+            result = check_verdict(mine, observations, code_of(fn))
             search(mine, fn, result, observations, deadline=time.perf_counter() + Limits().follow_seconds)
             spent += time.perf_counter() - start
         seconds.append(spent)

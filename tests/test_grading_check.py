@@ -6,7 +6,7 @@ import numpy as np
 
 from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.calls import Observation
-from attention_course.grading.checks.engine.check import judge
+from attention_course.grading.checks.engine.check import case_verdict
 from attention_course.grading.checks.engine.run import checks_left_to_the_grader, run_check
 from attention_course.grading.checks.exercises.scores import SCALE_SCORES
 from attention_course.grading.checks.exercises.softmax import SOFTMAX
@@ -71,10 +71,10 @@ def test_judge_reads_every_kind_of_observation():
         Observation(calls.CallOutcome.SKIPPED): results.CheckStatus.SKIPPED,
     }
     for obs, status in kinds.items():
-        assert judge(SOFTMAX, 1, obs).status == status, obs
-    broadcast = judge(SOFTMAX, 1, Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"))
+        assert case_verdict(SOFTMAX, 1, obs).status == status, obs
+    broadcast = case_verdict(SOFTMAX, 1, Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"))
     assert "keepdims" not in broadcast.hint  # the line that failed is not known: no operation is named
-    seen = judge(SOFTMAX, 1, Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"
+    seen = case_verdict(SOFTMAX, 1, Observation(calls.CallOutcome.RAISED, error="ValueError: operands could not be broadcast"
                                           + calls.AT_LINE + "e = np.exp(x - np.max(x, axis=axis))"))
     assert "keepdims" in seen.hint
 
@@ -82,7 +82,7 @@ def test_judge_reads_every_kind_of_observation():
 def test_judge_of_a_returned_value_matches_the_in_process_check():
     x = SOFTMAX.cases[3].args[0]  # large scores
     naive = np.full(x.shape, np.nan)  # what exp(x) / exp(x).sum() gives: inf / inf
-    r = judge(SOFTMAX, 3, Observation(calls.CallOutcome.RETURNED, value=naive, args_after=(x.copy(),)))
+    r = case_verdict(SOFTMAX, 3, Observation(calls.CallOutcome.RETURNED, value=naive, args_after=(x.copy(),)))
     assert r.mistake == "no_max_subtraction" and r.status == results.CheckStatus.FAILED
     # what is said instead if another input contradicts the prediction: the diagnosis without predictions, a
     # verdict of its own, which names only what it observed

@@ -18,7 +18,7 @@ import pytest
 
 from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.cases import Case
-from attention_course.grading.checks.engine.check import judge_all
+from attention_course.grading.checks.engine.check import check_verdict
 from attention_course.grading.checks.engine.run import FollowUp, run_check, search
 from attention_course.grading.checks.engine.shrink import OBSERVED_ONLY
 from attention_course.grading.checks.exercises import EXERCISES
@@ -73,7 +73,7 @@ def _worker(check, fn, indices: list[int]) -> tuple[dict, FollowUp]:
     """What an honest worker observes and finds for `check` (call id = case index): the observations, the
     follow-up with call ids for its case indices."""
     observations = {i: calls.observe_call(fn, check.cases[i].args, check.cases[i].kwargs) for i in indices}
-    found = search(check, fn, judge_all(check, observations), observations)
+    found = search(check, fn, check_verdict(check, observations), observations)
     arrays: dict = {}
     packed = pack_follow_up(found, {i: i for i in observations}, arrays)  # through the wire, as the grader reads it
     return observations, unpack_follow_up(packed, arrays)
@@ -119,7 +119,7 @@ def test_a_helper_claim_the_grader_cannot_verify_is_dropped():
     _, check = CHECKS["attention"]
     fn = _namespace(OWN_SOFTMAX)["attention"]
     observations, found = _worker(check, fn, check.indices(True))
-    plain = judge_all(check, observations)
+    plain = check_verdict(check, observations)
     right = {i: calls.Observation(calls.CallOutcome.RETURNED, value=check.expected(i)) for i in observations}
     for forged in (dataclasses.replace(found, helper="np"),  # not a helper of the check
                    dataclasses.replace(found, helper="dot_scores", swapped=right),  # the function never reads it
@@ -153,7 +153,7 @@ def test_a_smaller_input_that_is_no_cut_of_the_failing_one_or_does_not_fail_is_d
     _, check = CHECKS["softmax"]
     fn = _namespace(source)["softmax"]
     observations, found = _worker(check, fn, check.indices(True))
-    plain = judge_all(check, observations)
+    plain = check_verdict(check, observations)
     bigger = Case("", tuple(np.tile(a, 2) if isinstance(a, np.ndarray) else a for a in found.smallest.args))
     right = calls.Observation(calls.CallOutcome.RETURNED, value=check.reference(*found.smallest.args))
     other = next(i for i in found.swapped or observations if i != found.cut_from)
@@ -390,7 +390,7 @@ def test_a_follow_up_that_overruns_its_time_is_stopped_and_costs_no_marks(tmp_pa
     grades = grade_submissions(collect([tmp_path]), limits, progress=False, sandbox=SANDBOX)
     nb = grades[0].notebooks[0]
     _, check = CHECKS["attention"]
-    in_notebook = judge_all(check, {i: calls.observe_call(_namespace(STUBBORN)["attention"], check.cases[i].args)
+    in_notebook = check_verdict(check, {i: calls.observe_call(_namespace(STUBBORN)["attention"], check.cases[i].args)
                                     for i in check.indices(True)})
     in_batch = nb.checks[0]
     assert nb.statuses == (Status.OK,) and nb.incidents == []  # the grader's own closer look: nothing to say of it
@@ -555,7 +555,7 @@ def test_a_channel_forged_in_a_follow_up_is_held_and_the_calls_are_made_again_fo
     assert by_check["causal_mask"].score == by_check["causal_mask"].max_score  # its correct function keeps its marks
     namespace = _namespace(SCRIBBLER)  # its masked attention, judged as a notebook's check judges it
     _, check = CHECKS["masked_attention"]
-    in_notebook = judge_all(check, {i: calls.observe_call(namespace["masked_attention"], check.cases[i].args)
+    in_notebook = check_verdict(check, {i: calls.observe_call(namespace["masked_attention"], check.cases[i].args)
                                     for i in check.indices(True)})
     assert 0 < in_notebook.score < in_notebook.max_score
     assert by_check["masked_attention"].score == in_notebook.score

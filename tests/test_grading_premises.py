@@ -12,7 +12,7 @@ import pytest
 
 from attention_course.grading.checks.engine import calls
 from support.audit import PREMISES
-from attention_course.grading.checks.engine.check import judge
+from attention_course.grading.checks.engine.check import case_verdict
 from attention_course.grading.checks.engine.mistakes import as_plain, premise_holds, same_values
 from attention_course.grading.checks.exercises import EXERCISES
 
@@ -48,7 +48,7 @@ def test_a_symptom_without_its_premise_is_not_told_that_mistake(check):
             if same_values(as_plain(predicted), as_plain(expected), case.tolerance):
                 continue  # no symptom here either
             shown += 1
-            result = judge(check, i, calls.Observation(calls.CallOutcome.RETURNED, value=predicted,
+            result = case_verdict(check, i, calls.Observation(calls.CallOutcome.RETURNED, value=predicted,
                                                        args_after=tuple(a if isinstance(a, np.ndarray) else None
                                                                         for a in case.args)))
             assert result.mistake != mistake.id, (case.label, mistake.id, result.hint)

@@ -93,7 +93,7 @@ try:
 except OSError:
     pass
 import attention_course.grading.checks.engine.check as check
-check.judge = lambda *args: None
+check.case_verdict = lambda *args: None
 import numpy as np
 np.allclose = lambda *args, **kwargs: True
 """
@@ -107,7 +107,7 @@ def test_the_watch_names_what_each_cell_tried():
     assert "started processes (`sleep 30`)" in text and "SIGTERM to process 4194400" in text
     assert text.count("SIGTERM") == 1
     assert "connect to 127.0.0.1:" in text and "read /nonexistent/solutions/05_causal_mask.ipynb" in text
-    assert "attention_course.grading.checks.engine.check.judge" in text and "numpy.allclose" in text
+    assert "attention_course.grading.checks.engine.check.case_verdict" in text and "numpy.allclose" in text
     np.testing.assert_array_equal(run.observations[0].value, [0.0, 2.0, 4.0])
 
 

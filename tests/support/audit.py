@@ -488,7 +488,7 @@ def audit(check: Check, fn) -> list[str]:
     if result.mistake == "helper_at_fault":  # one hint for every failing input, checked by re-running them
         failing = [i for i, (_, r, _) in zip(indices, run) if r.status == results.CheckStatus.FAILED]
         if helper_at_fault(fn, failing, lambda f, i: _call(check, f, check.cases[i]),
-                           lambda i, obs: judge(check, i, obs).passed, check.helpers) is None:
+                           lambda i, obs: case_verdict(check, i, obs).passed, check.helpers) is None:
             problems.append("the hint blames a helper, but the course's version of it does not fix the function")
         return problems
     shown = result.smallest or result.first_failure

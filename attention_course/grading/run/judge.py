@@ -1,7 +1,7 @@
 """Judging one notebook's run with the checks: the verdicts, the status and what happened, as a `NotebookGrade`.
 
 `judge_run` takes what the sandbox observed (`sandbox.runner.NotebookRun`)
-and hands each check's observations to the same `judge_all` as the
+and hands each check's observations to the same `check_verdict` as the
 in-notebook checks, with the hidden inputs added and the words of the
 student's function read from the cells (so a hint offers the same leads),
 then a failed check's follow-up, found by the worker, to the same
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from ..checks.engine import calls, results
 from ..checks.engine.calls import CallOutcome, Observation
 from ..checks.engine.results import CheckStatus
-from ..checks.engine.check import Check, judge_all
+from ..checks.engine.check import Check, check_verdict
 from ..checks.engine.code import Code, code_in_cells
 from ..checks.engine.run import FollowUp, cut_down, follow_up
 from ..checks.exercises import BY_ID
@@ -105,12 +105,12 @@ class Verdicts:
         return self._code[check.function]
 
     def of(self, check: Check, observations: dict[int, Observation]) -> results.CheckResult:
-        """`judge_all` on these observations of the check's calls, as a notebook's check judges them."""
+        """`check_verdict` on these observations of the check's calls, as a notebook's check judges them."""
         known = self._judged.get(check.name)
         if known is not None and len(known[0]) == len(observations) and all(
                 a is b for a, b in zip(known[0], observations.values())):
             return known[1]
-        result = judge_all(check, observations, self.code(check))
+        result = check_verdict(check, observations, self.code(check))
         self._judged[check.name] = (list(observations.values()), result)
         return result
 

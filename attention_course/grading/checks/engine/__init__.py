@@ -5,8 +5,9 @@
 - `calls`: calling a student's function and keeping plain data of what it did
   (an `Observation`, how the call ended a `CallOutcome`);
 - `check`: a `Check` (a function's inputs, reference, mistakes and helpers,
-  its optional hooks grouped as `Judging` and `Presenting`) and `judge`, the
-  verdict on what a call returned;
+  its optional hooks grouped as `Judging` and `Presenting`) and
+  `case_verdict`, the verdict on what a call returned (`check_verdict`, on a
+  check's calls);
 - `run`: `run_check`, a check run in this process, then the follow-up of a
   failure (a helper at fault, the smallest input that still fails);
 - `mistakes`: naming a wrong answer's likely mistake from what it returned;

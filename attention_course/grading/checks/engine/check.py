@@ -1,13 +1,14 @@
-"""The check engine: try a student's function on several inputs and judge each.
+"""The check engine: try a student's function on several inputs and give each a verdict.
 
 A `Check` bundles everything about one student function: its parameters, the
 inputs to try, the package's reference implementation and the mistakes to
 recognise, and its optional hooks, grouped by what they do: `Judging` (pass
-or fail, which mistake) and `Presenting` (what a student reads). `judge`
-gives the verdict on one observed call (a `results.Verdict`, then worded as
-the `CaseResult` a student reads), `judge_all` on a check's calls: `run.run_check` makes the calls in the current process (the
+or fail, which mistake) and `Presenting` (what a student reads).
+`case_verdict` gives the verdict on one observed call (a `results.Verdict`,
+then worded as the `CaseResult` a student reads), `check_verdict` on a
+check's calls: `run.run_check` makes the calls in the current process (the
 in-notebook checks), the batch grader in a worker process, and both hand the
-observations to the same `judge`, so both give the same verdict.
+observations to the same `case_verdict`, so both give the same verdict.
 """
 
 from __future__ import annotations
@@ -227,14 +228,14 @@ class Check:
             self.expected(i)
 
 
-def judge_all(check: Check, observations: dict[int, Observation], code: Code = UNKNOWN) -> results.CheckResult:
+def check_verdict(check: Check, observations: dict[int, Observation], code: Code = UNKNOWN) -> results.CheckResult:
     """Judge the observed calls (case index -> observation) and summarise them.
 
     `code`: the words of the student's function (`code.code_of` in a notebook, `code.code_in_cells` in the batch),
     so that a hint offers only the possibilities that can apply to it.
     """
     indices = sorted(observations)
-    case_results = [judge(check, i, observations[i], code) for i in indices]
+    case_results = [case_verdict(check, i, observations[i], code) for i in indices]
     if any(r.matches for r in case_results):  # a mistake was named: weigh it against every input's prediction
         case_results = _consistent(case_results, indices, check, _contradicted(check, observations), code)
     case_results = _across(check, indices, case_results, observations, code)
@@ -399,7 +400,7 @@ def _across(check: Check, indices: list[int], case_results: list[results.CaseRes
     return fixed
 
 
-def judge(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> results.CaseResult:
+def case_verdict(check: Check, i: int, obs: Observation, code: Code = UNKNOWN) -> results.CaseResult:
     """The verdict on one call, compared with the reference, its mistake recognised, shown as a student reads it."""
     case, expected = check.cases[i], check.expected(i)
     if obs.status != CallOutcome.RETURNED:

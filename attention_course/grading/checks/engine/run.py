@@ -2,7 +2,7 @@
 
 `run_check` is what a notebook's `check_softmax(softmax)` calls: it calls the
 student's function on each of the check's inputs (`calls.observe_call`),
-hands the observations to `check.judge_all`, and then, for a failed check,
+hands the observations to `check.check_verdict`, and then, for a failed check,
 `follow_up`: the one cause the engine can check by itself (a helper of the
 student's at fault, re-run with the course's version the check was given), or
 else the smallest input that still fails the same way (`smallest_failing`,
@@ -23,7 +23,7 @@ import numpy as np
 from . import calls, differences, results
 from .calls import CallOutcome, Observation, observe_call
 from .cases import Case, Rngs, format_value
-from .check import Check, judge, judge_all
+from .check import Check, case_verdict, check_verdict
 from .code import UNKNOWN, Code, code_of
 from .results import CheckStatus
 from .shrink import MAX_CALLS, OBSERVED_ONLY, SECONDS, Sizes, candidates, failure_kind, observational
@@ -73,7 +73,7 @@ def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
         timed_out = obs.status == CallOutcome.TIMEOUT
         observations[i] = obs
     code = code_of(fn)
-    result = judge_all(check, observations, code)
+    result = check_verdict(check, observations, code)
     return follow_up(check, result, observations, search(check, fn, result, observations), code)
 
 
@@ -130,7 +130,7 @@ def search(check: Check, fn, result: results.CheckResult, observations: dict[int
 
     def passes(i, obs):
         swapped[i] = obs
-        return judge(check, i, obs).passed
+        return case_verdict(check, i, obs).passed
 
     helper = differences.helper_at_fault(fn, bad, call, passes, check.helpers)
     if helper is not None:
@@ -193,7 +193,7 @@ def smallest_failing(check: Check, fn, case: Case, kind: str, deadline: float) -
                 continue
             calls_left -= 1
             obs = calls.observe_call(fn, small.args, small.kwargs, seconds=max(0.05, deadline - time.perf_counter()))
-            verdict = judge(one, 0, obs)
+            verdict = case_verdict(one, 0, obs)
             if (verdict.status == CheckStatus.FAILED and observational(verdict.mistake)
                     and failure_kind(expected, obs, small) == kind):
                 current, found, progress = args, (small, obs), True
@@ -225,7 +225,7 @@ def follow_up(check: Check, result: results.CheckResult, observations: dict[int,
     if not bad:
         return result
     if found.helper is not None and found.helper in check.helpers and (not code.known or found.helper in code.names):
-        if set(found.swapped) >= set(bad) and all(judge(check, i, found.swapped[i]).passed for i in bad):
+        if set(found.swapped) >= set(bad) and all(case_verdict(check, i, found.swapped[i]).passed for i in bad):
             hint = (f"`{check.function}` gives the expected result on every input it failed when it calls the "
                     f"course's `{found.helper}` instead of yours: the difference comes from your `{found.helper}` "
                     "(its own check shows how).")
@@ -239,7 +239,7 @@ def follow_up(check: Check, result: results.CheckResult, observations: dict[int,
         expected = one.expected(0)
     except Exception:  # noqa: BLE001 -- an input the course's code refuses is not shown
         return result
-    verdict = judge(one, 0, found.observation, code)
+    verdict = case_verdict(one, 0, found.observation, code)
     kind = failure_kind(check.expected(first), observations[first], check.cases[first])
     if (verdict.status != CheckStatus.FAILED or not observational(verdict.mistake)
             or failure_kind(expected, found.observation, found.smallest) != kind):

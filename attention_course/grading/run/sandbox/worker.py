@@ -275,7 +275,7 @@ class _FollowUps:
         from ...checks.exercises import BY_ID, authored
 
         # bound before any cell runs
-        self._judge_all, self._code_of, self._search, self._time = check.judge_all, code.code_of, run.search, time
+        self._verdict, self._code_of, self._search, self._time = check.check_verdict, code.code_of, run.search, time
         self._failed = results.CheckStatus.FAILED
         self._seconds = float(request.get("follow_seconds", 5.0))
         args = {c["id"]: (tuple(unpack_value(a, arrays) for a in c["args"]),
@@ -331,7 +331,7 @@ class _FollowUps:
         fn, deadline = namespace.get(check.function), self._time.perf_counter() + self._seconds  # the step's own
         try:
             observations = {j: observed[i] for j, i in enumerate(ids)}
-            result = self._judge_all(check, observations, self._code_of(fn))
+            result = self._verdict(check, observations, self._code_of(fn))
             if result.status != self._failed:
                 return None
             found = self._search(check, fn, result, observations, deadline=deadline)
