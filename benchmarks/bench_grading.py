@@ -273,7 +273,7 @@ def _follow_up_work(folder: Path) -> list[float]:
 def _one_bug_notebooks(folder: Path, count: int) -> tuple[Path, int]:
     """`count` notebooks, each a solution with one function replaced by a mistake of the corpus: first those whose
     notebook check follows up its failure, then others evenly spread; (folder, how many of the first kind)."""
-    from attention_course.grading.checks.engine.run import run_check
+    from attention_course.grading.checks.engine.run import check_in_process
 
     import nbformat
 
@@ -285,7 +285,7 @@ def _one_bug_notebooks(folder: Path, count: int) -> tuple[Path, int]:
         if namespace["CHECK"] not in checks:
             continue
         exercise, check = checks[namespace["CHECK"]]
-        result = run_check(check, namespace[check.function], hidden=True)
+        result = check_in_process(check, namespace[check.function], hidden=True)
         kind = followed if result.smallest is not None or result.mistake == "helper_at_fault" else others
         kind.append((path, exercise, check))
     step = max(1, len(others) // max(1, count - len(followed)))

@@ -13,7 +13,7 @@ import pytest
 
 from attention_course.grading.checks.engine.check import prediction_matches
 from attention_course.grading.checks.engine.mistakes import as_plain, same_values
-from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.engine.run import check_in_process
 from attention_course.grading.checks.exercises import EXERCISES
 
 WEIGHED = ("11_attention_backward", "13_decode_step_cost")
@@ -76,7 +76,7 @@ def test_a_function_that_makes_one_mistake_is_named_by_it_where_no_other_explain
     for position, mistake in enumerate(check.mistakes):
         if mistake.predict is None:
             continue
-        result = run_check(check, _making(check, position), hidden=True)
+        result = check_in_process(check, _making(check, position), hidden=True)
         if result.passed:
             continue  # a mistake these inputs cannot show (its own test says where it shows)
         shown = result.smallest or result.first_failure

@@ -13,7 +13,7 @@ import pytest
 from attention_course.cli import main
 from attention_course.grading.classroom.assignment import Assignment, AssignmentError, from_dict, load, template
 from attention_course.grading.classroom.score import days_late, late_factor
-from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.engine.run import check_in_process
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def test_the_default_assignment_reproduces_the_grader_s_marks(tmp_path, capsys):
     assert main(["grade", str(notebook), "--assignment", str(tmp_path / "a.toml"), "--out", str(with_file), *FAST]) == 0
     rows = [next(csv.DictReader(p.open())) for p in (plain, with_file)]
     # inputs passed, as the check counts them on the same function in this process
-    expected = run_check(BY_ID["03_softmax"].checks[0], _softmax_without_max, hidden=True).score
+    expected = check_in_process(BY_ID["03_softmax"].checks[0], _softmax_without_max, hidden=True).score
     assert 0 < expected < BY_ID["03_softmax"].max_score
     assert rows[0]["03_softmax"] == rows[1]["03_softmax"] == str(expected)
     assert rows[0]["max_total"] == rows[1]["max_total"] == str(sum(e.max_score for e in EXERCISES))

@@ -18,7 +18,7 @@ import pytest
 
 from attention_course.grading.checks.engine import differences, shrink
 from support.audit import audit
-from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.engine.run import check_in_process
 from attention_course.grading.checks.exercises import EXERCISES
 
 CORPUS = Path(__file__).parent / "grading_corpus"
@@ -41,7 +41,7 @@ def flat(text: str) -> str:
 def test_each_assumption_is_broken_by_an_input_with_an_observed_message(path):
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
-    result = run_check(check, getattr(wrong, check.function), hidden=True)
+    result = check_in_process(check, getattr(wrong, check.function), hidden=True)
     assert not result.passed, str(result)
     assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
     pieces = (wrong.MESSAGE,) if isinstance(wrong.MESSAGE, str) else wrong.MESSAGE
@@ -67,25 +67,25 @@ def test_a_helper_is_blamed_only_when_the_course_version_of_it_fixes_the_functio
     unscaled = tmp_path / "unscaled.py"  # the same wrong helper, and a mistake of its own: no scale
     unscaled.write_text(own.replace(" / math.sqrt(Q.shape[-1])", ""))
     check = CHECKS["padded_attention"]
-    assert run_check(check, load(unscaled).padded_attention, hidden=True).mistake != "helper_at_fault"
+    assert check_in_process(check, load(unscaled).padded_attention, hidden=True).mistake != "helper_at_fault"
     right = load(CORPUS / "assumptions" / "padded_own_wrong_mask.py").padded_attention
-    assert run_check(check, right, hidden=True).mistake == "helper_at_fault"
+    assert check_in_process(check, right, hidden=True).mistake == "helper_at_fault"
     assert audit(check, right) == []
 
 
 def test_each_failure_describes_its_difference_once():
     check = CHECKS["scale_scores"]
-    doubled = run_check(check, lambda scores, d_k: 2 * scores / np.sqrt(d_k))
+    doubled = check_in_process(check, lambda scores, d_k: 2 * scores / np.sqrt(d_k))
     assert doubled.mistake == "observed_constant_factor" and "exactly 2" in doubled.hint
     assert "times 2" not in doubled.message  # the hint says it: the message does not say it again
-    close = run_check(check, lambda scores, d_k: scores / np.sqrt(d_k) * 1.0001)  # right to 4 digits: rounding-like
+    close = check_in_process(check, lambda scores, d_k: scores / np.sqrt(d_k) * 1.0001)  # right to 4 digits: rounding-like
     assert close.hint == "" and "agree to about 4 significant digits only" in close.message  # no hint: the message
 
 
 def test_a_mistake_is_not_named_where_the_function_is_right_on_what_the_mistake_gets_wrong():
     # a float32 softmax that subtracts the max: nan only beyond float32's range, where exp without the max
     # trick gives the same nan; right on large scores, where exp without the max trick overflows
-    result = run_check(CHECKS["softmax"], load(CORPUS / "assumptions" / "softmax_float32.py").softmax, hidden=True)
+    result = check_in_process(CHECKS["softmax"], load(CORPUS / "assumptions" / "softmax_float32.py").softmax, hidden=True)
     assert result.mistake != "no_max_subtraction" and "overflows" not in result.hint
 
 
@@ -138,7 +138,7 @@ def test_a_failure_no_mistake_explains_is_shown_on_a_smaller_input_without_chang
         return w @ V, w
 
     check = CHECKS["attention"]
-    result = run_check(check, attention)
+    result = check_in_process(check, attention)
     assert result.smallest is not None and result.mistake is None and result.hint == ""
     shown = {}
     exec(result.smallest.inputs, {"np": np}, shown)  # the input is printed as code that rebuilds it
@@ -151,7 +151,7 @@ def test_a_failure_no_mistake_explains_is_shown_on_a_smaller_input_without_chang
 def test_a_right_function_calling_a_wrong_helper_is_told_so():
     path = CORPUS / "assumptions" / "padded_own_wrong_mask.py"
     wrong = load(path)
-    result = run_check(CHECKS["padded_attention"], wrong.padded_attention)
+    result = check_in_process(CHECKS["padded_attention"], wrong.padded_attention)
     assert result.mistake == "helper_at_fault" and "your `padding_mask`" in result.hint
-    right_helper = run_check(CHECKS["padding_mask"], wrong.padding_mask)
+    right_helper = check_in_process(CHECKS["padding_mask"], wrong.padding_mask)
     assert not right_helper.passed  # the helper itself is what its own check fails

@@ -161,7 +161,7 @@ plain numbers and a dtype's name, and by a function that calls another the stude
 
 
 def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(tmp_path):
-    from attention_course.grading.checks.engine.run import run_check
+    from attention_course.grading.checks.engine.run import check_in_process
 
     corpus = ROOT / "tests" / "grading_corpus" / "mistakes"
     checks = {c.name: (e, c) for e in EXERCISES for c in e.checks}
@@ -175,7 +175,7 @@ def test_the_batch_grader_and_the_notebook_check_give_the_same_marks_and_hints(t
         cell = next(c for c in nb.cells if c.cell_type == "code" and f"def {check.function}(" in c.source)
         cell.source = source  # the student's notebook: the solution with this one function done wrong
         nbformat.write(nb, tmp_path / f"{exercise.id}-{name}.ipynb")
-        expected[name] = (check.name, run_check(check, namespace[check.function], hidden=True))
+        expected[name] = (check.name, check_in_process(check, namespace[check.function], hidden=True))
     grades = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)
     for grade in grades:
         name = grade.submission.name.split("-", 1)[1]

@@ -27,7 +27,7 @@ from attention_course.cli import main
 from attention_course.grading import check_worked_example
 from attention_course.grading.checks.engine import results
 from support.audit import audit
-from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.engine.run import check_in_process
 from attention_course.grading.checks.exercises import BY_ID, by_hand
 from attention_course.grading.checks.exercises.by_hand import (
     ENTRIES, LABELS, WORKED_EXAMPLE, checks_for, distinguishable, example_dict, example_for, largest, questions,
@@ -127,7 +127,7 @@ def test_each_mistake_is_named_at_its_step_and_costs_only_that_step(student):
         sheet = sheet_with(example, mistake)  # every later step computed right from the wrong one
         if sheet is None:
             continue
-        result = run_check(check, sheet)
+        result = check_in_process(check, sheet)
         assert failing(result) == [LABELS[mistake.step]], (mistake.id, str(result))
         assert result.mistake == mistake.id and result.hint == mistake.hint and result.score == 7, str(result)
         assert audit(check, sheet) == []
@@ -177,7 +177,7 @@ def test_every_wrong_step_is_shown_with_its_own_hint(student):
     example = example_for(student, SECRET)
     check = worked_example_check(example)
     sheet, mistakes = _three_mistakes(example)
-    result = run_check(check, sheet)
+    result = check_in_process(check, sheet)
     assert failing(result) == [LABELS[m.step] for m in mistakes] and result.score == 5, str(result)
     wrong = {c.label: c for c in result.cases if not c.passed}
     for m in mistakes:  # each step names its own mistake, and the audit finds every hint backed
@@ -220,7 +220,7 @@ def test_the_audit_says_a_carried_forward_note_again():
 
     sheet, _ = _three_mistakes(BANK_BOT)
     i = ENTRIES.index("exponentials")
-    note = run_check(WORKED_EXAMPLE, sheet).cases[i]
+    note = check_in_process(WORKED_EXAMPLE, sheet).cases[i]
     obs = observe_call(sheet, WORKED_EXAMPLE.cases[i].args, {}, seconds=10)
     assert note.passed and "carried forward" in note.message and _unsupported_note(WORKED_EXAMPLE, i, note, obs) is None
     told = dataclasses.replace(note, message=note.message.replace("step 3", "step 2"))  # a note that is not true
@@ -307,7 +307,7 @@ def test_the_corpus_names_the_step_of_each_mistake():
     covered = set()
     for path in entries:
         wrong = load(path)
-        result = run_check(WORKED_EXAMPLE, wrong.answers)
+        result = check_in_process(WORKED_EXAMPLE, wrong.answers)
         step = getattr(wrong, "STEP", None) or wrong.MESSAGE[0]
         assert failing(result) == [step], (path.name, str(result))
         covered.add(result.mistake)
@@ -330,7 +330,7 @@ def test_an_untouched_or_missing_sheet_says_so():
     assert result.status == results.CheckStatus.NOT_ATTEMPTED and "still `...`" in result.message
     partial = check_worked_example({"dot_products": [1, 6, 0.4, 2]})
     assert partial.score == 1 and "not answered yet" in partial.message
-    missing = run_check(WORKED_EXAMPLE, {}).cases[0]
+    missing = check_in_process(WORKED_EXAMPLE, {}).cases[0]
     assert missing.status == results.CheckStatus.NOT_ATTEMPTED
     with pytest.raises(ValueError, match="example"):
         check_worked_example({}, {"tokens": ["a", "b"], "query": [1, 2], "keys": [[1, 2]], "values": [[1]]})
@@ -498,6 +498,6 @@ def test_one_wrong_dot_product_costs_one_step_whether_carried_rounded_or_not(stu
                          exponentials=[float(x) for x in np.round(e, 2)], exp_sum=float(np.round(e.sum(), 2)),
                          weights=[float(x) for x in np.round(w, 3)],
                          output=[float(x) for x in np.round(w @ example.values, 2)])
-            result = run_check(check, sheet, hidden=True)
+            result = check_in_process(check, sheet, hidden=True)
             lost = [c.label for c in result.cases if not c.passed]
             assert lost == [LABELS["dot_products"]], (student, i, sheet, lost)

@@ -7,7 +7,7 @@ import numpy as np
 from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.calls import Observation
 from attention_course.grading.checks.engine.check import case_verdict
-from attention_course.grading.checks.engine.run import checks_left_to_the_grader, run_check
+from attention_course.grading.checks.engine.run import checks_left_to_the_grader, check_in_process
 from attention_course.grading.checks.exercises.scores import SCALE_SCORES
 from attention_course.grading.checks.exercises.softmax import SOFTMAX
 
@@ -20,15 +20,15 @@ def good_softmax(x, axis=-1):
 
 
 def test_visible_and_hidden_inputs():
-    visible = run_check(SOFTMAX, good_softmax)
-    everything = run_check(SOFTMAX, good_softmax, hidden=True)
+    visible = check_in_process(SOFTMAX, good_softmax)
+    everything = check_in_process(SOFTMAX, good_softmax, hidden=True)
     assert visible.passed and everything.passed
     assert visible.max_score == len(SOFTMAX.indices(False)) < everything.max_score == len(SOFTMAX.cases)
     assert not any(c.hidden for c in visible.cases) and any(c.hidden for c in everything.cases)
 
 
 def test_not_a_function():
-    r = run_check(SOFTMAX, 3)
+    r = check_in_process(SOFTMAX, 3)
     assert r.status == results.CheckStatus.FAILED and "check_softmax(softmax)" in r.hint
 
 
@@ -38,7 +38,7 @@ def test_a_right_value_that_modifies_its_input_fails():
         x[...] = 0
         return out
 
-    r = run_check(SOFTMAX, in_place)
+    r = check_in_process(SOFTMAX, in_place)
     assert not r.passed and r.mistake == "modifies_input" and "in place" in r.message
 
 
@@ -47,16 +47,16 @@ def test_after_a_timeout_the_other_inputs_are_skipped():
         while True:
             pass
 
-    r = run_check(dataclasses.replace(SCALE_SCORES, seconds=0.2), slow)  # the check's limit, shortened
+    r = check_in_process(dataclasses.replace(SCALE_SCORES, seconds=0.2), slow)  # the check's limit, shortened
     statuses = [c.status for c in r.cases]
     assert statuses[0] == results.CheckStatus.TIMEOUT and set(statuses[1:]) == {results.CheckStatus.SKIPPED}
 
 
 def test_inside_the_batch_worker_notebook_checks_step_aside():
     with checks_left_to_the_grader():
-        r = run_check(SOFTMAX, good_softmax)
+        r = check_in_process(SOFTMAX, good_softmax)
     assert r.status == results.CheckStatus.SKIPPED
-    assert run_check(SOFTMAX, good_softmax).status == results.CheckStatus.PASSED  # and only inside the context
+    assert check_in_process(SOFTMAX, good_softmax).status == results.CheckStatus.PASSED  # and only inside the context
 
 
 def test_judge_reads_every_kind_of_observation():

@@ -19,7 +19,7 @@ import pytest
 from attention_course.grading.checks.engine import calls, results
 from attention_course.grading.checks.engine.cases import Case
 from attention_course.grading.checks.engine.check import check_verdict
-from attention_course.grading.checks.engine.run import FollowUp, run_check, search
+from attention_course.grading.checks.engine.run import FollowUp, check_in_process, search
 from attention_course.grading.checks.engine.shrink import OBSERVED_ONLY
 from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.grading.run.plan import Plan, plan_notebook
@@ -108,7 +108,7 @@ def test_a_helper_at_fault_found_by_the_worker_gives_the_notebook_checks_hint():
     fn = _namespace(OWN_SOFTMAX)["attention"]
     observations, found = _worker(check, fn, check.indices(True))
     grade = _grade("attention", OWN_SOFTMAX, found, observations)
-    in_notebook = run_check(check, fn, hidden=True)
+    in_notebook = check_in_process(check, fn, hidden=True)
     assert in_notebook.mistake == "helper_at_fault" and "your `softmax`" in in_notebook.hint
     assert _same(grade.checks[0], in_notebook) == []
     page, cell = _feedback(grade)
@@ -139,7 +139,7 @@ def test_a_smallest_input_found_by_the_worker_is_the_notebook_checks():
     fn = _namespace(source)["softmax"]
     observations, found = _worker(check, fn, check.indices(True))
     grade = _grade("softmax", source, found, observations)
-    in_notebook = run_check(check, fn, hidden=True)
+    in_notebook = check_in_process(check, fn, hidden=True)
     assert in_notebook.smallest is not None and "cut down to the smallest input" in in_notebook.smallest.label
     assert _same(grade.checks[0], in_notebook) == []
     page, cell = _feedback(grade)
@@ -309,7 +309,7 @@ differences.helper_at_fault = forged
 def test_the_batch_gives_a_notebooks_own_helper_at_fault_and_believes_no_forged_one(tmp_path):
     fn = _namespace(OWN_SOFTMAX)["attention"]
     _, check = CHECKS["attention"]
-    in_notebook = run_check(check, fn, hidden=True)
+    in_notebook = check_in_process(check, fn, hidden=True)
     _notebook(tmp_path, "04_attention", "attention", OWN_SOFTMAX, "own_softmax")
     _notebook(tmp_path, "04_attention", "attention", FORGED, "forged")
     graded = _graded(tmp_path)
@@ -342,7 +342,7 @@ def _sample() -> dict[Path, tuple[str, results.CheckResult]]:
     sample = {}
     for path, namespace in {**followed, **dict(list(others.items())[::20])}.items():
         _, check = CHECKS[namespace["CHECK"]]
-        sample[path] = (check.name, run_check(check, namespace[check.function], hidden=True))
+        sample[path] = (check.name, check_in_process(check, namespace[check.function], hidden=True))
     return sample
 
 
@@ -488,7 +488,7 @@ def test_a_worker_that_hangs_while_it_waits_is_stopped_and_its_grade_given(tmp_p
     assert worker.follow_ups == {} and len(worker.observations) == len(worker.pending)
     nb = grade_submissions(collect([tmp_path]), FAST, progress=False, sandbox=SANDBOX)[0].notebooks[0]
     _, check = CHECKS["attention"]
-    in_notebook = run_check(check, _namespace(OWN_SOFTMAX)["attention"], hidden=True)
+    in_notebook = check_in_process(check, _namespace(OWN_SOFTMAX)["attention"], hidden=True)
     assert (nb.checks[0].score, nb.checks[0].max_score) == (in_notebook.score, in_notebook.max_score)
     assert nb.checks[0].mistake != "helper_at_fault"  # the follow-up is what it lost
     assert not {Status.TIMEOUT, Status.CRASHED, Status.TAMPERED} & set(nb.statuses)
@@ -568,7 +568,7 @@ def test_an_overflow_the_notebook_check_sees_the_batch_sees_too(tmp_path):
     path = CORPUS / "12_sink_shifted_by_keys_max.py"
     namespace = _namespace(path.read_text(), str(path))
     exercise, check = CHECKS[namespace["CHECK"]]
-    in_notebook = run_check(check, namespace[check.function], hidden=True)
+    in_notebook = check_in_process(check, namespace[check.function], hidden=True)
     assert in_notebook.score < in_notebook.max_score and in_notebook.mistake == "exp_overflowed"
     _notebook(tmp_path, exercise.id, check.function, path.read_text(), "overflow")
     in_batch = next(c for c in _graded(tmp_path)["overflow"].checks if c.check == check.name)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from attention_course.grading.checks.engine.cases import Case
-from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.engine.run import check_in_process
 from attention_course.grading.checks.exercises import EXERCISES
 from attention_course.core.softmax import softmax
 from support.audit import _unsupported_error_hint, audit
@@ -55,7 +55,7 @@ def sampled(paths: list[Path], ids) -> list:
 def test_each_wrong_implementation_gets_its_hint_and_marks(path):
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
-    result = run_check(check, getattr(wrong, check.function), hidden=True)
+    result = check_in_process(check, getattr(wrong, check.function), hidden=True)
     assert not result.passed
     assert result.mistake == wrong.MISTAKE, str(result)
     assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
@@ -86,7 +86,7 @@ def test_the_notebook_check_catches_what_the_batch_grader_catches(path):
     """Every property the hidden inputs test has a visible input too: the check cell fails every wrong function."""
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
-    assert not run_check(check, getattr(wrong, check.function)).passed
+    assert not check_in_process(check, getattr(wrong, check.function)).passed
 
 
 CORRECT = sorted((Path(__file__).parent / "grading_corpus" / "correct").glob("*.py"))
@@ -99,7 +99,7 @@ def test_a_right_function_written_another_way_gets_full_marks_and_no_hint(path):
     except ModuleNotFoundError as missing:  # scipy comes with the `fast` extra only
         pytest.skip(f"needs {missing.name}")
     check = CHECKS[right.CHECK]
-    result = run_check(check, getattr(right, check.function), hidden=True)
+    result = check_in_process(check, getattr(right, check.function), hidden=True)
     assert result.passed and result.score == result.max_score, str(result)
     assert result.hint == "" and all(not c.hint and c.mistake is None for c in result.cases), str(result)
 
@@ -209,6 +209,6 @@ def test_a_prediction_contradicted_by_another_input_is_not_named():
     def halved(scores, d_k):  # equals dividing by d_k only when d_k = 4
         return scores / (2 * np.sqrt(d_k))
 
-    result = run_check(CHECKS["scale_scores"], halved, hidden=True)
+    result = check_in_process(CHECKS["scale_scores"], halved, hidden=True)
     assert result.mistake == "observed_constant_factor"
     assert all(c.mistake != "divided_by_d_k" for c in result.cases)

@@ -105,7 +105,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
-    # run.py imports the engine at the top; audit.py calls run_check; the batch imports the cluster nowhere
+    # run.py imports the engine at the top; audit.py calls check_in_process; the batch imports the cluster nowhere
     assert "attention_course.grading.checks.engine.check" in graph["attention_course.grading.checks.engine.run"]
     assert "attention_course.grading.classroom.batch" in graph["attention_course.grading.classroom.cluster"]
     # `cli.run_grade` imports the batch inside the function
@@ -160,7 +160,7 @@ def test_data_flows_one_way_through_each_room():
 def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
     code = ("import sys\n"
             "from attention_course.grading import check_softmax\n"
-            "from attention_course.grading.checks.engine.run import run_check\n"
+            "from attention_course.grading.checks.engine.run import check_in_process\n"
             "import attention_course.grading.checks.exercises\n"
             "print('\\n'.join(sorted(sys.modules)))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

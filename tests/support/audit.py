@@ -56,7 +56,7 @@ from attention_course.grading.checks.engine.mistakes import (
     Mistake, compose, diagnose, dtype_changed, modified_arguments, precision_lost, same_values, seen_difference,
 )
 from attention_course.grading.checks.engine.differences import NOT_SATURATED, Saturation, helper_at_fault, saturated_lines
-from attention_course.grading.checks.engine.run import run_check
+from attention_course.grading.checks.engine.run import check_in_process
 
 from . import claims
 
@@ -480,7 +480,7 @@ for _id in ("observed_constant_factor", "observed_constant_offset", "observed_pe
 
 def audit(check: Check, fn) -> list[str]:
     """Every claim of `check`'s feedback on `fn` that does not hold on `fn` (an empty list if none)."""
-    result = run_check(check, fn, hidden=True)
+    result = check_in_process(check, fn, hidden=True)
     code = code_of(fn)
     problems = []
     indices = check.indices(True)

@@ -14,7 +14,7 @@ import numpy as np
 from ..checks.engine.cases import SHOW_MAX_ELEMENTS, Case, Rngs, generated
 from ..checks.engine.check import Check
 from ..checks.engine.mistakes import Mistake, same_values
-from ..checks.engine.run import run_check
+from ..checks.engine.run import check_in_process
 from ..checks.exercises.authored import encode, helper_name, sizes_from
 from .source import Declaration, SourceError, as_args, numeric, run_cells, stub_cell
 
@@ -94,7 +94,7 @@ def verify(d: Declaration, check: Check) -> None:
                for i in range(len(cases))):
             raise SourceError(f"{where}: mistake {mistake.id!r} returns the reference's result on every input: no "
                               "input tells it apart (a mistake must give another result on at least one input)")
-    mine = run_check(check, d.solution, hidden=True)
+    mine = check_in_process(check, d.solution, hidden=True)
     if not mine.passed:
         raise SourceError(f"{d.source.where(d.source.solution_cell)}: the solution fails its own check: "
                           f"{mine.message}")
@@ -134,7 +134,7 @@ def _stub_fails(d: Declaration, check: Check) -> None:
     except SourceError:
         return  # the released notebook stops before its function is defined: it passes nothing
     stub = namespace.get(d.function)
-    if callable(stub) and run_check(check, stub, hidden=True).passed:
+    if callable(stub) and check_in_process(check, stub, hidden=True).passed:
         raise SourceError(f"{src.where(src.solution_cell)}: the stub the student gets already passes the check "
                           "(is the code that computes the answer outside the solution markers?)")
 

@@ -8,7 +8,7 @@
   its optional hooks grouped as `Judging` and `Presenting`) and
   `case_verdict`, the verdict on what a call returned (`check_verdict`, on a
   check's calls);
-- `run`: `run_check`, a check run in this process, then the follow-up of a
+- `run`: `check_in_process`, a check run in this process, then the follow-up of a
   failure (a helper at fault, the smallest input that still fails);
 - `mistakes`: naming a wrong answer's likely mistake from what it returned;
 - `differences`: the kind of difference a wrong answer shows, said as observed

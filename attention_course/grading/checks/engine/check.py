@@ -6,7 +6,7 @@ recognise, and its optional hooks, grouped by what they do: `Judging` (pass
 or fail, which mistake) and `Presenting` (what a student reads).
 `case_verdict` gives the verdict on one observed call (a `results.Verdict`,
 then worded as the `CaseResult` a student reads), `check_verdict` on a
-check's calls: `run.run_check` makes the calls in the current process (the
+check's calls: `run.check_in_process` makes the calls in the current process (the
 in-notebook checks), the batch grader in a worker process, and both hand the
 observations to the same `case_verdict`, so both give the same verdict.
 """

@@ -1,6 +1,6 @@
 """Running a check in this process: every input, the verdicts, then a closer look at a failure.
 
-`run_check` is what a notebook's `check_softmax(softmax)` calls: it calls the
+`check_in_process` is what a notebook's `check_softmax(softmax)` calls: it calls the
 student's function on each of the check's inputs (`calls.observe_call`),
 hands the observations to `check.check_verdict`, and then, for a failed check,
 `follow_up`: the one cause the engine can check by itself (a helper of the
@@ -51,7 +51,7 @@ def left_to_the_grader() -> bool:
     return _LEFT_TO_THE_GRADER.get()
 
 
-def run_check(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
+def check_in_process(check: Check, fn, *, hidden: bool = False) -> results.CheckResult:
     """Call `fn` on the check's inputs in this process and judge every call."""
     if left_to_the_grader():
         return results.CheckResult.skipped(check.name, check.function, "not run here: the batch grader checks every function itself.")

@@ -16,7 +16,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake, same_values, seen_difference
@@ -271,4 +271,4 @@ def check_attention(attention, *, hidden: bool = False) -> CheckResult:
     Q: (n_q, d_k), K: (n_k, d_k), V: (n_k, d_v); output (n_q, d_v), weights
     (n_q, n_k) with rows summing to 1. The exercise 04_attention (book/worked_example.ipynb).
     """
-    return run_check(ATTENTION, attention, hidden=hidden)
+    return check_in_process(ATTENTION, attention, hidden=hidden)

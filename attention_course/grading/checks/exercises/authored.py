@@ -27,7 +27,7 @@ from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from ..engine.run import left_to_the_grader, run_check
+from ..engine.run import check_in_process, left_to_the_grader
 from ..engine.shrink import Sizes
 
 FORMAT = 1
@@ -188,4 +188,4 @@ def check_exercise(fn, exercise_id: str, *, hidden: bool = False, folder: Path |
         raise FileNotFoundError(f"the check file {path.name} is not beside this notebook: keep the two files "
                                 "the instructor gave you in the same folder")
     check, = checks_of_file(read_check_file(path))
-    return run_check(check, fn, hidden=hidden)
+    return check_in_process(check, fn, hidden=hidden)

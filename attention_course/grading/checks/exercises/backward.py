@@ -22,7 +22,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_limits
 from ..engine.mistakes import Lead, Mistake, Premise, code_uses_infinity
@@ -490,4 +490,4 @@ def check_backward_query_tile(backward_query_tile, *, hidden: bool = False) -> C
     and dV (n_k, d_v), visiting the keys in tiles of block_size and never
     holding an (n_q, n_k) array. The exercise 11_attention_backward (book/backward.ipynb).
     """
-    return run_check(BACKWARD_QUERY_TILE, backward_query_tile, hidden=hidden)
+    return check_in_process(BACKWARD_QUERY_TILE, backward_query_tile, hidden=hidden)

@@ -50,7 +50,7 @@ from ..engine.cases import SHOW_MAX_ELEMENTS, Case, format_value
 from ..engine.check import Check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 
 EXERCISE = "00_worked_example"
 """The exercise's id."""
@@ -854,7 +854,7 @@ def check_worked_example(answers, example=None, *, hidden: bool = False) -> Chec
     step is one input; `hidden` changes nothing (the example is the input).
     """
     check = WORKED_EXAMPLE if example is None else worked_example_check(example_from_dict(example))
-    result = run_check(check, answers, hidden=hidden)
+    result = check_in_process(check, answers, hidden=hidden)
     if result.status == results.CheckStatus.NOT_ATTEMPTED:
         result = dataclasses.replace(result, message="not attempted yet: every entry of `answers` is still `...`. "
                                                      "Work the steps on paper, then write your numbers in.")

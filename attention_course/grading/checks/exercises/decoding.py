@@ -20,7 +20,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake
@@ -364,4 +364,4 @@ def check_decode_step(decode_step, *, hidden: bool = False) -> CheckResult:
     t earlier tokens (keys rotated). Returns the output (h_q, 1, d_v) and the
     caches with the new token appended. The exercise 10_decode_step (book/decoding.ipynb).
     """
-    return run_check(DECODE_STEP, decode_step, hidden=hidden)
+    return check_in_process(DECODE_STEP, decode_step, hidden=hidden)

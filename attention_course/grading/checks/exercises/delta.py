@@ -25,7 +25,7 @@ from ..engine.check import Check
 from ..engine.code import Code
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 
 STEP_PARAMS = ("S", "q", "k", "v", "a", "b")
@@ -403,7 +403,7 @@ def check_gated_delta_step(gated_delta_step, *, hidden: bool = False) -> CheckRe
     1/sqrt(d_k); v: (d_v,); a: the decay in (0, 1]; b: the write strength in [0, 2]. o: (d_v,), S_new: (d_k, d_v).
     The exercise 15_gated_delta_rule (book/todays_models.ipynb).
     """
-    return run_check(GATED_DELTA_STEP, gated_delta_step, hidden=hidden)
+    return check_in_process(GATED_DELTA_STEP, gated_delta_step, hidden=hidden)
 
 
 def check_gated_delta_chunk(gated_delta_chunk, *, hidden: bool = False) -> CheckResult:
@@ -413,4 +413,4 @@ def check_gated_delta_chunk(gated_delta_chunk, *, hidden: bool = False) -> Check
     read from the state its own step leaves; S_n: (d_k, d_v). The exercise 15_gated_delta_rule
     (book/todays_models.ipynb).
     """
-    return run_check(GATED_DELTA_CHUNK, gated_delta_chunk, hidden=hidden)
+    return check_in_process(GATED_DELTA_CHUNK, gated_delta_chunk, hidden=hidden)

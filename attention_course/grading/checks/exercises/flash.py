@@ -17,7 +17,7 @@ from ....tiled.flash import flash_attention
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_limits, exp_overflows, line_below_underflow
 from ..engine.mistakes import Lead, Mistake, Premise, compose
@@ -368,4 +368,4 @@ def check_flash_attention(flash_attention, *, hidden: bool = False) -> CheckResu
     divide n, and keep its peak memory well under the n x n score matrix.
     The exercise 08_flash_attention (book/cost.ipynb).
     """
-    return run_check(FLASH_ATTENTION, flash_attention, hidden=hidden)
+    return check_in_process(FLASH_ATTENTION, flash_attention, hidden=hidden)

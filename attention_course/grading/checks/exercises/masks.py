@@ -31,7 +31,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows, hidden_key_far_above, nothing_to_attend
 from ..engine.mistakes import Lead, Mistake
@@ -88,7 +88,7 @@ def check_causal_mask(causal_mask, *, hidden: bool = False) -> CheckResult:
 
     The exercise 05_causal_mask (book/masks.ipynb).
     """
-    return run_check(CAUSAL_MASK, causal_mask, hidden=hidden)
+    return check_in_process(CAUSAL_MASK, causal_mask, hidden=hidden)
 
 
 # ---- masked_attention(Q, K, V, mask) ----------------------------------------------------------
@@ -315,7 +315,7 @@ def check_masked_attention(masked_attention, *, hidden: bool = False) -> CheckRe
     mask: bool, broadcastable to (n_q, n_k), True where query i may attend to
     key j; hidden keys get weight exactly 0. The exercise 05_causal_mask (book/masks.ipynb).
     """
-    return run_check(MASKED_ATTENTION, masked_attention, hidden=hidden)
+    return check_in_process(MASKED_ATTENTION, masked_attention, hidden=hidden)
 
 
 # ---- padding_mask(lengths, n) -----------------------------------------------------------------
@@ -375,7 +375,7 @@ def check_padding_mask(padding_mask, *, hidden: bool = False) -> CheckResult:
 
     The exercise 06_padding_mask (book/masks.ipynb, and book/follow_up_questions.ipynb on padding).
     """
-    return run_check(PADDING_MASK, padding_mask, hidden=hidden)
+    return check_in_process(PADDING_MASK, padding_mask, hidden=hidden)
 
 
 # ---- padded_attention(Q, K, V, lengths) --------------------------------------------------------
@@ -573,4 +573,4 @@ def check_padded_attention(padded_attention, *, hidden: bool = False) -> CheckRe
     Q, K: (B, n, d_k), V: (B, n, d_v), lengths: (B,) real tokens per sequence.
     Only the rows of real queries are compared. The exercise 06_padding_mask (book/masks.ipynb).
     """
-    return run_check(PADDED_ATTENTION, padded_attention, hidden=hidden)
+    return check_in_process(PADDED_ATTENTION, padded_attention, hidden=hidden)

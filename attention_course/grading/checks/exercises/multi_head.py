@@ -16,7 +16,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
@@ -317,4 +317,4 @@ def check_multi_head_attention(multi_head_attention, *, hidden: bool = False) ->
     x: (n, d_model); w_q, w_k, w_v: (d_model, n_heads * d_k); w_o: (n_heads * d_v, d_out).
     The exercise 07_multi_head_attention (book/learned_projections.ipynb).
     """
-    return run_check(MULTI_HEAD_ATTENTION, multi_head_attention, hidden=hidden)
+    return check_in_process(MULTI_HEAD_ATTENTION, multi_head_attention, hidden=hidden)

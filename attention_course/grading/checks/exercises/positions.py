@@ -22,7 +22,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs, generated, random_qkv
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows
 from ..engine.mistakes import Mistake
@@ -255,7 +255,7 @@ def check_apply_rope(apply_rope, *, hidden: bool = False) -> CheckResult:
     The half rotation (pair i with i + d/2), as Hugging Face's Llama; float32
     stays float32. The exercise 09_rope (book/positions.ipynb).
     """
-    return run_check(APPLY_ROPE, apply_rope, hidden=hidden)
+    return check_in_process(APPLY_ROPE, apply_rope, hidden=hidden)
 
 
 # ---- rope_attention(q, k, v, positions, base) ---------------------------------------------------
@@ -406,4 +406,4 @@ def check_rope_attention(rope_attention, *, hidden: bool = False) -> CheckResult
     Attention of the queries and keys rotated by `apply_rope` (the values as
     they are), scaled by 1/sqrt(d). The exercise 09_rope (book/positions.ipynb).
     """
-    return run_check(ROPE_ATTENTION, rope_attention, hidden=hidden)
+    return check_in_process(ROPE_ATTENTION, rope_attention, hidden=hidden)

@@ -16,7 +16,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.mistakes import Lead, Mistake
 from ..engine.results import CheckResult
@@ -134,7 +134,7 @@ def check_dot_scores(dot_scores, *, hidden: bool = False) -> CheckResult:
     The exercise 01_dot_scores (book/worked_example.ipynb).
     `hidden=True` also tries the inputs the batch grader uses.
     """
-    return run_check(DOT_SCORES, dot_scores, hidden=hidden)
+    return check_in_process(DOT_SCORES, dot_scores, hidden=hidden)
 
 
 def scaled_reference(scores, d_k):
@@ -218,7 +218,7 @@ def check_scale_scores(scale_scores, *, hidden: bool = False) -> CheckResult:
 
     The exercise 02_scale_scores (book/scaling.ipynb).
     """
-    return run_check(SCALE_SCORES, scale_scores, hidden=hidden)
+    return check_in_process(SCALE_SCORES, scale_scores, hidden=hidden)
 
 
 SPREAD_TOLERANCE = 0.1
@@ -395,4 +395,4 @@ def check_dot_product_spread(dot_product_spread, *, hidden: bool = False) -> Che
     Passes when the measurement is within 10% of sqrt(d_k) (the expected value
     shown is the theory, sqrt(d_k)). The exercise 02_scale_scores (book/scaling.ipynb).
     """
-    return run_check(DOT_PRODUCT_SPREAD, dot_product_spread, hidden=hidden)
+    return check_in_process(DOT_PRODUCT_SPREAD, dot_product_spread, hidden=hidden)

@@ -28,7 +28,7 @@ from ..engine.check import Check
 from ..engine.premises import exp_limits, exp_overflows
 from ..engine.mistakes import Mistake, Premise, same_values
 from ..engine.results import CheckResult
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from .decoding import HEADS_TILED
 
@@ -479,4 +479,4 @@ def check_sink_attention(sink_attention, *, hidden: bool = False) -> CheckResult
     window: each query sees itself and the window - 1 keys before it (None: a
     full layer). The exercise 12_sink_attention (book/todays_models.ipynb).
     """
-    return run_check(SINK_ATTENTION, sink_attention, hidden=hidden)
+    return check_in_process(SINK_ATTENTION, sink_attention, hidden=hidden)

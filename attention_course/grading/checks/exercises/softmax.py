@@ -15,7 +15,7 @@ from ..engine.calls import error_line
 from ..engine.cases import Case, Rngs
 from ..engine.check import Check
 from ..engine.code import Code
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 from ..engine.premises import exp_overflows, nothing_to_attend, slices_far_apart
 from ..engine.mistakes import Lead, Mistake, code_uses_infinity
@@ -313,4 +313,4 @@ def check_softmax(softmax, *, hidden: bool = False) -> CheckResult:
     weight exactly 0) and other axes. Exercise 3; chapter "A stable softmax"
     (book/stable_softmax).
     """
-    return run_check(SOFTMAX, softmax, hidden=hidden)
+    return check_in_process(SOFTMAX, softmax, hidden=hidden)

@@ -25,7 +25,7 @@ from ..engine.code import Code
 from ..engine.check import Check
 from ..engine.mistakes import Mistake
 from ..engine.results import CheckResult
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 from ..engine.shrink import Sizes
 
 PARAMS = ("q", "k", "v", "q_index", "k_index", "w", "top_k")
@@ -317,4 +317,4 @@ def check_sparse_attention(sparse_attention, *, hidden: bool = False) -> CheckRe
     heads; q_index: (h_I, n_q, d_I), k_index: (n_k, d_I), w: (n_q, h_I), the lightning indexer's; top_k: the keys
     each query keeps. The exercise 14_sparse_attention (book/todays_models.ipynb).
     """
-    return run_check(SPARSE_ATTENTION, sparse_attention, hidden=hidden)
+    return check_in_process(SPARSE_ATTENTION, sparse_attention, hidden=hidden)

@@ -23,7 +23,7 @@ from ..engine.code import Code
 from ..engine.check import Check
 from ..engine.mistakes import NOT_A_TUPLE, RETURNS_NONE, Mistake
 from ..engine.results import CheckResult
-from ..engine.run import run_check
+from ..engine.run import check_in_process
 
 ATTENTION_PARAMS = ("n_layers", "n_heads", "n_kv_heads", "head_dim", "kv_lora_rank", "qk_rope_head_dim", "context",
                     "dtype")
@@ -603,7 +603,7 @@ def check_decode_attention_cost(decode_attention_cost, *, hidden: bool = False) 
 
     The exercise 13_decode_step_cost (book/generating_cost.ipynb).
     """
-    return run_check(DECODE_ATTENTION_COST, decode_attention_cost, hidden=hidden)
+    return check_in_process(DECODE_ATTENTION_COST, decode_attention_cost, hidden=hidden)
 
 
 DECODE_STEP_COST = Check(
@@ -629,4 +629,4 @@ def check_decode_step_cost(decode_step_cost, *, hidden: bool = False) -> CheckRe
 
     The exercise 13_decode_step_cost (book/generating_cost.ipynb).
     """
-    return run_check(DECODE_STEP_COST, decode_step_cost, hidden=hidden)
+    return check_in_process(DECODE_STEP_COST, decode_step_cost, hidden=hidden)
