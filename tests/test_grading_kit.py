@@ -5,7 +5,7 @@ download and a roster to the Canvas and Moodle import files, a feedback file
 per student, the LMS feedback zips and the class summary, for a class with
 every kind of work once: right, wrong, untouched, missing, late, extended,
 adjusted, resubmitted, zipped, renamed, wrong exercise, corrupt, `.py`,
-hostile (held for review until released) and someone not on the roster.
+hostile (held for review until approved) and someone not on the roster.
 Shards merged, a regrade merged and a Dask run give what one local run gives.
 """
 
@@ -185,12 +185,12 @@ def test_the_feedback_and_the_summary_say_what_happened(klass, one_run):
     assert _kind(klass, "error").name in incidents and "RuntimeError" in incidents
 
 
-def test_a_release_recorded_in_the_gradebook_puts_held_marks_in_the_lms_files(klass, one_run, capsys):
+def test_an_approval_recorded_in_the_gradebook_puts_held_marks_in_the_lms_files(klass, one_run, capsys):
     shutil.copytree(one_run, klass["root"] / "reviewed")
     signal, network = _kind(klass, "hostile:signal_parent"), _kind(klass, "hostile:network")
-    assert main(["gradebook", "release", "reviewed/gradebook.csv", signal.student_id, network.name,
+    assert main(["gradebook", "approve", "reviewed/gradebook.csv", signal.student_id, network.name,
                  "--note", "looked at it: copied from a forum, no harm done"]) == 0
-    assert f"released {signal.name} ({signal.student_id}): signal" in capsys.readouterr().out
+    assert f"approved {signal.name} ({signal.student_id}): signal" in capsys.readouterr().out
     rows = {r["student_id"]: r for r in _rows(klass["root"] / "reviewed" / "gradebook.csv")}
     assert rows[signal.student_id]["status"] == "released after review (signal); 03_softmax: signal"
     report = json.loads((klass["root"] / "reviewed" / "gradebook.json").read_text())
@@ -201,9 +201,11 @@ def test_a_release_recorded_in_the_gradebook_puts_held_marks_in_the_lms_files(kl
     assert canvas[signal.sis_user_id]["Attention, week 1 (4711)"] == "30"
     assert _kind(klass, "hostile:fork_bomb").sis_user_id not in canvas
     assert signal.sis_user_id not in {r["SIS User ID"] for r in _rows(one_run / "canvas.csv")}  # the original kept
+    # `release`, the command's former name, still runs it, and says so
     assert main(["gradebook", "release", "reviewed/gradebook.csv", _kind(klass, "full").student_id,
                  "--note", "x"]) == 2
-    assert "nothing of theirs is held for review" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "now called `gradebook approve`" in err and "nothing of theirs is held for review" in err
 
 
 def _same_files(here: Path, there: Path) -> None:

@@ -363,17 +363,17 @@ def test_a_folder_regrade_by_e_mail_keeps_the_first_run_s_time(klass, tmp_path, 
 # ---------------------------------------------------------------------------------------------- gradebook commands
 
 
-def test_gradebook_adjust_and_release_find_students_by_any_key_and_refuse_the_rest(klass, tmp_path, capsys):
+def test_gradebook_adjust_and_approve_find_students_by_any_key_and_refuse_the_rest(klass, tmp_path, capsys):
     people = klass["people"]
     week = _copy(klass, "week3-canvas", tmp_path)
     gradebook = week / "gradebook.csv"
     before = {p.name: p.read_bytes() for p in week.iterdir() if p.is_file()}
     held = people[3]
     capsys.readouterr()
-    assert main(["gradebook", "release", str(gradebook), "Anna Müller", "Nobody Here", "--note", "x"]) == 2
+    assert main(["gradebook", "approve", str(gradebook), "Anna Müller", "Nobody Here", "--note", "x"]) == 2
     err = capsys.readouterr().err
     assert "'Anna Müller' names 2 students" in err and "'Nobody Here' names no one" in err
-    assert main(["gradebook", "release", str(gradebook), people[0].email, "--note", "x"]) == 2
+    assert main(["gradebook", "approve", str(gradebook), people[0].email, "--note", "x"]) == 2
     assert "nothing of theirs is held for review" in capsys.readouterr().err
     bad = _adjustments(tmp_path / "bad.csv", [("Åström, Björn", "03_softmax", 1), ("S-nobody", "03_softmax", 1)])
     assert main(["gradebook", "adjust", str(gradebook), str(bad)]) == 2
@@ -383,11 +383,11 @@ def test_gradebook_adjust_and_release_find_students_by_any_key_and_refuse_the_re
     assert main(["gradebook", "adjust", str(gradebook), str(good), "--dry-run"]) == 0
     assert f"would change {people[1].sortable} ({people[1].sis_user_id})" in capsys.readouterr().out
     assert {p.name: p.read_bytes() for p in week.iterdir() if p.is_file()} == before
-    assert main(["gradebook", "release", str(gradebook), held.email, "--note", "looked", "--dry-run"]) == 0
-    assert f"would release {held.sortable} ({held.sis_user_id}): network" in capsys.readouterr().out
+    assert main(["gradebook", "approve", str(gradebook), held.email, "--note", "looked", "--dry-run"]) == 0
+    assert f"would approve {held.sortable} ({held.sis_user_id}): network" in capsys.readouterr().out
     assert {p.name: p.read_bytes() for p in week.iterdir() if p.is_file()} == before
-    assert main(["gradebook", "release", str(gradebook), held.email, "--note", "looked: harmless"]) == 0
-    assert f"released {held.sortable} ({held.sis_user_id})" in capsys.readouterr().out
+    assert main(["gradebook", "approve", str(gradebook), held.email, "--note", "looked: harmless"]) == 0
+    assert f"approved {held.sortable} ({held.sis_user_id})" in capsys.readouterr().out
     canvas = {r["SIS User ID"]: r for r in _rows(week / "canvas.csv")}
     assert held.sis_user_id in canvas and TEST_STUDENT_ID not in {r["ID"] for r in canvas.values()}
 

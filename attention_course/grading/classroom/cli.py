@@ -4,7 +4,7 @@
     attention-course grade canvas.zip --roster roster.csv --assignment assignment.toml --out-dir week1/
                                                       a class's submissions into gradebooks, feedback, a summary
     attention-course gradebook merge a.json b.json --out gb.csv    shards or a regrade into one gradebook
-    attention-course gradebook release week1/gradebook.csv S1003 --note "..."   marks held for review, released
+    attention-course gradebook approve week1/gradebook.csv S1003 --note "..."   marks held for review, approved
     attention-course gradebook adjust week1/gradebook.csv adjustments.csv      manual adjustments, applied
 
 Every path a command is given is made absolute once, here, before anything
@@ -105,13 +105,14 @@ def _register_grade(subparsers) -> None:
 
 def _register_gradebook(subparsers) -> None:
     book = subparsers.add_parser(
-        "gradebook", help="merge gradebooks, release held marks, apply adjustments, or write the files for the LMS",
+        "gradebook", help="merge gradebooks, approve held marks, apply adjustments, or write the files for the LMS",
         description="merge: one gradebook from the JSON reports of shards (grade --shard) or of a regrade; a later "
-                    "report's row replaces an earlier one's for the same student. release: the marks of students "
+                    "report's row replaces an earlier one's for the same student. approve: the marks of students "
                     "held for review count (their LMS files carry them), recorded in the gradebook with your note. "
                     "adjust: apply a file of manual adjustments (it replaces the gradebook's). export: the Canvas and "
                     "Moodle import files, the feedback files, their zips and the class summary from a report. "
-                    "release and adjust keep a backup of the gradebook and write again every file written from it.",
+                    "approve and adjust keep a backup of the gradebook and write again every file written from it. "
+                    "release: the former name of approve.",
     )
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="merge reports into one gradebook")
@@ -120,16 +121,12 @@ def _register_gradebook(subparsers) -> None:
     merge.add_argument("--out-dir", type=Path, default=None, metavar="DIR", help="also write the LMS files, feedback and summary here")
     merge.add_argument("--force", action="store_true", help="replace an existing gradebook (a backup is kept)")
     merge.set_defaults(run=run_gradebook_merge)
-    release = actions.add_parser("release", help="release the marks of students held for review")
-    release.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
-    release.add_argument("students", nargs="+", metavar="STUDENT",
-                         help="a student id, an LMS id, an SIS id or login, an e-mail or a name (\"First Last\" or "
-                              "\"Last, First\"); a name that fits several students is refused")
-    release.add_argument("--note", required=True, help="what you found when you looked (kept in the gradebook)")
-    release.add_argument("--dry-run", action="store_true", help="say what would be released; write nothing")
-    release.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
-                         help="write the LMS files, feedback and summary here (default: where they were last written)")
-    release.set_defaults(run=run_gradebook_release)
+    approve = actions.add_parser("approve", help="approve the marks of students held for review: they count")
+    _approve_arguments(approve)
+    approve.set_defaults(run=run_gradebook_approve)
+    former = actions.add_parser("release", help="the former name of approve (scripts that use it still work)")
+    _approve_arguments(former)
+    former.set_defaults(run=run_gradebook_release)
     adjust = actions.add_parser("adjust", help="apply manual adjustments to a gradebook")
     adjust.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
     adjust.add_argument("adjustments", type=Path, metavar="CSV",
@@ -144,6 +141,18 @@ def _register_gradebook(subparsers) -> None:
     export.add_argument("report", type=Path, metavar="REPORT", help="a JSON report (or the CSV beside it)")
     export.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
     export.set_defaults(run=run_gradebook_export)
+
+
+def _approve_arguments(parser) -> None:
+    """The arguments of `gradebook approve` (and of its former name, `gradebook release`)."""
+    parser.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
+    parser.add_argument("students", nargs="+", metavar="STUDENT",
+                        help="a student id, an LMS id, an SIS id or login, an e-mail or a name (\"First Last\" or "
+                             "\"Last, First\"); a name that fits several students is refused")
+    parser.add_argument("--note", required=True, help="what you found when you looked (kept in the gradebook)")
+    parser.add_argument("--dry-run", action="store_true", help="say what would be approved; write nothing")
+    parser.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+                        help="write the LMS files, feedback and summary here (default: where they were last written)")
 
 
 def _register_assignment(subparsers) -> None:
@@ -489,7 +498,7 @@ def _print_intake(intake: IntakeFound) -> None:
             print(f"{title} ({len(items)}): " + "; ".join(items[:10]) + ("; ..." if len(items) > 10 else ""))
     if intake.held:
         print("held marks are in the gradebook and the feedback, not in the LMS files: look at each notebook, then "
-              "`attention-course gradebook release GRADEBOOK STUDENT --note ...`")
+              "`attention-course gradebook approve GRADEBOOK STUDENT --note ...`")
     if intake.lateness:
         print(f"lateness: {intake.lateness}")
 
@@ -536,34 +545,41 @@ def run_gradebook_merge(args) -> int:
 
 
 def run_gradebook_release(args) -> int:
-    """Handler of `attention-course gradebook release`: the decision recorded, the gradebook and its files rewritten.
+    """Handler of `attention-course gradebook release`, the former name of `gradebook approve`: a note, then the same."""
+    print("attention-course gradebook release: now called `gradebook approve` (the same arguments); "
+          "`release` still works", file=sys.stderr)
+    return run_gradebook_approve(args)
+
+
+def run_gradebook_approve(args) -> int:
+    """Handler of `attention-course gradebook approve`: the decision recorded, the gradebook and its files rewritten.
     Every student named is found first (`people`: any key of theirs); a name that finds no one, or several, or
     someone with nothing held, stops it before anything is written, all of them listed."""
     from .people import from_rows
-    from .score import release
+    from .score import approval
     from .write.gradebook import MergeError, read_report, with_decisions
 
     absolute_paths(args)
     try:
         report = read_report(args.gradebook)
     except MergeError as err:
-        return fail("gradebook release", err)
+        return fail("gradebook approve", err)
     rows = {r.key: r for r in report.rows}
     found, refused = from_rows(report.rows).find_all(args.students)
     problems = [f.why for f in refused]
     problems += [f"{p.shown}: nothing of theirs is held for review" for p in found.values() if not rows[p.key].held]
     if problems:
-        return fail("gradebook release", "nothing was released or written:\n  " + "\n  ".join(problems))
-    releases = []
+        return fail("gradebook approve", "nothing was approved or written:\n  " + "\n  ".join(problems))
+    approvals = []
     for person in dict.fromkeys(found.values()):
         row = rows[person.key]
-        releases.append(release(row.key, row.held, args.note))
-        verb = "would release" if args.dry_run else "released"
+        approvals.append(approval(row.key, row.held, args.note))
+        verb = "would approve" if args.dry_run else "approved"
         print(f"{verb} {row.name} ({row.key}): {', '.join(row.held)}; total {row.total}")
     if args.dry_run:
         print("dry run: nothing was written")
         return 0
-    _rewrite(with_decisions(report, releases=releases), args.gradebook, args.out_dir, "gradebook release")
+    _rewrite(with_decisions(report, releases=approvals), args.gradebook, args.out_dir, "gradebook approve")
     return 0
 
 

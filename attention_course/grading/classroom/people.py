@@ -2,7 +2,7 @@
 
 Every place that names a student (a submission's folder or LMS name, a
 regrade's folder, a line of the adjustments file or of the submission-times
-file, an extension of the assignment file, `gradebook release`) finds them
+file, an extension of the assignment file, `gradebook approve`) finds them
 with `Matcher.find`, by any key the roster carries, in this order:
 
 1. an exact key, case aside: the roster's student id, Canvas's user id, the

@@ -13,11 +13,11 @@ A student's row is made in two steps. `row` records what grading found:
 the points each exercise's checks gave, the days late, every status (the
 notebooks', what intake found, the exercises missing), the feedback on each
 check. `settle` then applies the instructor's decisions, which may come
-later than the grading (`gradebook adjust`, `gradebook release`) and survive
+later than the grading (`gradebook adjust`, `gradebook approve`) and survive
 a regrade, shards and merges because the report keeps them: the adjustments
 (points added to or taken from an exercise, kept within 0 and its points,
 before the late rule), and whether marks held for review (`status.HOLD`: a
-notebook tried something beyond running its own code) were released. It
+notebook tried something beyond running its own code) were approved. It
 writes the exercise columns, the penalty, the total, the status and the
 feedback cell. `report` puts the rows, the assignment and the decisions
 together into the report (`report.Report`, saved as JSON at the file's edge)
@@ -315,8 +315,8 @@ def resolve_extensions(assignment: Assignment, matcher: Matcher) -> tuple[Assign
     return dataclasses.replace(assignment, extensions=resolved), refused
 
 
-def release(key: str, held: list[str], note: str, when: str | None = None) -> Release:
-    """The decision that releases a student's held marks: which statuses were looked at, why, when."""
+def approval(key: str, held: list[str], note: str, when: str | None = None) -> Release:
+    """The decision that approves a student's held marks (they count): which statuses were looked at, why, when."""
     return Release(key, tuple(str(s) for s in held), note, when or time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 

@@ -87,7 +87,7 @@ CLEAN = (Status.OK, Status.NOT_ATTEMPTED)
 
 HOLD = (*INTEGRITY, *ATTEMPTS)
 """A notebook with any of these statuses holds its student's marks for review: they are shown in the gradebook and
-the feedback, and no file for the LMS carries them until the instructor releases them (`gradebook release`). The
+the feedback, and no file for the LMS carries them until the instructor approves them (`gradebook approve`). The
 assignment's policy may grade an integrity finding instead of holding it (`score.holding`)."""
 
 ROW_STATUSES = (Status.HELD, Status.RELEASED, Status.NO_SUBMISSION, Status.NOT_ON_ROSTER, Status.NO_NOTEBOOKS,

@@ -40,7 +40,7 @@ The feedback pages in bulk, one zip per LMS:
 
 Rows left out of a file are returned with why, so the caller can say so: no
 id the LMS matches, not on the roster, and marks held for review (no file
-for an LMS carries them until the instructor releases them).
+for an LMS carries them until the instructor approves them).
 """
 
 from __future__ import annotations
