@@ -53,8 +53,8 @@ def test_import_grading_loads_the_registry_and_no_exercise_s_checks():
     assert found["libraries"] == ["numpy"]
     grading = [n for n in found["course"] if n.startswith("attention_course.grading")]
     assert grading == ["attention_course.grading", "attention_course.grading.checks",
-                       "attention_course.grading.checks.engine", "attention_course.grading.checks.engine.results",
-                       "attention_course.grading.checks.exercises"]
+                       "attention_course.grading.checks.engine", "attention_course.grading.checks.engine.code",
+                       "attention_course.grading.checks.engine.results", "attention_course.grading.checks.exercises"]
     assert {".".join(n.split(".")[:2]) for n in found["course"]} == {"attention_course", "attention_course.core",
                                                                       "attention_course.grading"}
 

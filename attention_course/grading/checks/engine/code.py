@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import re
 import types
 from dataclasses import dataclass
 
@@ -158,7 +159,7 @@ def _definitions(cells: list[str]) -> dict[str, ast.AST]:
             tree = ast.parse(source)
         except (SyntaxError, ValueError):  # IPython's syntax (`%time x = 1`), or a cell that does not parse
             try:
-                tree = ast.parse(_as_python(source))
+                tree = ast.parse(as_python(source))
             except (SyntaxError, ValueError):  # a cell that does not parse defines nothing
                 continue
         for node in tree.body:
@@ -167,8 +168,18 @@ def _definitions(cells: list[str]) -> dict[str, ast.AST]:
     return defs
 
 
-def _as_python(source: str) -> str:
-    """A cell in IPython's syntax made Python; IPython is imported only for such a cell."""
+def as_python(source: str) -> str:
+    """A cell in IPython's syntax made Python (`%time x = 1` -> get_ipython().run_line_magic(...)); IPython is
+    imported only for such a cell, since plain Python is left as it is."""
     from IPython.core.inputtransformer2 import TransformerManager
 
     return TransformerManager().transform_cell(source)
+
+
+_DEF = re.compile(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", flags=re.MULTILINE)
+
+
+def functions_defined(code: str) -> set[str]:
+    """The names of the functions `code` defines (`def name(`, at any depth), read as text: code that does not
+    parse still shows which exercise it is."""
+    return set(_DEF.findall(code))

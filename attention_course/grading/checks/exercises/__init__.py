@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import ast
 import importlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
+
+from ..engine.code import as_python, functions_defined
 
 if TYPE_CHECKING:
     from ..engine.check import Check
@@ -167,7 +168,7 @@ def identify(metadata: dict, path: Path | str, code: str) -> Exercise | None:
     for ex in EXERCISES:
         if ex.id in stem:
             return ex
-    defined = defined_functions(code)
+    defined = functions_defined(code)
     matches = [ex for ex in EXERCISES if set(ex.functions) <= defined]
     # The most specific match: exercise 5 defines masked_attention, exercise 6 also padded_attention.
     return max(matches, key=lambda ex: len(ex.functions)) if matches else None
@@ -183,7 +184,7 @@ def recognise(metadata: dict, path: Path | str, code: str) -> tuple[Exercise | N
     found = identify({}, path, code)  # by the file name, else by the functions it defines
     if named is None or found is None or found.id == named.id:
         return named or found, None
-    defined = defined_functions(code)
+    defined = functions_defined(code)
     if set(named.functions) & defined or not set(found.functions) & defined:
         return named, None
     return found, (f"its metadata says it is exercise {named.id}, but it defines none of that exercise's functions "
@@ -211,11 +212,6 @@ def named_in(metadata: dict, path: Path | str) -> Exercise | None:
     return None
 
 
-def defined_functions(code: str) -> set[str]:
-    """The names of the functions `code` defines with a `def` at the start of a line (indented or not)."""
-    return set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", code, flags=re.MULTILINE))
-
-
 def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
     """Names taken from attention_course (outside its grading package) beyond those the exercise provides.
 
@@ -228,7 +224,7 @@ def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
             trees.append(ast.parse(source))
         except SyntaxError:  # IPython's syntax, or code that does not parse (then nothing to see)
             try:
-                trees.append(ast.parse(_as_python(source)))
+                trees.append(ast.parse(as_python(source)))
             except SyntaxError:
                 continue
     used: set[str] = set()
@@ -245,14 +241,6 @@ def package_names_used(cells: list[str], exercise: Exercise) -> list[str]:
                 if node.attr != "grading":
                     used.add(node.attr)
     return sorted(used - set(exercise.provided))
-
-
-def _as_python(source: str) -> str:
-    """A cell in IPython's syntax made Python (`%time x = 1` -> get_ipython().run_line_magic(...)); IPython is
-    imported only for such a cell, since plain Python is left as it is."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager().transform_cell(source)
 
 
 def _course_module(name: str) -> bool:
