@@ -28,6 +28,13 @@ if TYPE_CHECKING:  # the handlers import what they use when they run, so that --
     from .report import Decisions, IntakeFound, Report
 
 
+def absolute_path(text: str) -> Path:
+    """An argument that names a file or folder, made absolute and resolved as the command line is read (argparse's
+    `type`), so that what the kit derives from it (unpacked folders, reports beside gradebooks) agrees whatever the
+    working folder, and no handler rewrites what it was given."""
+    return Path(text).resolve()
+
+
 def register(subparsers) -> None:
     """Add the grade, gradebook and assignment subcommands."""
     _register_grade(subparsers)
@@ -51,36 +58,37 @@ def _register_grade(subparsers) -> None:
                     "--adjustments. A notebook that tried something beyond running its own code (signals, the "
                     "network, files outside its folder, the grader's code, too many processes) is held for review: "
                     "its marks show in the gradebook and its feedback, and no file for the LMS carries them until "
-                    "`attention-course gradebook release` names the student. Writes the CSV gradebook and its JSON "
+                    "`attention-course gradebook approve` names the student. Writes the CSV gradebook and its JSON "
                     "report; with --out-dir also Canvas's and Moodle's import files, a feedback file per student, "
                     "the feedback zips each LMS takes back in bulk and the class summary. An existing gradebook is "
                     "never replaced without --force (--update merges into it, keeping a backup, and refreshes every "
                     "file written from it).",
     )
-    grade.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="notebooks, folders or LMS zips")
-    grade.add_argument("--assignment", type=Path, metavar="TOML",
+    grade.add_argument("submissions", nargs="+", type=absolute_path, metavar="SUBMISSION",
+                       help="notebooks, folders or LMS zips")
+    grade.add_argument("--assignment", type=absolute_path, metavar="TOML",
                        help="the assignment file (see `attention-course assignment init`)")
-    grade.add_argument("--roster", type=Path, metavar="CSV",
+    grade.add_argument("--roster", type=absolute_path, metavar="CSV",
                        help="the class: the course's CSV (student_id,name[,email,submission,canvas_id,sis_user_id,"
                             "sis_login_id,section,moodle_id]), Canvas's gradebook export or Moodle's grading worksheet")
-    grade.add_argument("--adjustments", type=Path, metavar="CSV",
+    grade.add_argument("--adjustments", type=absolute_path, metavar="CSV",
                        help="manual adjustments, applied after grading: student,exercise,points,reason (the student by "
                             "any key of the roster: id, LMS id, SIS id or login, e-mail, \"Last, First\" or \"First "
                             "Last\"; the reason is shown to the student); with --update, they replace the gradebook's. "
                             "A line naming no one, or several, stops the command before anything is graded")
-    grade.add_argument("--submission-times", type=Path, metavar="CSV",
+    grade.add_argument("--submission-times", type=absolute_path, metavar="CSV",
                        help="when each student submitted (a column naming the student, and submitted, ISO 8601), for "
                             "a download that carries no times: Canvas's says only late or not, Moodle's nothing")
-    grade.add_argument("--out", type=Path, default=None,
+    grade.add_argument("--out", type=absolute_path, default=None,
                        help="the CSV to write (default: gradebook.csv, or OUT_DIR/gradebook.csv); the report goes to "
                             "the same name with .json")
-    grade.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+    grade.add_argument("--out-dir", type=absolute_path, default=None, metavar="DIR",
                        help="also write canvas.csv, moodle.csv, feedback/<student>.html and .txt, and summary.html here")
     grade.add_argument("--force", action="store_true", help="replace an existing gradebook and report")
     grade.add_argument("--dry-run", action="store_true",
                        help="say who each submission was matched to and which gradebook rows would be graded or "
                             "replaced, then stop: nothing is graded or written")
-    grade.add_argument("--update", type=Path, default=None, metavar="GRADEBOOK",
+    grade.add_argument("--update", type=absolute_path, default=None, metavar="GRADEBOOK",
                        help="regrade: merge these submissions into this existing gradebook (a backup of it is kept): a "
                             "submission (a folder named by the student's id, name, e-mail or the grader's own unpacked "
                             "folder, or an LMS download) replaces that student's row; their exercises given no "
@@ -116,9 +124,12 @@ def _register_gradebook(subparsers) -> None:
     )
     actions = book.add_subparsers(dest="action", metavar="ACTION", required=True)
     merge = actions.add_parser("merge", help="merge reports into one gradebook")
-    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports (or the CSVs beside them)")
-    merge.add_argument("--out", type=Path, required=True, help="the merged CSV gradebook (its report beside it)")
-    merge.add_argument("--out-dir", type=Path, default=None, metavar="DIR", help="also write the LMS files, feedback and summary here")
+    merge.add_argument("reports", nargs="+", type=absolute_path, metavar="REPORT",
+                       help="JSON reports (or the CSVs beside them)")
+    merge.add_argument("--out", type=absolute_path, required=True,
+                       help="the merged CSV gradebook (its report beside it)")
+    merge.add_argument("--out-dir", type=absolute_path, default=None, metavar="DIR",
+                       help="also write the LMS files, feedback and summary here")
     merge.add_argument("--force", action="store_true", help="replace an existing gradebook (a backup is kept)")
     merge.set_defaults(run=run_gradebook_merge)
     approve = actions.add_parser("approve", help="approve the marks of students held for review: they count")
@@ -128,30 +139,33 @@ def _register_gradebook(subparsers) -> None:
     _approve_arguments(former)
     former.set_defaults(run=run_gradebook_release)
     adjust = actions.add_parser("adjust", help="apply manual adjustments to a gradebook")
-    adjust.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
-    adjust.add_argument("adjustments", type=Path, metavar="CSV",
+    adjust.add_argument("gradebook", type=absolute_path, metavar="GRADEBOOK",
+                        help="the CSV gradebook (its JSON report beside it)")
+    adjust.add_argument("adjustments", type=absolute_path, metavar="CSV",
                         help="student,exercise,points,reason: points added (negative: taken) to an exercise, kept "
                              "within 0 and its points, before the late rule; the student by any key the gradebook's "
                              "roster carries; the reason is shown to the student")
-    adjust.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+    adjust.add_argument("--out-dir", type=absolute_path, default=None, metavar="DIR",
                         help="write the LMS files, feedback and summary here (default: where they were last written)")
     adjust.add_argument("--dry-run", action="store_true", help="say which totals would change; write nothing")
     adjust.set_defaults(run=run_gradebook_adjust)
     export = actions.add_parser("export", help="write the LMS files, feedback and summary of a report")
-    export.add_argument("report", type=Path, metavar="REPORT", help="a JSON report (or the CSV beside it)")
-    export.add_argument("--out-dir", type=Path, required=True, metavar="DIR")
+    export.add_argument("report", type=absolute_path, metavar="REPORT",
+                        help="a JSON report (or the CSV beside it)")
+    export.add_argument("--out-dir", type=absolute_path, required=True, metavar="DIR")
     export.set_defaults(run=run_gradebook_export)
 
 
 def _approve_arguments(parser) -> None:
     """The arguments of `gradebook approve` (and of its former name, `gradebook release`)."""
-    parser.add_argument("gradebook", type=Path, metavar="GRADEBOOK", help="the CSV gradebook (its JSON report beside it)")
+    parser.add_argument("gradebook", type=absolute_path, metavar="GRADEBOOK",
+                        help="the CSV gradebook (its JSON report beside it)")
     parser.add_argument("students", nargs="+", metavar="STUDENT",
                         help="a student id, an LMS id, an SIS id or login, an e-mail or a name (\"First Last\" or "
                              "\"Last, First\"); a name that fits several students is refused")
     parser.add_argument("--note", required=True, help="what you found when you looked (kept in the gradebook)")
     parser.add_argument("--dry-run", action="store_true", help="say what would be approved; write nothing")
-    parser.add_argument("--out-dir", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--out-dir", type=absolute_path, default=None, metavar="DIR",
                         help="write the LMS files, feedback and summary here (default: where they were last written)")
 
 
@@ -163,11 +177,11 @@ def _register_assignment(subparsers) -> None:
     )
     a_actions = assignment.add_subparsers(dest="action", metavar="ACTION", required=True)
     init = a_actions.add_parser("init", help="write a commented assignment file")
-    init.add_argument("file", type=Path, nargs="?", default=Path("assignment.toml"))
+    init.add_argument("file", type=absolute_path, nargs="?", default="assignment.toml")
     init.add_argument("--force", action="store_true", help="replace an existing file")
     init.set_defaults(run=run_assignment_init)
     show = a_actions.add_parser("show", help="check an assignment file and print what it grades")
-    show.add_argument("file", type=Path)
+    show.add_argument("file", type=absolute_path)
     show.set_defaults(run=run_assignment_show)
 
 
@@ -182,22 +196,6 @@ class _Refused(Exception):
     """A grade run that cannot go on: the message is printed and the command exits with status 2."""
 
 
-PATHS = ("submissions", "roster", "assignment", "out", "out_dir", "update", "adjustments", "submission_times",
-         "reports", "report", "gradebook", "file")
-"""The arguments that name files or folders: made absolute (resolved) once, before any handler uses them."""
-
-
-def absolute_paths(args) -> None:
-    """Every path argument made absolute and resolved, so that what the kit derives from them (unpacked folders,
-    reports beside gradebooks) agrees whatever the working folder."""
-    for name in PATHS:
-        value = getattr(args, name, None)
-        if isinstance(value, list):
-            setattr(args, name, [Path(v).resolve() for v in value])
-        elif value is not None:
-            setattr(args, name, Path(value).resolve())
-
-
 def run_grade(args) -> int:
     """Handler of `attention-course grade`: intake, the names resolved, then run and judge every notebook, then score
     and write."""
@@ -205,7 +203,6 @@ def run_grade(args) -> int:
     from .intake import OWN_TIME
     from .score import build_report, carry_over
 
-    absolute_paths(args)
     try:
         assignment, old, out, decisions = _grade_target(args)
         with _unpack_folder(args, out) as unpacked:
@@ -529,7 +526,6 @@ def run_gradebook_merge(args) -> int:
     """Handler of `attention-course gradebook merge`."""
     from .write.gradebook import GradebookExists, MergeError, exports_entry, merge_reports, read_report, write_report
 
-    absolute_paths(args)
     try:
         report = merge_reports([read_report(p) for p in args.reports])
         report = dataclasses.replace(report, exports=exports_entry(args.out_dir, args.out) if args.out_dir else None)
@@ -559,7 +555,6 @@ def run_gradebook_approve(args) -> int:
     from .score import approval
     from .write.gradebook import MergeError, read_report, with_decisions
 
-    absolute_paths(args)
     try:
         report = read_report(args.gradebook)
     except MergeError as err:
@@ -591,7 +586,6 @@ def run_gradebook_adjust(args) -> int:
     from .score import AdjustmentError, read_adjustments, resolve_adjustments
     from .write.gradebook import MergeError, read_report, with_decisions
 
-    absolute_paths(args)
     try:
         report = read_report(args.gradebook)
         adjustments = read_adjustments(args.adjustments, tuple(report.exercises))
@@ -635,7 +629,6 @@ def run_gradebook_export(args) -> int:
     """Handler of `attention-course gradebook export`."""
     from .write.gradebook import MergeError, read_report
 
-    absolute_paths(args)
     try:
         report = read_report(args.report)
     except MergeError as err:
@@ -648,7 +641,6 @@ def run_assignment_init(args) -> int:
     """Handler of `attention-course assignment init`."""
     from .assignment import template
 
-    absolute_paths(args)
     if args.file.exists() and not args.force:
         return fail("assignment init", f"{args.file} already exists; pass --force to replace it")
     args.file.write_text(template(args.file.name), encoding="utf-8")
@@ -661,7 +653,6 @@ def run_assignment_show(args) -> int:
     """Handler of `attention-course assignment show`."""
     from .assignment import AssignmentError, load
 
-    absolute_paths(args)
     try:
         a = load(args.file)
     except AssignmentError as err:
