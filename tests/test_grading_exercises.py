@@ -64,6 +64,14 @@ def test_the_registry_names_each_exercise_s_checks_as_their_module_does(ex):
     assert all(a is b for a, b in zip(ex.checks, ex.checks))  # the same objects each time they are asked for
 
 
+def test_each_module_of_checks_lists_exactly_the_checks_the_registry_names_from_it():
+    for module_name in dict.fromkeys(e.module for e in EXERCISES):
+        module = importlib.import_module(f"attention_course.grading.checks.exercises.{module_name}")
+        named = [name for e in EXERCISES if e.module == module_name for name in e.check_names]
+        assert sorted(module.CHECKS) == sorted(named), module_name
+        assert all(check.name == name for name, check in module.CHECKS.items()), module_name
+
+
 def test_every_check_has_hidden_inputs_and_a_book_chapter():
     chapters = {line.split("file:")[1].strip().removeprefix("book/")
                 for line in (ROOT / "_toc.yml").read_text().splitlines() if "file:" in line}

@@ -44,7 +44,7 @@ class Exercise:
     """The book chapter it practises (book/<chapter>.ipynb)."""
     module: str
     """The module beside this one that defines its checks ("masks": masks.py): a check named `causal_mask` is its
-    `CAUSAL_MASK` (a `Check`), run in a notebook by its `check_causal_mask`."""
+    `CHECKS["causal_mask"]` (a `Check`), run in a notebook by its `check_causal_mask`."""
     check_names: tuple[str, ...]
     """The names of its checks, in the order the notebook runs them."""
     provided: tuple[str, ...] = ()
@@ -72,7 +72,7 @@ class Exercise:
         if self.built is not None:
             return self.built()
         module = importlib.import_module(f".{self.module}", __name__)
-        return tuple(getattr(module, name.upper()) for name in self.check_names)
+        return tuple(module.CHECKS[name] for name in self.check_names)
 
     @property
     def check_functions(self) -> tuple[str, ...]:

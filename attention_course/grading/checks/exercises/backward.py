@@ -491,3 +491,7 @@ def check_backward_query_tile(backward_query_tile, *, hidden: bool = False) -> C
     holding an (n_q, n_k) array. The exercise 11_attention_backward (book/backward.ipynb).
     """
     return check_in_process(BACKWARD_QUERY_TILE, backward_query_tile, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (BACKWARD_QUERY_TILE,)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

@@ -860,3 +860,6 @@ def check_worked_example(answers, example=None, *, hidden: bool = False) -> Chec
                                                      "Work the steps on paper, then write your numbers in.")
     return result
 
+
+CHECKS = {c.name: c for c in (WORKED_EXAMPLE,)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

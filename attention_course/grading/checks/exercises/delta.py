@@ -414,3 +414,7 @@ def check_gated_delta_chunk(gated_delta_chunk, *, hidden: bool = False) -> Check
     (book/todays_models.ipynb).
     """
     return check_in_process(GATED_DELTA_CHUNK, gated_delta_chunk, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (GATED_DELTA_STEP, GATED_DELTA_CHUNK)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

@@ -574,3 +574,7 @@ def check_padded_attention(padded_attention, *, hidden: bool = False) -> CheckRe
     Only the rows of real queries are compared. The exercise 06_padding_mask (book/masks.ipynb).
     """
     return check_in_process(PADDED_ATTENTION, padded_attention, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (CAUSAL_MASK, MASKED_ATTENTION, PADDING_MASK, PADDED_ATTENTION)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

@@ -318,3 +318,7 @@ def check_multi_head_attention(multi_head_attention, *, hidden: bool = False) ->
     The exercise 07_multi_head_attention (book/learned_projections.ipynb).
     """
     return check_in_process(MULTI_HEAD_ATTENTION, multi_head_attention, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (MULTI_HEAD_ATTENTION,)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

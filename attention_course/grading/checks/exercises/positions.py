@@ -407,3 +407,7 @@ def check_rope_attention(rope_attention, *, hidden: bool = False) -> CheckResult
     they are), scaled by 1/sqrt(d). The exercise 09_rope (book/positions.ipynb).
     """
     return check_in_process(ROPE_ATTENTION, rope_attention, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (APPLY_ROPE, ROPE_ATTENTION)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

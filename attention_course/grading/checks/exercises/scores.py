@@ -396,3 +396,7 @@ def check_dot_product_spread(dot_product_spread, *, hidden: bool = False) -> Che
     shown is the theory, sqrt(d_k)). The exercise 02_scale_scores (book/scaling.ipynb).
     """
     return check_in_process(DOT_PRODUCT_SPREAD, dot_product_spread, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (DOT_SCORES, SCALE_SCORES, DOT_PRODUCT_SPREAD)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

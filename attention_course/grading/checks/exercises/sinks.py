@@ -480,3 +480,7 @@ def check_sink_attention(sink_attention, *, hidden: bool = False) -> CheckResult
     full layer). The exercise 12_sink_attention (book/todays_models.ipynb).
     """
     return check_in_process(SINK_ATTENTION, sink_attention, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (SINK_ATTENTION,)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

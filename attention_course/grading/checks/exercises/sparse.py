@@ -318,3 +318,7 @@ def check_sparse_attention(sparse_attention, *, hidden: bool = False) -> CheckRe
     each query keeps. The exercise 14_sparse_attention (book/todays_models.ipynb).
     """
     return check_in_process(SPARSE_ATTENTION, sparse_attention, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (SPARSE_ATTENTION,)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""

@@ -630,3 +630,7 @@ def check_decode_step_cost(decode_step_cost, *, hidden: bool = False) -> CheckRe
     The exercise 13_decode_step_cost (book/generating_cost.ipynb).
     """
     return check_in_process(DECODE_STEP_COST, decode_step_cost, hidden=hidden)
+
+
+CHECKS = {c.name: c for c in (DECODE_ATTENTION_COST, DECODE_STEP_COST)}
+"""This module's checks by name: what the registry's `Exercise.checks` reads."""
