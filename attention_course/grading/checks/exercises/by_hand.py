@@ -355,7 +355,7 @@ def _carried_roots(example: WorkedExample, entry: str, own: dict, key: dict) -> 
             continue
         roots: list[str] = []
         for source in sources:
-            if judge_step(example, source, own, key):
+            if step_problem(example, source, own, key):
                 roots.append(source)  # wrong itself
             else:
                 roots += _carried_roots(example, source, own, key)[1]  # right only from a wrong one before it
@@ -408,7 +408,7 @@ def _same_answer(entry: str, value, target) -> bool:
     return _positions(value) is not None and _positions(value) == _positions(target)
 
 
-def judge_step(example: WorkedExample, entry: str, own: dict, key: dict | None = None) -> str | None:
+def step_problem(example: WorkedExample, entry: str, own: dict, key: dict | None = None) -> str | None:
     """What is wrong with one step of a sheet (a sentence naming it), or None if it is right.
 
     `key`: the example's `answer_key`, if the caller has it already.
@@ -683,13 +683,13 @@ def _compare(example: WorkedExample, mistakes: tuple[StepMistake, ...]):
         own = _sheet(got)
         if own is None:
             return f"expected the answer sheet, a dict of the steps' numbers; got {got}", None
-        message = judge_step(example, case.step, own, key)
+        message = step_problem(example, case.step, own, key)
         if message is None:
             return None
         value = own[case.step]
         for position in sorted(predictions):
             mistake = mistakes[position]
-            if mistake.step != case.step or any(judge_step(example, r, own, key) for r in mistake.right):
+            if mistake.step != case.step or any(step_problem(example, r, own, key) for r in mistake.right):
                 continue
             try:  # the same mistake made on the student's own earlier answers
                 mine = mistake.wrong(own_inputs(example, own))
