@@ -50,7 +50,7 @@ from attention_course.decoder.attention import layer_mask
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.engine.calls import CallOutcome, Observation, error_line, observe_call
 from attention_course.grading.checks.engine.cases import Case
-from attention_course.grading.checks.engine.check import Check, as_expected, graded_part, judge, prediction_matches
+from attention_course.grading.checks.engine.check import Check, as_expected, case_verdict, graded_part, prediction_matches
 from attention_course.grading.checks.engine.code import Code, code_of
 from attention_course.grading.checks.engine.mistakes import (
     Mistake, compose, diagnose, dtype_changed, modified_arguments, precision_lost, same_values, seen_difference,
