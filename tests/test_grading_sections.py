@@ -54,11 +54,11 @@ def test_the_summary_s_anchors_are_the_ones_sphinx_gives_the_sections():
 
 
 def _case(mistake, hint, matches=()) -> results.CaseResult:
-    return results.CaseResult("in", "", "", "", results.FAILED, "", hint, mistake, matches=tuple(matches))
+    return results.CaseResult("in", "", "", "", results.CheckStatus.FAILED, "", hint, mistake, matches=tuple(matches))
 
 
 def _check(name, mistake, hint, cases) -> results.CheckResult:
-    return results.CheckResult(name, name, False, 0, 1, results.FAILED, "", hint, mistake, tuple(cases))
+    return results.CheckResult(name, name, False, 0, 1, results.CheckStatus.FAILED, "", hint, mistake, tuple(cases))
 
 
 def _row(path: str, exercise: str, check: results.CheckResult, *others: str) -> Row:
