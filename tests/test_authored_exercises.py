@@ -78,6 +78,10 @@ def test_the_released_notebook_has_the_stub_and_the_check_cell_but_no_solution(r
     assert 'check_exercise(cross_attention, "cross_attention")' in text and 'chapter_page("masks")' in text
     for secret in ("np.where(key_padding[None, :]", "def hidden", "mistakes =", "BEGIN SOLUTION"):
         assert secret not in text
+    source = nbformat.read(SOURCE / "cross_attention.ipynb", as_version=4)
+    notes = [c.source for c in source.cells if "instructor" in c.metadata.get("tags", [])]
+    assert notes and not any(note in text for note in notes)  # a cell tagged instructor stays in the source
+    assert len(nb.cells) == len(source.cells) - len(notes) + 1  # + the chapter's link
     assert nb.metadata["attention_course"] == {"exercise": "cross_attention", "check_file": "cross_attention.check.json"}
     data = (released / "cross_attention.check.json").read_text()
     assert "longer encoder" not in data and "np.where" not in data  # no hidden input, no code of the solution

@@ -23,7 +23,7 @@ from ..checks.engine.shrink import candidates
 from ..checks.exercises import METADATA_KEY, Exercise, add
 from ..checks.exercises.authored import FORMAT, SUFFIX, encode, helper_name, key, sendable
 from .build import check_of, verify
-from .source import Declaration, SourceError, declare, read_source, stub_cell
+from .source import INSTRUCTOR_TAG, Declaration, SourceError, declare, read_source, stub_cell
 
 MAX_CUTS = 4000
 """Smaller inputs kept per visible input for the search for the smallest failing one (the nearest first)."""
@@ -97,7 +97,8 @@ def release_folder(folder: Path | str, out: Path | str) -> Released:
 
 
 def student_notebook(d: Declaration) -> nbformat.NotebookNode:
-    """The task, the stub, the chapter's link and the check cell; no solution, no declaration, no output."""
+    """The task, the stub, the chapter's link and the check cell; no solution, no declaration, no cell tagged
+    `instructor`, no output."""
     src = d.source
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
@@ -106,6 +107,8 @@ def student_notebook(d: Declaration) -> nbformat.NotebookNode:
         nb.cells.append(nbformat.v4.new_code_cell(
             f'from attention_course.book import chapter_page\n\nchapter_page("{d.chapter}")  # the chapter to read first'))
     for i, cell in enumerate(src.cells):
+        if INSTRUCTOR_TAG in cell.metadata.get("tags", []) and i != src.solution_cell:
+            continue
         if i == src.check_cell:
             nb.cells.append(nbformat.v4.new_code_cell(
                 "from attention_course.grading.checks.exercises.authored import check_exercise\n\n"

@@ -19,6 +19,9 @@ markers may hold the whole `def`, or only its body); one code cell tagged
     tolerance = (1e-6, 1e-9)             # (rtol, atol) instead of the course's (float32's or float64's)
     chapter = "masks"                    # the book chapter the student's notebook links to
 
+A cell tagged `instructor` (a note to yourself or a colleague, say what the
+check cell declares) is left out of the student's notebook.
+
 `read_source` reads the cells; `declare` runs them (the instructor's own code)
 and returns the `Declaration`. Every problem is a `SourceError` naming the
 notebook, the cell and what is wrong.
@@ -40,6 +43,8 @@ import numpy as np
 
 CHECK_TAG = "check"
 """The tag of the cell that declares the check."""
+INSTRUCTOR_TAG = "instructor"
+"""The tag of a cell for the instructor alone: not in the student's notebook."""
 BEGIN = re.compile(r"^\s*#+\s*BEGIN SOLUTION\s*$")
 END = re.compile(r"^\s*#+\s*END SOLUTION\s*$")
 NAMES = {"function", "reference", "visible", "hidden", "axes", "helpers", "mistakes", "outputs", "points",
