@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     check.set_defaults(run=run_check)
 
     release = subparsers.add_parser(
-        "release", help="regenerate exercises/ from solutions/",
+        "release", help="write the students' notebooks: the course's (solutions/), or your own exercises'",
         description="Write the student notebooks from the solution notebooks: code between '### BEGIN SOLUTION' "
                     "and '### END SOLUTION' becomes '# YOUR CODE HERE' and 'raise NotImplementedError()'; outputs "
                     "are removed. An exercise notebook edited since its release (a student's work) is never replaced "
