@@ -19,13 +19,7 @@ array([[0.19, 0.91]])
 
 import importlib
 import sys
-
-from .core.attention import attention_weights, repeat_kv, scaled_dot_product_attention
-from .core.backward import attention_backward
-from .core.masks import causal_mask, padding_mask, sliding_window_mask
-from .core.multi_head import merge_heads, multi_head_attention, split_heads
-from .core.positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
-from .core.softmax import softmax
+import types
 
 __version__ = "0.1.0"
 
@@ -33,14 +27,19 @@ __version__ = "0.1.0"
 def lazy_attributes(package: str, names: dict[str, tuple[str, ...]], submodules: dict[str, str], *,
                     keep: bool = True):
     """The package's import-on-first-use: its module `__getattr__` and `__dir__` (PEP 562), the one mechanism of
-    `attention_course`, `attention_course.chapters` and `attention_course.grading`.
+    `attention_course`, `attention_course.core`, `attention_course.chapters` and `attention_course.grading`.
 
     `names`: module (relative to `package`, e.g. "chapters.cost") -> the names taken from it; `submodules`:
     attribute -> module (relative to `package`) it stands for. `keep`: a name looked up is written into the
     package's namespace for the next lookup (False: looked up each time, the namespace never written into).
+    A name taken from a module of its own name (`core.softmax`, the function of `core/softmax.py`) stays the
+    function: Python's import of that module puts the module into the package's namespace under that name, which
+    the package, given a class of its own for this, refuses (as the language reference's "Customizing module
+    attribute access" shows); the name is looked up on first use, as every other.
     Not a module of its own, so that `import attention_course` loads nothing more for it.
     """
     module_of = {name: module for module, taken in names.items() for name in taken}
+    named_as_their_module = frozenset(name for name, module in module_of.items() if module.split(".")[-1] == name)
 
     def __getattr__(name: str):
         """A name or a submodule not imported yet: imported now (and kept for the next lookup, if `keep`)."""
@@ -58,13 +57,29 @@ def lazy_attributes(package: str, names: dict[str, tuple[str, ...]], submodules:
         namespace = vars(sys.modules[package])
         return sorted(set(namespace) | set(namespace.get("__all__", ())) | set(submodules))
 
+    if named_as_their_module:
+        class Package(types.ModuleType):
+            """The package, refusing a submodule the place of its function of the same name."""
+
+            def __setattr__(self, name: str, value) -> None:
+                if not (name in named_as_their_module and isinstance(value, types.ModuleType)):
+                    super().__setattr__(name, value)
+
+        sys.modules[package].__class__ = Package
     return __getattr__, __dir__
 
 
-# What `import attention_course` loads is the core alone (NumPy its one dependency); the names below, the
-# subpackages and `plots` are imported on first use, as NumPy and SciPy load theirs: a student's check, which
-# needs a softmax, does not wait for the cost chapter's measurements, the decoders or matplotlib.
+# `import attention_course` loads this module alone (not even NumPy); the names below, the subpackages and `plots`
+# are imported on first use, each from its own module, as NumPy and SciPy load theirs: a student's check, which
+# needs a softmax, does not wait for the other functions of the core, the cost chapter's measurements, the decoders
+# or matplotlib.
 __getattr__, __dir__ = lazy_attributes(__name__, {
+    "core.attention": ("attention_weights", "repeat_kv", "scaled_dot_product_attention"),
+    "core.backward": ("attention_backward",),
+    "core.masks": ("causal_mask", "padding_mask", "sliding_window_mask"),
+    "core.multi_head": ("merge_heads", "multi_head_attention", "split_heads"),
+    "core.positions": ("alibi_bias", "alibi_slopes", "apply_rope", "rope_frequencies", "sinusoidal_positions"),
+    "core.softmax": ("softmax",),
     "chapters.cost": ("attention_flops", "backward_flops", "loglog_slope", "measure", "score_matrix_bytes",
                       "tile_count"),
     "chapters.scaling": ("jacobian_norm", "max_weight", "peakedness", "projected_score_std", "score_std",

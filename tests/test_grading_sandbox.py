@@ -236,6 +236,8 @@ def test_the_watch_sees_code_replaced_between_two_looks_and_nothing_else():
     import builtins
     import sys
 
+    import attention_course.core.masks  # noqa: F401 -- loaded on first use: here, before the snapshot
+    import attention_course.core.softmax  # noqa: F401
     import attention_course.grading  # noqa: F401 -- the worker's imports
     from attention_course.grading.checks.engine import cases as engine_cases
     from attention_course.grading.checks.engine import check as engine_check

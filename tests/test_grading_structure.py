@@ -174,33 +174,36 @@ def test_a_notebook_s_check_loads_nothing_of_the_instructor_s_room():
 
 
 STUDENT_CHECK_MODULES = 35
-"""The most modules of the package a student's `attention-course check` loads beyond `import attention_course`."""
+"""The most modules of the package (`attention_course.*`, the package itself included) a student's `attention-course
+check` of one notebook loads, run as the command or by its handler."""
 
 
 @pytest.mark.sandbox
-def test_a_student_s_check_loads_nothing_of_the_classroom_and_few_modules():
-    code = ("import argparse, contextlib, io, sys\n"
-            "import attention_course\n"
-            "before = set(sys.modules)\n"
-            "from attention_course.grading.cli import run_check\n"
-            "from attention_course.grading.run.options import add_limits\n"
-            "parser = argparse.ArgumentParser()\n"
-            "add_limits(parser)\n"
-            "parser.add_argument('notebooks', nargs='+')\n"
-            "codes = []\n"
-            "for notebook in ('solutions/01_dot_scores.ipynb', 'exercises/01_dot_scores.ipynb'):\n"
-            "    with contextlib.redirect_stdout(io.StringIO()):\n"
-            "        codes.append(run_check(parser.parse_args(['--follow-up-timeout', '0', notebook])))\n"
-            "print(codes)\n"
-            "print('\\n'.join(sorted(m for m in set(sys.modules) - before if m.startswith('attention_course'))))\n")
+@pytest.mark.parametrize("way", ["handler", "command"])
+def test_a_student_s_check_loads_nothing_of_the_classroom_and_few_modules(way):
+    check = {  # in a fresh interpreter: everything the check loads, `import attention_course` included
+        "handler": "import argparse\n"
+                   "from attention_course.grading.cli import run_check\n"
+                   "from attention_course.grading.run.options import add_limits\n"
+                   "parser = argparse.ArgumentParser()\n"
+                   "add_limits(parser)\n"
+                   "parser.add_argument('notebooks', nargs='+')\n"
+                   "check = lambda argv: run_check(parser.parse_args(argv))\n",
+        "command": "from attention_course.cli import main\n"
+                   "check = lambda argv: main(['check', *argv])\n",  # as `attention-course check` runs
+    }[way]
+    code = ("import contextlib, io, sys\n" + check
+            + "with contextlib.redirect_stdout(io.StringIO()):\n"
+              "    code = check(['--follow-up-timeout', '0', 'solutions/03_softmax.ipynb'])\n"
+              "print(code)\n"
+              "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('attention_course'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=PACKAGE.parent)
-    codes, *loaded = done.stdout.split("\n")
-    loaded = [m for m in loaded if m]
-    assert codes == "[0, 1]", done.stdout  # the solution passes, the notebook not yet written fails
-    assert "attention_course.grading.run.notebook" in loaded
-    assert [m for m in loaded if m.startswith(CLASSROOM)] == []
-    assert len(loaded) <= STUDENT_CHECK_MODULES, loaded
+    code, *loaded = done.stdout.split()
+    assert code == "0", done.stdout  # the solution passes
+    assert "attention_course.grading.run.notebook" in loaded and "attention_course.core.softmax" in loaded
+    assert [m for m in loaded if m.startswith(CLASSROOM)] == [], loaded
+    assert len(loaded) <= STUDENT_CHECK_MODULES, f"{len(loaded)} modules: {loaded}"
 
 
 # --- habits the whole package keeps ----------------------------------------------------------------

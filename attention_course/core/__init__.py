@@ -25,22 +25,32 @@ for 16-bit inputs (float16, bfloat16): computed in float32, returned in their
 dtype (book/low_precision.ipynb).
 """
 
-from .attention import attention_scores, attention_weights, repeat_kv, scaled_dot_product_attention
-from .backward import attention_backward
-from .compress import gated_pool, overlapping_gated_pool
-from .delta_rule import chunked_gated_delta_rule, delta_rule_step, gated_delta_rule, l2_normalize
-from .gates import gated_rms_norm, output_gate
-from .masks import causal_mask, chunked_causal_mask, padding_mask, sliding_window_mask
-from .multi_head import merge_heads, multi_head_attention, split_heads
-from .norms import rms_norm
-from .positions import alibi_bias, alibi_slopes, apply_rope, rope_frequencies, sinusoidal_positions
-from .rope_scaling import RopeScaling
-from .short_conv import causal_conv1d
-from .sinks import sink_attention, sink_softmax
-from .sparse import indexer_scores, sparse_attention, top_k_mask
-from .softcap import softcap
-from .softmax import softmax
-from .temperature import nope_temperature
+from .. import lazy_attributes
+
+# `import attention_course.core` loads this module alone; each name, and each module, is imported on first use,
+# through the package's one mechanism: a check that needs a softmax does not wait for the delta rule.
+# `core.softmax` and `core.softcap` are the functions, though their modules have the same names (the mechanism keeps
+# them so).
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "attention": ("attention_scores", "attention_weights", "repeat_kv", "scaled_dot_product_attention"),
+    "backward": ("attention_backward",),
+    "compress": ("gated_pool", "overlapping_gated_pool"),
+    "delta_rule": ("chunked_gated_delta_rule", "delta_rule_step", "gated_delta_rule", "l2_normalize"),
+    "gates": ("gated_rms_norm", "output_gate"),
+    "masks": ("causal_mask", "chunked_causal_mask", "padding_mask", "sliding_window_mask"),
+    "multi_head": ("merge_heads", "multi_head_attention", "split_heads"),
+    "norms": ("rms_norm",),
+    "positions": ("alibi_bias", "alibi_slopes", "apply_rope", "rope_frequencies", "sinusoidal_positions"),
+    "rope_scaling": ("RopeScaling",),
+    "short_conv": ("causal_conv1d",),
+    "sinks": ("sink_attention", "sink_softmax"),
+    "softcap": ("softcap",),
+    "softmax": ("softmax",),
+    "sparse": ("indexer_scores", "sparse_attention", "top_k_mask"),
+    "temperature": ("nope_temperature",),
+}, {module: module for module in ("attention", "backward", "compress", "delta_rule", "gates", "masks", "multi_head",
+                                  "norms", "positions", "rope_scaling", "short_conv", "sinks", "sparse",
+                                  "temperature")})
 
 __all__ = [
     "RopeScaling",

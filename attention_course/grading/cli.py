@@ -1,4 +1,4 @@
-"""The grading subcommands of `attention-course`: check, exercises, release, and the instructor's (`classroom.cli`).
+"""The student's grading subcommands of `attention-course`: check, exercises, answers, release.
 
     attention-course check 03_softmax.ipynb          a student grades their notebook
     attention-course exercises my-exercises/          a student writes the exercise notebooks from the package
@@ -7,7 +7,9 @@
     attention-course release                          exercises/ from solutions/
     attention-course release my_exercises/            an instructor's own exercises: my_exercises/released/
 
-`classroom.cli` adds grade, gradebook and assignment. Heavy modules are imported
+The instructor's (grade, gradebook, assignment) are `classroom.cli`'s, whose
+parsers `attention_course.cli` builds only for them (or `--help`): this module
+imports nothing of the classroom to build its own. Heavy modules are imported
 inside the handlers, so `--help` stays fast.
 """
 
@@ -20,7 +22,7 @@ from .run.options import add_limits, fail, read_limits
 
 
 def register(subparsers) -> None:
-    """Add the check, release and exercises subcommands, and the instructor's between them."""
+    """Add the check, release, exercises and answers subcommands."""
     check = subparsers.add_parser(
         "check", help="grade your own exercise notebook and see what to fix",
         description="Run your exercise notebook(s) the way the instructor's grader does (in a separate process, "
@@ -54,10 +56,6 @@ def register(subparsers) -> None:
         help="also replace exercise notebooks edited since their release (a .bak copy of each is kept)",
     )
     release.set_defaults(run=run_release)
-
-    from .classroom import cli as instructor  # the instructor's commands: their room is loaded to build their parsers
-
-    instructor.register(subparsers)
 
     exercises = subparsers.add_parser(
         "exercises", help="write the exercise notebooks into a folder",

@@ -15,7 +15,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ..._cpus import available_cores
 from .judge import NotebookGrade, Verdicts, judge_run, not_run
 from .plan import NotGraded, Setting, plan_notebook
 from .sandbox import bubblewrap
@@ -66,6 +65,8 @@ def grade_notebooks(paths: list[Path], limits: Limits = Limits(), *, setting: Se
 
     if len(paths) == 1:  # the usual check: no threads to start
         return [grade(paths[0], started)]
+    from ..._cpus import available_cores
+
     with ThreadPoolExecutor(max_workers=jobs or available_cores()) as pool:
         return list(pool.map(grade, paths, [started] + [None] * (len(paths) - 1)))
 

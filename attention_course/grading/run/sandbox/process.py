@@ -39,9 +39,8 @@ from ..status import Finding, Stop
 from . import bubblewrap
 from .bubblewrap import Bubblewrap
 from .channel import Call, Follow, Reports, StepKind
-from .protocol import ProtocolError, encode, pack_value
+from .protocol import CHANNEL_LOST, ProtocolError, encode, pack_value
 from .tree import Leftover, LoneProcess, SandboxProcesses
-from .worker import CHANNEL_LOST
 
 GiB = 1 << 30
 MiB = 1 << 20

@@ -25,6 +25,8 @@ MAX_HEADER = 4 << 20
 """Largest header (JSON) accepted from a worker, in bytes."""
 MAX_BLOB = 256 << 20
 """Largest array payload accepted from a worker, in bytes (after decompression)."""
+CHANNEL_LOST = 86
+"""The worker's exit status when it cannot write to its result channel (the notebook closed the descriptor)."""
 
 _savez = np.savez  # bound now: a notebook that replaces np.savez cannot reach the channel
 _dumps = json.dumps

@@ -30,8 +30,6 @@ import time
 
 WAIT_SECONDS = 30.0
 """How long a finished worker waits for the grader to end it."""
-CHANNEL_LOST = 86
-"""The worker's exit status when it cannot write to its result channel (the notebook closed the descriptor)."""
 MAX_FOLLOW_UP_BYTES = 16 << 20
 """Largest follow-up sent (its swapped calls' results and the smaller input): a larger one is not sent."""
 
@@ -142,14 +140,15 @@ def main() -> None:
     # the notebook, and send the request when it has prepared it.
     import threading
 
-    import attention_course  # noqa: F401 -- imported before any cell runs, so that its snapshot is whole
+    import attention_course  # noqa: F401 -- imported before any cell runs, so that it is in the snapshot (its names,
+    # loaded on first use, are taken as they come: those the exercise provides before the first cell)
     import attention_course.grading  # noqa: F401
 
     from ...checks.engine import calls
     from ...checks.engine.run import checks_left_to_the_grader
     from ..status import CellOutcome
     from .watch import Watch
-    from .protocol import decode, encode, pack_follow_up, pack_observation, unpack_value
+    from .protocol import CHANNEL_LOST, decode, encode, pack_follow_up, pack_observation, unpack_value
 
     write, lock, pid, leave = os.write, threading.Lock(), os.getpid(), os._exit  # bound before any student code runs
     observe_call = calls.observe_call
