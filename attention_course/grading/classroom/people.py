@@ -49,7 +49,8 @@ def plain(text: str) -> str:
 
 
 TEST_STUDENT = frozenset({"teststudent", "studenttest"})
-"""Canvas's Test Student (its student view), as `plain` writes its name in a roster or a download."""
+"""Canvas's Test Student (its student view), its name in `plain` form ("Test Student", "Student, Test",
+`studenttest`)."""
 
 
 def is_test_student(name: str) -> bool:

@@ -59,7 +59,6 @@ MOODLE_SUBMITTED = "Last modified (submission)"
 MOODLE_TIME_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %d %B %Y, %H:%M", "%d %B %Y, %I:%M %p", "%d %B %Y, %H:%M",
                        "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M")
 """How Moodle's worksheet writes a time (in the site's time zone, which it does not say)."""
-"""Canvas's Test Student, its name in `people.plain` form ("Test Student", "Student, Test", `studenttest`)."""
 TIME_KEYS = ("student_id", "canvas_id", "sis_user_id", "sis_login_id", "moodle_id", "email", "name")
 """The columns that may name a student in a submission-times file."""
 PARTICIPANT = re.compile(r"^\D*?(\d+)\s*$")
