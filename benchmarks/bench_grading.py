@@ -55,6 +55,7 @@ from attention_course.grading.classroom.batch import default_jobs, grade_submiss
 from attention_course.grading.classroom.intake import collect  # noqa: E402
 from attention_course.grading.run.sandbox import bubblewrap  # noqa: E402
 from attention_course.grading.run.sandbox.runner import Limits  # noqa: E402
+from attention_course.grading.classroom.assignment import Assignment  # noqa: E402
 from attention_course.grading.classroom.score import build_report  # noqa: E402
 from attention_course.grading.classroom.write.gradebook import write_report  # noqa: E402
 
@@ -311,7 +312,7 @@ def _grade(folder: Path, jobs: int, *, sandbox: bool, gradebook: Path | None = N
     start = time.perf_counter()
     grades = grade_submissions(collect([folder]), jobs=jobs, progress=gradebook is not None, sandbox=sandbox)
     if gradebook is not None:
-        write_report(build_report(grades), gradebook)  # as `grade` writes it
+        write_report(build_report(grades, Assignment.default().marking()), gradebook)  # as `grade` writes it
     return time.perf_counter() - start, grades
 
 

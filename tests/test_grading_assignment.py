@@ -127,7 +127,7 @@ def test_a_check_s_own_time_limit_is_used(tmp_path, capsys):
 def test_the_late_rule():
     a = from_dict({"deadline": dt.datetime.fromisoformat("2026-03-01T23:59:00+00:00"),
                    "late": {"grace_minutes": 10, "penalty_per_day": 0.25, "max_days": 2}})
-    due = a.deadline
+    due, a = a.deadline, a.marking()
     assert days_late(a, due + dt.timedelta(minutes=9)) == 0 and days_late(a, due + dt.timedelta(minutes=11)) == 1
     assert days_late(a, due + dt.timedelta(days=1, minutes=11)) == 2 and days_late(a, None, marked_late=True) == 1
     assert [late_factor(a.late, d) for d in (0, 1, 2, 3)] == [1.0, 0.75, 0.5, 0.0]

@@ -11,7 +11,7 @@ import pytest
 from attention_course.grading.checks.engine import results
 from attention_course.grading.checks.exercises import BY_ID, EXERCISES
 from attention_course.cli import main
-from attention_course.grading.classroom.assignment import AssignmentError, from_dict
+from attention_course.grading.classroom.assignment import Assignment, AssignmentError, from_dict
 from attention_course.grading.classroom.batch import SubmissionGrade
 from attention_course.grading.classroom.intake import Submission
 from attention_course.grading.classroom.report import Adjustment
@@ -33,6 +33,9 @@ from attention_course.grading.classroom.write.gradebook import (
 )
 from attention_course.grading.run.table import format_report
 from support.gradebook import write_gradebook
+
+DEFAULT = Assignment.default().marking()
+"""What scoring needs of the default assignment (every exercise, one point per input)."""
 
 
 def check_result(name, score, maximum, status=results.CheckStatus.PASSED, message="", hint=""):
@@ -119,21 +122,21 @@ def test_json_report_keeps_every_case(tmp_path):
 
 
 def test_merge_replaces_rows_by_student_and_keeps_the_class_order():
-    everyone = build_report(grades())
+    everyone = build_report(grades(), DEFAULT)
     regraded = grades()[0]
     regraded.notebooks[0] = softmax_grade(BY_ID["03_softmax"].max_score)
-    merged = merge_reports([everyone, build_report([regraded])])
+    merged = merge_reports([everyone, build_report([regraded], DEFAULT)])
     assert [r.name for r in merged.rows] == ["alice", "bob", "eve", "carol"]
     assert merged.rows[0].points["03_softmax"] == BY_ID["03_softmax"].max_score
     bob_again = grades()[1]
     bob_again.notebooks[0] = softmax_grade(0)
     bob_again.submission.order = 0  # graded on its own, without the class: its place comes from the gradebook
     everyone_orders = tuple(dataclasses.replace(r, order=i) for i, r in enumerate(everyone.rows))
-    merged = merge_reports([dataclasses.replace(everyone, rows=everyone_orders), build_report([bob_again])])
+    merged = merge_reports([dataclasses.replace(everyone, rows=everyone_orders), build_report([bob_again], DEFAULT)])
     assert [r.name for r in merged.rows] == ["alice", "bob", "eve", "carol"]
     assert merged.rows[1].points["03_softmax"] == 0
     assert csv_text(merge_reports([everyone])) == csv_text(everyone)
-    other = build_report(grades(), from_dict({"exercises": ["03_softmax"]}))
+    other = build_report(grades(), from_dict({"exercises": ["03_softmax"]}).marking())
     with pytest.raises(MergeError, match="different assignments"):
         merge_reports([everyone, other])
 
@@ -202,7 +205,7 @@ def test_an_adjustment_stays_within_the_exercise_s_points_and_comes_before_the_l
                             "late": {"penalty_per_day": 0.5}})
     alice, bob = grades()[:2]
     alice.submission.marked_late = True  # late by one day: half the marks
-    report = build_report([alice, bob], assignment)
+    report = build_report([alice, bob], assignment.marking())
     csv_path, _ = write_report(report, tmp_path / "gradebook.csv")
     before = {r["name"]: r for r in csv.DictReader(csv_path.open())}
     adjustments = _adjustments(tmp_path / "adj.csv", "alice,03_softmax,100,found by hand", "bob,03_softmax,-3,copied")
@@ -221,10 +224,10 @@ def test_an_extension_moves_one_student_s_deadline():
     assignment = from_dict({"exercises": ["03_softmax"], "deadline": dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc),
                             "extensions": {"S2": dt.datetime(2026, 3, 5, tzinfo=dt.timezone.utc)}})
     two_days_late = dt.datetime(2026, 3, 2, 12, tzinfo=dt.timezone.utc)
-    assert days_late(assignment, two_days_late, student_id="S1") == 2
-    assert days_late(assignment, two_days_late, student_id="S2") == 0
-    assert days_late(assignment, None, marked_late=True, student_id="S1") == 1  # the LMS's mark, no time
-    assert days_late(assignment, None, marked_late=True, student_id="S2") == 0  # judged against the LMS's deadline
+    assert days_late(assignment.marking(), two_days_late, student_id="S1") == 2
+    assert days_late(assignment.marking(), two_days_late, student_id="S2") == 0
+    assert days_late(assignment.marking(), None, marked_late=True, student_id="S1") == 1  # the LMS's mark, no time
+    assert days_late(assignment.marking(), None, marked_late=True, student_id="S2") == 0  # judged against the LMS's deadline
     with pytest.raises(AssignmentError, match="extensions.S3 .* needs a time zone"):
         from_dict({"extensions": {"S3": dt.datetime(2026, 3, 5)}})
 
@@ -240,7 +243,7 @@ def test_exercise_0_on_another_student_s_handout_follows_the_assignment_s_policy
     table = {"exercises": ["00_worked_example"], "exercise": {"00_worked_example": {"points": 8}}}
     if policy != "hold":
         table["integrity"] = {"handout_mismatch": policy}
-    row = build_report([grade], from_dict(table)).rows[0]
+    row = build_report([grade], from_dict(table).marking()).rows[0]
     mismatch = "exercise 0 from another student's handout: s1"
     assert (Status.HELD in row.statuses, row.total) == (held, points)
     assert row.status == (f"held for review (exercise 0 from another student's handout); {mismatch}" if held

@@ -12,6 +12,7 @@ import pytest
 from attention_course.cli import main
 from attention_course.grading.checks.exercises import BY_ID
 from attention_course.grading.classroom.intake import IntakeError, ZipLimits, intake, unpack
+from attention_course.grading.classroom.roster import read_class
 from attention_course.grading.classroom.roster import load as load_roster
 
 import grading_class as gc
@@ -167,9 +168,9 @@ def test_canvas_and_moodle_downloads_are_matched_to_the_roster(tmp_path, monkeyp
     moodle = gc.moodle_zip(Path("moodle.zip"), people)
     Path("out/work/mine").mkdir(parents=True)
     with pytest.raises(IntakeError, match="not unpacked by the grader"):
-        intake([gc.canvas_zip(Path("mine.zip"), people)], Path("out/work"), roster)
+        intake([gc.canvas_zip(Path("mine.zip"), people)], Path("out/work"), read_class(roster))
     for archive in (canvas, moodle, canvas):  # the second time, the first run's copy is replaced
-        taken = intake([archive], Path("out/work"), roster)
+        taken = intake([archive], Path("out/work"), read_class(roster))
         subs = {s.student["student_id"]: s for s in taken.submissions}
         assert list(subs) == [p.student_id for p in people]  # roster order, nobody unmatched
         for p in people:
@@ -229,14 +230,14 @@ def test_moodle_s_flat_download_and_canvas_resubmissions(tmp_path):
     with zipfile.ZipFile(flat, "w") as z:
         z.writestr("Ada Lovelace_900_assignsubmission_file_03_softmax.ipynb", "{}")
         z.writestr("Ada Lovelace_900_assignsubmission_onlinetext_onlinetext.html", "<p>hi</p>")
-    (ada,) = intake([flat], tmp_path / "w1", roster).submissions
+    (ada,) = intake([flat], tmp_path / "w1", read_class(roster)).submissions
     assert [p.name for p in ada.notebooks] == ["03_softmax.ipynb"]  # the name the student gave it
     assert ada.issues == ["ignored onlinetext.html: not a notebook"] and ada.lms["moodle_id"] == "900"
     canvas = tmp_path / "canvas.zip"
     with zipfile.ZipFile(canvas, "w") as z:
         z.writestr("lovelaceada_late_50_7001_03_softmax.ipynb", "{}")
         z.writestr("lovelaceada_late_50_7002_03_softmax-1.ipynb", "{}")
-    (ada,) = intake([canvas], tmp_path / "w2", roster).submissions
+    (ada,) = intake([canvas], tmp_path / "w2", read_class(roster)).submissions
     assert [p.name for p in ada.notebooks] == ["03_softmax-1.ipynb", "03_softmax.ipynb"]
     assert ada.marked_late and ada.submitted is None and ada.lms["canvas_id"] == "50"
     assert ada.lms["canvas_attachment"] in ("7001", "7002")
@@ -271,7 +272,7 @@ def test_a_zip_a_student_handed_in_is_unpacked_too(tmp_path):
     canvas = tmp_path / "canvas.zip"
     with zipfile.ZipFile(canvas, "w") as z:
         z.writestr("lovelaceada_50_7001_mywork.zip", inner.getvalue())
-    taken = intake([canvas], tmp_path / "work", roster)
+    taken = intake([canvas], tmp_path / "work", read_class(roster))
     (ada,) = taken.submissions
     assert sorted(p.name for p in ada.notebooks) == ["01_dot_scores.ipynb", "03_softmax.ipynb"]
     assert ada.issues == ["unpacked mywork.zip, which they handed in"]
@@ -315,7 +316,7 @@ def test_an_anonymous_canvas_download_is_graded_under_its_anonymous_ids(tmp_path
         z.writestr("anon_Xq7bK_7001_03_softmax.ipynb", "{}")
         z.writestr("LATE_anon_9fTzW_7002_03_softmax.ipynb", "{}")
         z.writestr("anon_9fTzW_7003_notes.txt", "x")
-    taken = intake([archive], tmp_path / "work", roster)
+    taken = intake([archive], tmp_path / "work", read_class(roster))
     assert sorted((s.name, s.key, s.marked_late, s.ignored) for s in taken.submissions) == [
         ("anonymous 9fTzW", "anon_9fTzW", True, ["notes.txt"]), ("anonymous Xq7bK", "anon_Xq7bK", False, [])]
     assert any("anonymous" in n and "roster cannot name them" in n for n in taken.notes)
@@ -333,7 +334,7 @@ def test_canvas_s_gradebook_export_and_moodle_s_worksheet_are_rosters(tmp_path):
     assert [(r["student_id"], r["name"], r["moodle_id"]) for r in moodle.students] == [
         (p.email, p.name, p.moodle_id) for p in people]
     archive = gc.canvas_zip(tmp_path / "canvas.zip", people)
-    subs = intake([archive], tmp_path / "work", tmp_path / "export.csv").submissions
+    subs = intake([archive], tmp_path / "work", read_class(tmp_path / "export.csv")).submissions
     assert [s.student.get("student_id") for s in subs] == [p.sis_user_id for p in people]  # matched by Canvas id
 
 
@@ -343,13 +344,13 @@ def test_submission_times_give_each_student_their_time(tmp_path):
     archive = gc.canvas_zip(tmp_path / "canvas.zip", people)
     times = tmp_path / "times.csv"
     times.write_text(f"sis_user_id,submitted\n{people[6].sis_user_id},2026-03-03T10:00:00Z\n")
-    taken = intake([archive], tmp_path / "work", roster, times=times)
+    taken = intake([archive], tmp_path / "work", read_class(roster, times))
     late = next(s for s in taken.submissions if s.student["student_id"] == people[6].student_id)
     assert late.submitted == "2026-03-03T10:00:00+00:00" and taken.lateness == "from the submission-times file"
     times.write_text(f"sis_user_id,submitted\n{people[6].sis_user_id},2026-03-03T10:00:00Z\n"
                      "SIS-nobody,2026-03-01T00:00:00Z\n")  # a typo stops intake: no late penalty lost in silence
     with pytest.raises(IntakeError, match="1 line\\(s\\) name no one .*\n  sis_user_id 'SIS-nobody' names no one"):
-        intake([archive], tmp_path / "work", roster, times=times)
+        intake([archive], tmp_path / "work", read_class(roster, times))
     times.write_text("sis_user_id,submitted\nSIS-1000,yesterday\n")
     with pytest.raises(IntakeError, match="line 2: 'yesterday' is not an ISO 8601 date-time with a time zone"):
-        intake([archive], tmp_path / "work", roster, times=times)
+        intake([archive], tmp_path / "work", read_class(roster, times))

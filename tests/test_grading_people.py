@@ -6,14 +6,13 @@ import datetime as dt
 
 import pytest
 
-from attention_course.grading.classroom.assignment import from_dict
+from attention_course.grading.classroom.assignment import from_dict, resolve_extensions
 from attention_course.grading.classroom.people import Matcher, Outcome, Person, from_rows, name_forms
 from attention_course.grading.classroom.report import Adjustment, Row
 from attention_course.grading.classroom.score import (
     AdjustmentError,
     days_late,
     resolve_adjustments,
-    resolve_extensions,
 )
 
 
@@ -47,7 +46,7 @@ def test_extensions_and_adjustments_name_students_by_any_key_and_refuse_names_of
                                            "S9": dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc)}})
     resolved, refused = resolve_extensions(assignment, matcher)
     assert [k for k, _ in resolved.extensions] == ["S1"] and [f.text for f in refused] == ["S9"]
-    assert days_late(resolved, dt.datetime(2026, 3, 3, tzinfo=dt.timezone.utc), student_id="S1") == 0
+    assert days_late(resolved.marking(), dt.datetime(2026, 3, 3, tzinfo=dt.timezone.utc), student_id="S1") == 0
     adjustments = [Adjustment(s, "03_softmax", 1, "x") for s in ("Åström, Björn", "Anna Müller", "nobody")]
     kept, refused = resolve_adjustments(adjustments, matcher)
     assert [(a.student, a.given) for a in kept] == [("S1", "Åström, Björn")]

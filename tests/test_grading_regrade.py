@@ -288,8 +288,9 @@ def test_a_regrade_of_the_grader_s_own_unpacked_folder_changes_nothing(klass, tm
     assert _without_path(_rows(week / "gradebook.csv")) == _without_path(_rows(first / "gradebook.csv"))
     assert (week / "canvas.csv").read_bytes() == (first / "canvas.csv").read_bytes()
     from attention_course.grading.classroom.intake import Timing, intake
+    from attention_course.grading.classroom.roster import read_class
 
-    taken = intake([unpacked.parent], tmp_path / "work", klass["canvas_export"])  # what the grader unpacked: its
+    taken = intake([unpacked.parent], tmp_path / "work", read_class(klass["canvas_export"]))  # what the grader unpacked: its
     assert {s.timing for s in taken.submissions if s.path} == {Timing.NONE}  # files' times are the unpacking's
 
 

@@ -16,4 +16,4 @@ def write_gradebook(grades: list[SubmissionGrade], csv_path: Path | str, *, forc
                     notes: list[str] = ()) -> tuple[Path, Path]:
     """Write the CSV gradebook and its JSON report; returns both paths."""
     ensure_writable(csv_path, force)
-    return write_report(score.build_report(grades, assignment, settings=settings, notes=notes), csv_path, force=force)
+    return write_report(score.build_report(grades, (assignment or Assignment.default()).marking(), settings=settings, notes=notes), csv_path, force=force)

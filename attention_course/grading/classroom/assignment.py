@@ -39,7 +39,7 @@ hidden inputs on, drawn as the package draws them: the marks of a plain
                                # (the default), "grade" them (the status still shows it) or give the exercise "zero"
 
 An extension that names no student of the class stops `grade` before
-anything is graded (`score.resolve_extensions`).
+anything is graded (`resolve_extensions`).
 
 A check's mark is its points times the share of the inputs tried that pass.
 Hidden inputs are redrawn by handing the check's own input builder the
@@ -58,12 +58,18 @@ import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..checks.engine.check import Check
 from ..checks.exercises import BY_ID, EXERCISES, Exercise
 from ..run.plan import Setting, exercise_checks
+from .report import CheckWorth, ExerciseInfo
+from .score import LateRule, Marking, round_marks
+
+if TYPE_CHECKING:
+    from .people import Found, Matcher
 
 
 class AssignmentError(ValueError):
@@ -97,18 +103,6 @@ class ExerciseRule:
         return sum(c.points for c in self.checks)
 
 
-@dataclass(frozen=True)
-class LateRule:
-    """What a late submission costs (`score.late_factor` applies it)."""
-
-    grace_minutes: float = 0.0
-    """Submissions at most this late count as on time."""
-    penalty_per_day: float = 0.0
-    """Fraction of the marks taken per started day late (0.1: 10 % a day)."""
-    max_days: float = 0.0
-    """Submissions later than this many days score 0 (0: no limit)."""
-
-
 HANDOUT_POLICIES = ("hold", "grade", "zero")
 """What an exercise 0 worked on another student's handout gets: held for review, graded, or 0 points."""
 
@@ -133,7 +127,7 @@ class Assignment:
     """The assignment's id in Canvas, which names the column of the Canvas gradebook file ("" if unknown)."""
     extensions: tuple[tuple[str, dt.datetime], ...] = ()
     """(a key of the student, that student's own deadline), for the students given an extension: as the file names
-    them, until `score.resolve_extensions` keys each by the student's gradebook row."""
+    them, until `resolve_extensions` keys each by the student's gradebook row."""
     source: str = "the default assignment"
     """Where it was read from (for messages)."""
     set_by_instructor: bool = False
@@ -175,6 +169,25 @@ class Assignment:
         its hidden inputs and their secret."""
         return Setting({e.id: _own_seconds(e) for e in self.exercises}, self.hidden, self.hidden_seed, self.title)
 
+    def marking(self) -> Marking:
+        """What scoring needs of this assignment, resolved once (after `resolve_extensions`): each exercise's
+        title, points and checks' worth, the late rule, the deadlines, the policies, the description and the
+        fingerprint."""
+        return Marking(self._exercise_info(), self.late, self.deadline, dict(self.extensions), self.set_by_instructor,
+                       self.handout_mismatch, self.to_dict(), self.fingerprint())
+
+    def _exercise_info(self) -> dict[str, ExerciseInfo]:
+        """Exercise id -> its title, chapter, points, inputs, and each check's points and inputs (hidden among them)."""
+        out = {}
+        for rule in self.exercises:
+            ex = BY_ID[rule.id]
+            checks = {c.name: c for c in self.checks(rule.id)}
+            out[rule.id] = ExerciseInfo(ex.title, ex.chapter, round_marks(rule.points), ex.max_score,
+                                        {r.check: CheckWorth(r.points, len(checks[r.check].cases),
+                                                             sum(c.hidden for c in checks[r.check].cases))
+                                         for r in rule.checks})
+        return out
+
     def redrawn(self, exercise_id: str) -> tuple[int, int]:
         """(hidden inputs whose values differ from the package's, hidden inputs) for one exercise."""
         pairs = [(mine, theirs) for check, packaged in zip(self.checks(exercise_id), BY_ID[exercise_id].checks)
@@ -202,10 +215,12 @@ class Assignment:
         return out
 
 
-def round_marks(x: float) -> float | int:
-    """Marks to two decimals; whole numbers as ints, so the default gradebook reads as it always has."""
-    x = round(float(x), 2)
-    return int(x) if x == int(x) else x
+def resolve_extensions(assignment: Assignment, matcher: Matcher) -> tuple[Assignment, list[Found]]:
+    """The assignment with each extension keyed by the row key of the student it names (by any of their keys);
+    and the answers for the extensions that name no one, or several."""
+    found, refused = matcher.find_all(key for key, _ in assignment.extensions)
+    resolved = tuple(sorted((found[key].key, when) for key, when in assignment.extensions if key in found))
+    return dataclasses.replace(assignment, extensions=resolved), refused
 
 
 def _rule(exercise: Exercise, points: float | None, table: dict, where: str = "") -> ExerciseRule:

@@ -20,7 +20,6 @@ from ..run.plan import Setting
 from ..run.sandbox import bubblewrap
 from ..run.sandbox.runner import Limits
 from ..run.status import CLEAN, Status
-from .assignment import Assignment
 from .intake import Submission
 
 
@@ -101,15 +100,15 @@ class Threads:
 
 def grade_submissions(submissions: list[Submission], limits: Limits = Limits(), *, jobs: int | None = None,
                       progress: bool = True, hidden: bool = True, sandbox: bool = True,
-                      assignment: Assignment | None = None, runner: Runner | None = None) -> list[SubmissionGrade]:
+                      setting: Setting | None = None, runner: Runner | None = None) -> list[SubmissionGrade]:
     """Grade every notebook of every submission with `runner` (default: `Threads(jobs)`, one per core).
 
     Each notebook runs in a bubblewrap sandbox of its own unless `sandbox=False`;
     SandboxUnavailable (before anything runs) if bubblewrap cannot be used here.
-    `assignment`: grade with its exercises, checks, limits and hidden inputs (its `setting`; without one, `hidden`
-    says whether the hidden inputs are tried).
+    `setting`: grade with an assignment's exercises, checks, limits and hidden inputs (`Assignment.setting`; without
+    one, `hidden` says whether the hidden inputs are tried).
     """
-    grading = Grading(limits, sandbox, assignment.setting() if assignment is not None else Setting(hidden=hidden))
+    grading = Grading(limits, sandbox, setting if setting is not None else Setting(hidden=hidden))
     runner = runner or Threads(jobs)
     grades: dict[tuple[int, int], NotebookGrade] = {}
     bar = _progress(sum(len(s.notebooks) for s in submissions), progress)

@@ -217,16 +217,17 @@ def run_grade(args) -> int:
             start = time.monotonic()
             try:
                 grades = grade_submissions(submissions, limits, progress=not args.no_progress,
-                                           sandbox=not args.no_sandbox, assignment=assignment, runner=runner)
+                                           sandbox=not args.no_sandbox, setting=assignment.setting(), runner=runner)
             finally:
                 if client is not None:
                     client.close()
             seconds = time.monotonic() - start
     except _Refused as err:
         return fail("grade", err)
+    marking = assignment.marking()
     if old is not None:  # a regrade: the exercises it was given nothing for keep their earlier grading
         earlier = {r.key: r for r in old.rows}
-        grades = [carry_over(g, earlier.get(g.submission.key), assignment) for g in grades]
+        grades = [carry_over(g, earlier.get(g.submission.key), marking) for g in grades]
     settings = {"limits": vars(limits), "jobs": f"dask {args.dask}" if args.dask else jobs, "seconds": round(seconds, 2),
                 **sandbox}
     if args.shard:
@@ -234,7 +235,7 @@ def run_grade(args) -> int:
     lateness = taken.lateness
     if old is not None and not any(s.timing in OWN_TIME for s in submissions):
         lateness = ""  # every row regraded keeps the first run's time: so does what the summary says of lateness
-    report = build_report(grades, assignment, settings=settings, notes=taken.notes, decisions=decisions,
+    report = build_report(grades, marking, settings=settings, notes=taken.notes, decisions=decisions,
                           intake={"roster": taken.roster, "lateness": lateness, "left_out": taken.left_out})
     where = f"on the Dask cluster at {args.dask}" if args.dask else f"with {jobs} worker(s)"
     _print_graded(grades, seconds, where)
@@ -292,12 +293,13 @@ def _grade_intake(args, unpacked, assignment, old: Report | None):
 
     from .intake import IntakeError, intake
     from .people import from_rows
+    from .roster import read_class
 
     zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
     others = from_rows(old.rows).people if old is not None else ()
     try:
-        taken = intake(args.submissions, Path(unpacked), args.roster, times=args.submission_times, zone=zone,
-                       others=others)
+        records = read_class(args.roster, args.submission_times, zone)
+        taken = intake(args.submissions, Path(unpacked), records, others=others)
     except (FileNotFoundError, IntakeError) as err:
         raise _Refused(err) from None
     submissions = taken.submissions
@@ -318,8 +320,9 @@ def _resolve_names(args, assignment, old: Report | None, taken, submissions, dec
     gradebook, the extensions, the adjustments. (the assignment with its extensions keyed by row, the decisions with
     the adjustments keyed by row); _Refused listing every name that finds no one, or several, before anything is
     graded or written."""
+    from .assignment import resolve_extensions
     from .people import Matcher, Person, from_rows
-    from .score import AdjustmentError, resolve_adjustments, resolve_extensions
+    from .score import AdjustmentError, resolve_adjustments
 
     refused = []
     if old is not None:

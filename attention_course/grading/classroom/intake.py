@@ -61,11 +61,11 @@ import zlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
+from typing import Mapping
 
 from ..checks.exercises import EXERCISES
-from .people import Found, Matcher, Outcome, Person, plain
-from . import roster as roster_module
-from .roster import IntakeError, is_test_student, load as load_roster, moodle_time, read_times
+from .people import Found, Matcher, Outcome, Person, is_test_student, plain
+from .roster import MOODLE_SUBMITTED, ClassRecords, IntakeError
 from ..run.status import Incident, Status
 
 __all__ = ["IntakeError", "Intake", "Submission", "ZipLimits", "collect", "intake", "unpack"]
@@ -599,15 +599,13 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
     return out
 
 
-def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = None,
-           limits: ZipLimits = ZipLimits(), times: Path | str | None = None,
-           zone: dt.tzinfo = dt.timezone.utc, others: tuple[Person, ...] = ()) -> Intake:
-    """The submissions to grade from command-line paths, an optional roster (any form `roster.load` reads) and an
-    optional submission-times file; `zone`: the time zone of the times a Moodle worksheet gives (the deadline's);
-    `others`: people the times file may name who are not here (the rows of a gradebook being regraded)."""
+def intake(paths: list[Path | str], workdir: Path, records: ClassRecords = ClassRecords(),
+           limits: ZipLimits = ZipLimits(), others: tuple[Person, ...] = ()) -> Intake:
+    """The submissions to grade from command-line paths, under what the class's own files say (`roster.read_class`:
+    the roster, the submission times, the worksheet's times), read before; `others`: people the times file may name
+    who are not here (the rows of a gradebook being regraded)."""
     workdir = Path(workdir).resolve()  # every path below is absolute, whatever the caller's working folder
-    class_list = load_roster(roster) if roster is not None else None
-    stamps = read_times(times) if times is not None else []
+    class_list, stamps = records.roster, records.stamps
     sources, notes = sources_from([Path(p).resolve() for p in paths], workdir, limits)
     sources, left_out = _without_test_students(sources, class_list.left_out if class_list else [])
     for i, source in enumerate(sources):
@@ -617,12 +615,12 @@ def intake(paths: list[Path | str], workdir: Path, roster: Path | str | None = N
         notes.append("an anonymous download (Canvas's anonymous grading): its submissions are graded under their "
                      "anonymous ids, one row each; the roster cannot name them and was not used")
     submissions = match(sources, class_list.students if class_list else None)
-    notes += _apply_times(submissions, stamps, Path(times).name if times is not None else "", others)
-    worksheet = not stamps and _apply_worksheet_times(submissions, zone, notes)
+    notes += _apply_times(submissions, stamps, records.times_name, others)
+    worksheet = not stamps and _apply_worksheet_times(submissions, records.worksheet_times, notes)
     lateness = _lateness(sources, bool(stamps))
     if worksheet:
-        lateness = (f"from Moodle's grading worksheet ({roster_module.MOODLE_SUBMITTED}), read in the deadline's time "
-                    f"zone ({zone})")
+        lateness = (f"from Moodle's grading worksheet ({MOODLE_SUBMITTED}), read in the deadline's time "
+                    f"zone ({records.zone})")
     return Intake(submissions, notes, lateness, class_list.form if class_list else "", left_out)
 
 
@@ -643,17 +641,18 @@ def _without_test_students(sources: list[Source], left_out: list[dict[str, str]]
     return kept, said
 
 
-def _apply_worksheet_times(submissions: list[Submission], zone: dt.tzinfo, notes: list[str]) -> bool:
-    """Each submission's time from Moodle's worksheet (`moodle_submitted`), where the roster is one; whether any
-    was given. A time written in no known form is named in `notes` and not used."""
+def _apply_worksheet_times(submissions: list[Submission], times: Mapping[str, dt.datetime | None],
+                           notes: list[str]) -> bool:
+    """Each submission's time from Moodle's worksheet (`times`: `ClassRecords.worksheet_times`), where the roster is
+    one; whether any was given. A time written in no known form is named in `notes` and not used."""
     used = False
     for s in submissions:
         text = s.student.get("moodle_submitted", "")
         if not text or not s.path:
             continue
-        moment = moodle_time(text, zone)
+        moment = times.get(s.student.get("student_id", ""))
         if moment is None:
-            notes.append(f"{s.name}: the worksheet's {roster_module.MOODLE_SUBMITTED} {text!r} is not a time Moodle "
+            notes.append(f"{s.name}: the worksheet's {MOODLE_SUBMITTED} {text!r} is not a time Moodle "
                          "writes; that submission's lateness was not judged from it")
             continue
         s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")

@@ -48,6 +48,16 @@ def plain(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", ascii_text.lower())
 
 
+TEST_STUDENT = frozenset({"teststudent", "studenttest"})
+"""Canvas's Test Student (its student view), its name in `plain` form ("Test Student", "Student, Test",
+`studenttest`)."""
+
+
+def is_test_student(name: str) -> bool:
+    """Whether a roster's or a download's name is Canvas's Test Student."""
+    return plain(name) in TEST_STUDENT
+
+
 def name_forms(name: str) -> frozenset[str]:
     """The forms one name takes in rosters, folders and LMS downloads, each `plain`: "Anna Müller" and
     "Müller, Anna" both give "annamuller" and "mulleranna" (last name first, as Canvas writes it)."""

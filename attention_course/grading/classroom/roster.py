@@ -41,8 +41,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
-from .people import plain
+from .people import is_test_student
 
 ROSTER_COLUMNS = ("student_id", "name", "email", "submission", "canvas_id", "sis_user_id", "sis_login_id",
                   "section", "moodle_id")
@@ -58,8 +59,6 @@ MOODLE_SUBMITTED = "Last modified (submission)"
 MOODLE_TIME_FORMATS = ("%A, %d %B %Y, %I:%M %p", "%A, %d %B %Y, %H:%M", "%d %B %Y, %I:%M %p", "%d %B %Y, %H:%M",
                        "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M")
 """How Moodle's worksheet writes a time (in the site's time zone, which it does not say)."""
-TEST_STUDENT = frozenset({"teststudent", "studenttest"})
-"""Canvas's Test Student, its name in `people.plain` form ("Test Student", "Student, Test", `studenttest`)."""
 TIME_KEYS = ("student_id", "canvas_id", "sis_user_id", "sis_login_id", "moodle_id", "email", "name")
 """The columns that may name a student in a submission-times file."""
 PARTICIPANT = re.compile(r"^\D*?(\d+)\s*$")
@@ -81,11 +80,6 @@ class Roster:
     """"roster", "Canvas gradebook export" or "Moodle grading worksheet"."""
     left_out: list[dict[str, str]] = field(default_factory=list)
     """Entries that are no student of the class: Canvas's Test Student."""
-
-
-def is_test_student(name: str) -> bool:
-    """Whether a roster's or a download's name is Canvas's Test Student."""
-    return plain(name) in TEST_STUDENT
 
 
 def load(path: Path | str) -> Roster:
@@ -111,6 +105,35 @@ def load(path: Path | str) -> Roster:
                               f"{seen[entry['student_id']]}")
         seen[entry["student_id"]] = line
     return Roster([entry for _, entry in students], form, left_out)
+
+
+@dataclass(frozen=True)
+class ClassRecords:
+    """What the class's own files say, read once before any submission is unpacked (`read_class`): the roster, the
+    lines of the submission-times file, the times Moodle's worksheet gives."""
+
+    roster: Roster | None = None
+    """The class's roster (None: each submission is a row of its own)."""
+    stamps: tuple[tuple[str, str, dt.datetime], ...] = ()
+    """(column, value, when) for each line of the submission-times file (`read_times`)."""
+    times_name: str = ""
+    """The submission-times file's name, for messages ("" without one)."""
+    worksheet_times: Mapping[str, dt.datetime | None] = field(default_factory=dict)
+    """Student id -> when they submitted, as Moodle's worksheet says (`MOODLE_SUBMITTED`) read in `zone`; None
+    where it is written in no form Moodle writes."""
+    zone: dt.tzinfo = dt.timezone.utc
+    """The time zone the worksheet's times are read in (the deadline's)."""
+
+
+def read_class(roster: Path | str | None = None, times: Path | str | None = None,
+               zone: dt.tzinfo = dt.timezone.utc) -> ClassRecords:
+    """The roster (any form `load` reads) and the submission-times file, each optional; `zone`: the time zone of the
+    times a Moodle worksheet gives (the deadline's). IntakeError naming the file and the line if either is wrong."""
+    class_list = load(roster) if roster is not None else None
+    stamps = tuple(read_times(times)) if times is not None else ()
+    worksheet = {s["student_id"]: moodle_time(s["moodle_submitted"], zone)
+                 for s in (class_list.students if class_list else []) if s.get("moodle_submitted")}
+    return ClassRecords(class_list, stamps, Path(times).name if times is not None else "", worksheet, zone)
 
 
 def _text(path: Path, what: str) -> str:

@@ -32,23 +32,72 @@ import datetime as dt
 import math
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from ... import __version__
 from ..checks.engine import results
-from ..checks.exercises import BY_ID
-from .assignment import Assignment, LateRule, round_marks
 from .batch import SubmissionGrade
 from .intake import OWN_TIME, Timing
 from ..run.judge import NotebookGrade
 from .people import Found, Matcher
-from .report import Adjustment, CheckWorth, Decisions, ExerciseInfo, IntakeFound, NotebookRecord, Release, Report, Row
+from .report import Adjustment, Decisions, ExerciseInfo, IntakeFound, NotebookRecord, Release, Report, Row
 from ..run.status import HOLD, WORST_FIRST, Incident, Status
-
 
 class AdjustmentError(ValueError):
     """An adjustments file that cannot be used; the message names the file, the line and what was wrong."""
+
+
+def round_marks(x: float) -> float | int:
+    """Marks to two decimals; whole numbers as ints, so the default gradebook reads as it always has."""
+    x = round(float(x), 2)
+    return int(x) if x == int(x) else x
+
+
+@dataclass(frozen=True)
+class LateRule:
+    """What a late submission costs (`late_factor` applies it)."""
+
+    grace_minutes: float = 0.0
+    """Submissions at most this late count as on time."""
+    penalty_per_day: float = 0.0
+    """Fraction of the marks taken per started day late (0.1: 10 % a day)."""
+    max_days: float = 0.0
+    """Submissions later than this many days score 0 (0: no limit)."""
+
+
+@dataclass(frozen=True)
+class Marking:
+    """Everything scoring needs of an assignment, resolved once before scoring (`Assignment.marking`, after
+    `assignment.resolve_extensions`): its exercises with their points and each check's, the late rule, the deadlines, the
+    policies, and the description and fingerprint the report keeps."""
+
+    exercises: Mapping[str, ExerciseInfo]
+    """Exercise id -> its title, points and checks' worth, in the assignment's order."""
+    late: LateRule
+    """The late rule."""
+    deadline: dt.datetime | None
+    """When submissions are due (timezone-aware), or None."""
+    extensions: Mapping[str, dt.datetime]
+    """Row key -> that student's own deadline."""
+    names_missing: bool
+    """Whether a student with no notebook for an exercise is told it is missing (an instructor's assignment file)."""
+    handout_mismatch: str
+    """The policy for exercise 0 worked on another student's handout ("hold", "grade" or "zero")."""
+    description: Mapping
+    """The assignment as the report keeps it (`Assignment.to_dict`)."""
+    fingerprint: str
+    """Changes whenever anything that affects the marks changes (`Assignment.fingerprint`)."""
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The exercise ids, in order."""
+        return tuple(self.exercises)
+
+    def deadline_for(self, key: str) -> dt.datetime | None:
+        """The deadline of one student (their row key): their extension if they have one, else the assignment's."""
+        return self.extensions.get(key, self.deadline) if key else self.deadline
 
 
 def check_mark(points: float, passed: int, tried: int) -> float | int:
@@ -56,43 +105,42 @@ def check_mark(points: float, passed: int, tried: int) -> float | int:
     return round_marks(points * passed / tried) if tried else 0
 
 
-def check_points(assignment: Assignment, exercise_id: str, check_name: str, passed: int, tried: int) -> float | int:
+def check_points(marking: Marking, exercise_id: str, check_name: str, passed: int, tried: int) -> float | int:
     """The points a check of the assignment earns when `passed` of the `tried` inputs pass."""
-    rule = next(c for c in assignment.rule(exercise_id).checks if c.check == check_name)
-    return check_mark(rule.points, passed, tried)
+    return check_mark(marking.exercises[exercise_id].checks[check_name].points, passed, tried)
 
 
-def notebook_points(assignment: Assignment, nb: NotebookGrade) -> float:
+def notebook_points(marking: Marking, nb: NotebookGrade) -> float:
     """What one notebook earns under the assignment (0 for an exercise it does not grade)."""
-    if nb.exercise is None or assignment.rule(nb.exercise) is None:
+    if nb.exercise is None or nb.exercise not in marking.exercises:
         return 0
-    return sum(check_points(assignment, nb.exercise, c.check, c.score, c.max_score) for c in nb.checks)
+    return sum(check_points(marking, nb.exercise, c.check, c.score, c.max_score) for c in nb.checks)
 
 
-def best_notebooks(grade: SubmissionGrade, assignment: Assignment) -> dict[str, NotebookGrade]:
+def best_notebooks(grade: SubmissionGrade, marking: Marking) -> dict[str, NotebookGrade]:
     """The best-scoring notebook of each exercise of the assignment (the first of equals): the attempt that counts."""
     best: dict[str, NotebookGrade] = {}
     for nb in grade.notebooks:
-        if nb.exercise not in assignment.ids:
+        if nb.exercise not in marking.exercises:
             continue
-        if nb.exercise not in best or notebook_points(assignment, nb) > notebook_points(assignment, best[nb.exercise]):
+        if nb.exercise not in best or notebook_points(marking, nb) > notebook_points(marking, best[nb.exercise]):
             best[nb.exercise] = nb
     return best
 
 
-def days_late(assignment: Assignment, submitted: dt.datetime | None, marked_late: bool = False,
+def days_late(marking: Marking, submitted: dt.datetime | None, marked_late: bool = False,
               student_id: str = "") -> int:
     """Started days past the student's deadline (their extension, else the assignment's) and its grace; 0 when on
     time. An LMS's late mark counts 1 day when no time is known, unless the student has an extension: the LMS
     judged lateness against its own deadline. `student_id`: the row's key, which the extensions name once
-    `resolve_extensions` has found each student."""
-    deadline = assignment.deadline_for(student_id)
+    `assignment.resolve_extensions` has found each student."""
+    deadline = marking.deadline_for(student_id)
     days = 0
     if deadline is not None and submitted is not None:
-        late_by = submitted - deadline - dt.timedelta(minutes=assignment.late.grace_minutes)
+        late_by = submitted - deadline - dt.timedelta(minutes=marking.late.grace_minutes)
         if late_by > dt.timedelta(0):
             days = math.ceil(late_by / dt.timedelta(days=1))
-    extended = student_id in dict(assignment.extensions)
+    extended = student_id in marking.extensions
     return max(days, 1 if marked_late and submitted is None and not extended else 0)
 
 
@@ -118,28 +166,28 @@ def _distinct_names(paths: list[str]) -> dict[str, str]:
     return {p: Path(os.path.relpath(p, common)).as_posix() for p in paths}
 
 
-def row(grade: SubmissionGrade, assignment: Assignment) -> Row:
+def row(grade: SubmissionGrade, marking: Marking) -> Row:
     """What grading found of one student (the report's row before `settle`): points from the checks, days late,
     statuses, the feedback on each check, the notebooks."""
     sub = grade.submission
-    best = best_notebooks(grade, assignment)
+    best = best_notebooks(grade, marking)
     issues = list(sub.issues)
-    for ex in assignment.ids:
+    for ex in marking.ids:
         copies = [nb for nb in grade.notebooks if nb.exercise == ex]
         if len(copies) > 1:
             name = _distinct_names([nb.path for nb in copies])
-            listed = ", ".join(f"{name[nb.path]} ({round_marks(notebook_points(assignment, nb))})" for nb in copies)
+            listed = ", ".join(f"{name[nb.path]} ({round_marks(notebook_points(marking, nb))})" for nb in copies)
             issues.append(Incident(f"{len(copies)} notebooks for {ex}: {listed}; {name[best[ex].path]} counts "
                                    "(the best attempt counts)", Status.DUPLICATES))
     nothing = bool(sub.student) and not sub.path
-    missing = [] if nothing or not assignment.set_by_instructor else [ex for ex in assignment.ids if ex not in best]
-    days = days_late(assignment, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None,
+    missing = [] if nothing or not marking.names_missing else [ex for ex in marking.ids if ex not in best]
+    days = days_late(marking, dt.datetime.fromisoformat(sub.submitted) if sub.submitted else None,
                      sub.marked_late, sub.key)
     statuses = _row_statuses(grade, issues, days, missing, nothing)
     return Row(
         key=sub.key, order=sub.order, student_id=sub.student.get("student_id", ""), name=sub.name,
         email=sub.student.get("email", ""), path=sub.path,
-        checked={ex: _counted_points(assignment, best[ex]) if ex in best else 0 for ex in assignment.ids},
+        checked={ex: _counted_points(marking, best[ex]) if ex in best else 0 for ex in marking.ids},
         days_late=days, submitted=sub.submitted, marked_late=sub.marked_late, timing=str(sub.timing),
         found=statuses, notebook_status="" if nothing else notebooks_text(grade.notebooks),
         missing=tuple(missing), ignored=tuple(sub.ignored),
@@ -152,12 +200,12 @@ def row(grade: SubmissionGrade, assignment: Assignment) -> Row:
     )
 
 
-def _counted_points(assignment: Assignment, nb: NotebookGrade) -> float | int:
+def _counted_points(marking: Marking, nb: NotebookGrade) -> float | int:
     """What the notebook that counts for an exercise earns: its points, or 0 for exercise 0 worked on another
     student's handout when the assignment's policy says "zero"."""
-    if Status.HANDOUT_MISMATCH in nb.statuses and assignment.handout_mismatch == "zero":
+    if Status.HANDOUT_MISMATCH in nb.statuses and marking.handout_mismatch == "zero":
         return 0
-    return round_marks(notebook_points(assignment, nb))
+    return round_marks(notebook_points(marking, nb))
 
 
 def holding(assignment: Mapping) -> tuple[Status, ...]:
@@ -226,16 +274,16 @@ def student_message(check: results.CheckResult) -> str:
     return check.message
 
 
-def carry_over(grade: SubmissionGrade, old: Row | None, assignment: Assignment) -> SubmissionGrade:
+def carry_over(grade: SubmissionGrade, old: Row | None, marking: Marking) -> SubmissionGrade:
     """A regrade of one student: the notebooks given now, and from their earlier row the notebooks of each exercise
     the regrade was given none for (a resubmitted notebook replaces only its own exercise), and when they submitted
     unless the new submission says so itself (`intake.OWN_TIME`: a times file, Moodle's worksheet, Canvas's late
     mark; never the modification times of files copied about)."""
     if old is None:
         return grade
-    given = {nb.exercise for nb in grade.notebooks if nb.exercise in assignment.ids}
+    given = {nb.exercise for nb in grade.notebooks if nb.exercise in marking.exercises}
     kept = [nb.grade() for nb in old.notebooks
-            if nb.exercise in assignment.ids and nb.exercise not in given and nb.path in old.counted.values()]
+            if nb.exercise in marking.exercises and nb.exercise not in given and nb.path in old.counted.values()]
     sub = grade.submission
     if sub.timing not in OWN_TIME:
         sub = dataclasses.replace(sub, submitted=old.submitted, marked_late=old.marked_late,
@@ -305,14 +353,6 @@ def resolve_adjustments(adjustments: list[Adjustment], matcher: Matcher) -> tupl
         seen[key] = a.student
         out.append(dataclasses.replace(a, student=person.key, given=a.student if a.given is None else a.given))
     return out, refused
-
-
-def resolve_extensions(assignment: Assignment, matcher: Matcher) -> tuple[Assignment, list[Found]]:
-    """The assignment with each extension keyed by the row key of the student it names (by any of their keys);
-    and the answers for the extensions that name no one, or several."""
-    found, refused = matcher.find_all(key for key, _ in assignment.extensions)
-    resolved = tuple(sorted((found[key].key, when) for key, when in assignment.extensions if key in found))
-    return dataclasses.replace(assignment, extensions=resolved), refused
 
 
 def approval(key: str, held: list[str], note: str, when: str | None = None) -> Release:
@@ -406,29 +446,15 @@ def feedback_cell(row: Row, exercises: Mapping[str, ExerciseInfo], late: LateRul
 # ---------------------------------------------------------------------------------------------- the report
 
 
-def build_report(grades: list[SubmissionGrade], assignment: Assignment | None = None, *,
-                 settings: dict | None = None, notes: list[str] = (), decisions: Decisions | None = None,
-                 intake: Mapping | None = None) -> Report:
-    """The report: the assignment, every row with its notebooks, checks and inputs, the instructor's decisions and
-    what intake found (`intake`: its `roster`, `lateness` and `left_out`)."""
-    assignment = assignment or Assignment.default()
-    rows = [row(g, assignment) for g in grades]
+def build_report(grades: list[SubmissionGrade], marking: Marking, *, settings: dict | None = None,
+                 notes: list[str] = (), decisions: Decisions | None = None, intake: Mapping | None = None) -> Report:
+    """The report: the assignment (its `marking`), every row with its notebooks, checks and inputs, the instructor's
+    decisions and what intake found (`intake`: its `roster`, `lateness` and `left_out`)."""
+    rows = [row(g, marking) for g in grades]
     intake = intake or {}
-    return report(assignment.to_dict(), assignment.fingerprint(), _exercises(assignment), rows, [settings or {}],
+    return report(marking.description, marking.fingerprint, marking.exercises, rows, [settings or {}],
                   list(notes), decisions, roster=intake.get("roster", ""), lateness=intake.get("lateness", ""),
                   left_out=intake.get("left_out", ()))
-
-
-def _exercises(assignment: Assignment) -> dict[str, ExerciseInfo]:
-    out = {}
-    for rule in assignment.exercises:
-        ex = BY_ID[rule.id]
-        checks = {c.name: c for c in assignment.checks(rule.id)}
-        out[rule.id] = ExerciseInfo(ex.title, ex.chapter, round_marks(rule.points), ex.max_score,
-                                    {r.check: CheckWorth(r.points, len(checks[r.check].cases),
-                                                         sum(c.hidden for c in checks[r.check].cases))
-                                     for r in rule.checks})
-    return out
 
 
 def report(assignment: Mapping, fingerprint: str, exercises: Mapping[str, ExerciseInfo], rows: list[Row],
