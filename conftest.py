@@ -20,6 +20,10 @@ whose every test is slow by its source alone (a module-level `pytestmark` of a
 slow part, or torch or transformers imported at its top) is not even imported:
 importing torch and collecting tests that are then left out would cost each
 worker seconds.
+
+Last, it orders the files so that pytest-xdist (`--dist loadscope
+--no-loadscope-reorder` in pyproject.toml) hands out the longest first (see
+`_longest_first`): a long file taken last would keep one core busy alone.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ import pytest
 
 KERNEL_START_ATTEMPTS = 3
 SLOW_PARTS = ("book", "browser", "notebook", "sandbox", "transformers", "compiled", "corpus")
+SLOW_FIRST = ("sandbox", "browser", "book", "transformers", "notebook", "compiled", "corpus")
+"""The slow parts, the longest first: the order pytest-xdist hands out their files (see `_longest_first`)."""
 TORCH = ("torch", "transformers")
 
 logger = logging.getLogger(__name__)
@@ -124,9 +130,24 @@ def pytest_ignore_collect(collection_path: Path, config):
     return None
 
 
+def _longest_first(items: list) -> None:
+    """Order the files (pytest-xdist's work units under --dist loadscope) so that the longest start first: the
+    sandbox's, the browser's, the built book's, then torch's, the notebooks, the compiled kernels, the corpus,
+    and the quick ones last, each group's files with the most tests first. A long file taken last would run alone on
+    one core while the other waits. Each file's tests keep their order."""
+    rank, count = {}, {}
+    for item in items:
+        unit = item.nodeid.split("::")[0]
+        marked = [SLOW_FIRST.index(part) for part in SLOW_FIRST if item.get_closest_marker(part)]
+        rank[unit] = min([rank.get(unit, len(SLOW_FIRST)), *marked])
+        count[unit] = count.get(unit, 0) + 1
+    order = {unit: i for i, unit in enumerate(dict.fromkeys(item.nodeid.split("::")[0] for item in items))}
+    items.sort(key=lambda item: (rank[u := item.nodeid.split("::")[0]], -count[u], order[u]))
+
+
 def pytest_collection_modifyitems(items):
     """Mark each notebook nbval runs `notebook`, each test that imports torch `transformers`, each test that drives
-    Chromium `browser`, and each test of a slow part `slow`."""
+    Chromium `browser`, and each test of a slow part `slow`; then put the longest files first."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebook)
@@ -136,3 +157,4 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
         if any(item.get_closest_marker(part) for part in SLOW_PARTS):
             item.add_marker(pytest.mark.slow)
+    _longest_first(items)
