@@ -406,7 +406,8 @@ def test_a_chapters_list_of_supported_models_and_options_is_printed_from_the_pac
 
 
 def test_pytest_collects_every_chapter_and_solution_and_nothing_else():
-    """`make test` runs pytest with the defaults of pyproject.toml: check which notebooks they collect.
+    """`pytest` with the defaults of pyproject.toml runs every chapter and solution: check which notebooks they
+    collect (`make test` leaves book/ out: the book's build has just run every chapter and fails on any error).
 
     The Python test modules are left out of this collection (--ignore-glob) only
     to keep it fast; the folders walked, the nbval option and the ignore rules

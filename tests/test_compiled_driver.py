@@ -75,6 +75,7 @@ def test_the_limit_keeps_exp_within_a_third_of_the_range():
     assert 29 < driver.unshifted_exp_limit(np.float32) < 30 and 236 < driver.unshifted_exp_limit(np.float64) < 237
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_ordinary_scores_skip_the_max(dtype, paths_taken):
     rng = np.random.default_rng(21)
@@ -83,6 +84,7 @@ def test_ordinary_scores_skip_the_max(dtype, paths_taken):
     assert paths_taken == ["no max"] * 3
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_scores_just_below_the_limit_skip_the_max_and_stay_exact(dtype, paths_taken):
     rng = np.random.default_rng(22)
@@ -98,6 +100,7 @@ def test_scores_just_below_the_limit_skip_the_max_and_stay_exact(dtype, paths_ta
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize(
     "case",
     ["large scores", "float mask", "huge values", "nan query", "nan value", "huge key"],
@@ -127,6 +130,7 @@ def test_the_running_max_where_exp_could_overflow(case, paths_taken):
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-4 if case == "large scores" else 1e-5, atol=1e-5 * max(1.0, float(np.abs(want[finite]).max(initial=0))))
 
 
+@pytest.mark.compiled
 def test_each_query_tile_chooses_for_itself(paths_taken):
     rng = np.random.default_rng(24)
     q, k, v = qkv(rng, 12, 12, d_k=4)
@@ -135,6 +139,7 @@ def test_each_query_tile_chooses_for_itself(paths_taken):
     assert paths_taken == ["no max", "running max"]
 
 
+@pytest.mark.compiled
 def test_threaded_and_single_thread_results_agree(monkeypatch):
     rng = np.random.default_rng(17)
     q, k, v = qkv(rng, 50, 40, batch=(3,))
@@ -170,6 +175,7 @@ def test_run_jobs_raises_a_workers_exception(n_workers):
         run_jobs(range(20), make_worker, n_workers)
 
 
+@pytest.mark.compiled
 def test_every_blas_runs_one_thread_while_the_tiles_run():
     """SciPy's BLAS, which the compiled loop calls, is held to one thread per worker like NumPy's.
 
@@ -206,6 +212,7 @@ def test_every_blas_runs_one_thread_while_the_tiles_run():
     assert all(set(limits.values()) == {1} for limits in seen), seen
 
 
+@pytest.mark.compiled
 @pytest.mark.parametrize("is_causal", [False, True])
 def test_memory_stays_far_below_the_score_matrix(is_causal):
     n, d = 4096, 64

@@ -15,6 +15,7 @@ from attention_course.chapters.cost import (
     score_matrix_bytes,
     tile_count,
 )
+from attention_course.tiled import _compiled
 from reference import causal_allowed
 
 # --- counting ------------------------------------------------------------------------------
@@ -154,14 +155,19 @@ def test_measure_rejects_bad_arguments():
         measure(lambda: None, blas_threads=0)
 
 
-def test_plain_attention_memory_grows_as_n_squared_and_tiled_stays_flat():
+@pytest.mark.parametrize("backend", [
+    "numpy",  # the readable loop
+    pytest.param("numba", marks=(pytest.mark.compiled, pytest.mark.skipif(
+        not _compiled.available(), reason="the [fast] extra (numba, SciPy) is not installed"))),
+])
+def test_plain_attention_memory_grows_as_n_squared_and_tiled_stays_flat(backend):
     rng = np.random.default_rng(0)
     ns = [128, 256, 512]
     plain, tiled = [], []
     for n in ns:
         q, k, v = (rng.standard_normal((n, 16)) for _ in range(3))
         plain.append(measure(scaled_dot_product_attention, q, k, v, repeat=1, warmup=0).extra_bytes)
-        tiled.append(measure(flash_attention, q, k, v, block_size=64, repeat=1, warmup=0).extra_bytes)
+        tiled.append(measure(flash_attention, q, k, v, block_size=64, backend=backend, repeat=1, warmup=0).extra_bytes)
     assert loglog_slope(ns, plain).slope == pytest.approx(2.0, abs=0.15)
     assert abs(loglog_slope(ns, tiled).slope) < 0.15
     assert plain[-1] >= score_matrix_bytes(512, dtype="float64")  # at least the n x n matrix

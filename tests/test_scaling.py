@@ -224,9 +224,9 @@ def test_projected_score_std_follows_the_init_variance():
     assert set(var_w) == set(PROJECTION_INITS)
     for init, v in var_w.items():
         expected = np.sqrt(d_k) * d_model * v
-        got = projected_score_std(d_model, d_k, 20_000, np.random.default_rng(0), init=init)
+        got = projected_score_std(d_model, d_k, 5_000, np.random.default_rng(0), init=init)
         np.testing.assert_allclose(got, expected, rtol=0.08, err_msg=init)
-        scaled = projected_score_std(d_model, d_k, 20_000, np.random.default_rng(0), init=init, scaled=True)
+        scaled = projected_score_std(d_model, d_k, 5_000, np.random.default_rng(0), init=init, scaled=True)
         np.testing.assert_allclose(scaled, got / np.sqrt(d_k), rtol=1e-12)
     with pytest.raises(ValueError, match="init"):
         projected_score_std(8, 4, 10, np.random.default_rng(0), init="xavier")
