@@ -11,16 +11,21 @@ In a notebook, check a function you wrote:
 From a shell: `attention-course check NOTEBOOK`, `attention-course release`,
 `attention-course grade SUBMISSION... --out gradebook.csv`.
 
-Two rooms, on either side of the trust boundary, and the tools beside them:
+Three rooms, each named by what it does, and the tools beside them:
 
-- `checks`: the student's room, what a notebook's check cell runs: `engine`
-  (the check engine) and `exercises` (the registry and each exercise's
-  checks). It imports nothing of the other room.
-- `kit`: the instructor's room, what grades a class of untrusted notebooks:
-  `intake`, `sandbox`, `batch`, `cluster`, `assignment`, `write` (gradebook,
-  LMS files, feedback, summary) and `cli` (the instructor's commands).
-- `release` (exercises/ from solutions/, and the packaged copies) and `cli`
-  (the `check`, `release` and `exercises` commands).
+- `checks`: what is checked, what a notebook's check cell runs: `engine` (the
+  check engine) and `exercises` (the registry and each exercise's checks). It
+  imports nothing of the other two rooms.
+- `run`: runs one untrusted notebook in its sandbox and judges it, for a
+  student's `attention-course check` and for the grader alike: `plan`,
+  `sandbox`, `judge`, `notebook`. It imports nothing of the classroom.
+- `classroom`: grades a class: `intake` of LMS downloads, `people`, `roster`,
+  `batch`, `cluster`, `score`, `report`, `write` (gradebook, LMS files,
+  feedback, summary) and `cli` (the instructor's commands).
+- `authored` (an instructor's own exercises, from their source notebooks),
+  `release` (students' notebooks from solutions), `handout` (exercise 0 for
+  one student) and `cli` (the `check`, `release`, `exercises` and `answers`
+  commands).
 """
 
 from .. import lazy_attributes

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the handlers import what they use when they run, so that --
 
 def absolute_path(text: str) -> Path:
     """An argument that names a file or folder, made absolute and resolved as the command line is read (argparse's
-    `type`), so that what the kit derives from it (unpacked folders, reports beside gradebooks) agrees whatever the
+    `type`), so that what the classroom derives from it (unpacked folders, reports beside gradebooks) agrees whatever the
     working folder, and no handler rewrites what it was given."""
     return Path(text).resolve()
 

@@ -25,7 +25,7 @@ Canvas's Test Student (the student Canvas adds for its student view, named
 students and names it in `Roster.left_out`.
 
 Every form gives the same entries (`ROSTER_COLUMNS`, with `moodle_modified`
-for the worksheet's time), so the rest of the kit never asks which it was.
+for the worksheet's time), so the rest of the classroom never asks which it was.
 
 Submission times (optional, for a download that carries none, such as
 Canvas's, whose file names only say "late"): a CSV with `submitted` (ISO 8601
