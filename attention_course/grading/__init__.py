@@ -5,8 +5,8 @@ In a notebook, check a function you wrote:
 >>> from attention_course.grading import check_softmax
 >>> def softmax(x, axis=-1):
 ...     raise NotImplementedError()
->>> check_softmax(softmax).status
-'not attempted'
+>>> print(check_softmax(softmax).status)
+not attempted
 
 From a shell: `attention-course check NOTEBOOK`, `attention-course release`,
 `attention-course grade SUBMISSION... --out gradebook.csv`.
