@@ -256,7 +256,7 @@ def _grade_target(args):
     zone); _Refused if any is wrong."""
     import datetime as dt
 
-    from . import assignment as assignments
+    from .assignment import Assignment, AssignmentError, load as load_assignment
     from .report import Decisions
     from .roster import IntakeError, read_class
     from .score import AdjustmentError, read_adjustments
@@ -264,7 +264,7 @@ def _grade_target(args):
 
     out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv").resolve())
     try:
-        assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
+        assignment = load_assignment(args.assignment) if args.assignment else Assignment.default()
         old = None
         if args.update:
             old = read_report(args.update)
@@ -274,7 +274,7 @@ def _grade_target(args):
         if args.adjustments:
             decisions = dataclasses.replace(decisions, adjustments=tuple(read_adjustments(args.adjustments,
                                                                                            assignment.ids)))
-    except (GradebookExists, assignments.AssignmentError, MergeError, AdjustmentError) as err:
+    except (GradebookExists, AssignmentError, MergeError, AdjustmentError) as err:
         raise _Refused(err) from None
     zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
     try:

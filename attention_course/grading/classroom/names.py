@@ -11,7 +11,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .assignment import Assignment, resolve_extensions
+from .assignment import Assignment
 from .people import Matcher, Outcome, Person, from_rows
 from .report import Decisions
 from .score import resolve_adjustments
@@ -40,7 +40,9 @@ def resolve_names(assignment: Assignment, old: Report | None, taken: Intake, sub
     if old is not None:
         people += from_rows(old.rows).people
     matcher = Matcher(people)
-    assignment, unknown = resolve_extensions(assignment, matcher)
+    found, unknown = matcher.find_all(key for key, _ in assignment.extensions)  # each extension keyed by its row
+    assignment = dataclasses.replace(assignment, extensions=tuple(sorted(
+        (found[key].key, when) for key, when in assignment.extensions if key in found)))
     refused += [f"extension {f.why}" for f in unknown]
     if adjustments:
         resolved, unknown = resolve_adjustments(list(decisions.adjustments), matcher)
