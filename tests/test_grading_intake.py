@@ -354,3 +354,29 @@ def test_submission_times_give_each_student_their_time(tmp_path):
     times.write_text("sis_user_id,submitted\nSIS-1000,yesterday\n")
     with pytest.raises(IntakeError, match="line 2: 'yesterday' is not an ISO 8601 date-time with a time zone"):
         intake([archive], tmp_path / "work", read_class(roster, times))
+
+
+def test_moodle_s_worksheet_times_the_submissions_it_can_read_and_names_the_time_it_cannot(tmp_path):
+    import datetime as dt
+
+    from attention_course.grading.classroom.intake import Source, Timing, match
+    from attention_course.grading.classroom.roster import ROSTER_COLUMNS, moodle_time
+
+    def entry(student_id, name, submitted):
+        return {**{c: "" for c in ROSTER_COLUMNS}, "student_id": student_id, "name": name,
+                "moodle_submitted": submitted}
+
+    roster = [entry("S1", "Ada Lovelace", "Sunday, 1 March 2026, 10:00 PM"), entry("S2", "Bob Byte", "soon"),
+              entry("S3", "Cy Absent", "Sunday, 1 March 2026, 9:00 PM")]
+    zone = dt.timezone(dt.timedelta(hours=1))
+    times = {r["student_id"]: moodle_time(r["moodle_submitted"], zone) for r in roster}
+    sources = [Source(name, [tmp_path / f"{name}.ipynb"], where=name) for name in ("Ada Lovelace", "Bob Byte")]
+    for s in sources:
+        s.files[0].write_text("{}")
+    notes = []
+    ada, bob, cy = match(sources, roster, (times, notes))
+    assert (ada.submitted, ada.timing) == ("2026-03-01T21:00:00+00:00", Timing.WORKSHEET)
+    assert bob.timing == Timing.FILES and cy.timing == Timing.NONE and cy.submitted is None
+    assert notes == ["Bob Byte: the worksheet's Last modified (submission) 'soon' is not a time Moodle writes; that "
+                     "submission's lateness was not judged from it"]
+    assert match(sources, roster)[0].timing == Timing.FILES  # no worksheet times given: the files' times

@@ -6,9 +6,11 @@ import datetime as dt
 
 import pytest
 
-from attention_course.grading.classroom.assignment import from_dict, resolve_extensions
+from attention_course.grading.classroom.assignment import from_dict
+from attention_course.grading.classroom.intake import Intake, Submission
+from attention_course.grading.classroom.names import NamesRefused, resolve_names
 from attention_course.grading.classroom.people import Matcher, Outcome, Person, from_rows, name_forms
-from attention_course.grading.classroom.report import Adjustment, Row
+from attention_course.grading.classroom.report import Adjustment, Decisions, Row
 from attention_course.grading.classroom.score import (
     AdjustmentError,
     days_late,
@@ -44,8 +46,12 @@ def test_extensions_and_adjustments_name_students_by_any_key_and_refuse_names_of
     assignment = from_dict({"deadline": dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc),
                             "extensions": {"bjorn@example.edu": dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc),
                                            "S9": dt.datetime(2026, 3, 4, tzinfo=dt.timezone.utc)}})
-    resolved, refused = resolve_extensions(assignment, matcher)
-    assert [k for k, _ in resolved.extensions] == ["S1"] and [f.text for f in refused] == ["S9"]
+    taken = Intake([Submission(r["name"], "", [], student=r) for r in roster])
+    with pytest.raises(NamesRefused, match="1 name.*\n  extension 'S9'"):
+        resolve_names(assignment, None, taken, taken.submissions, Decisions())
+    assignment = dataclasses.replace(assignment, extensions=tuple(e for e in assignment.extensions if e[0] != "S9"))
+    resolved, _ = resolve_names(assignment, None, taken, taken.submissions, Decisions())
+    assert [k for k, _ in resolved.extensions] == ["S1"]
     assert days_late(resolved.marking(), dt.datetime(2026, 3, 3, tzinfo=dt.timezone.utc), student_id="S1") == 0
     adjustments = [Adjustment(s, "03_softmax", 1, "x") for s in ("Åström, Björn", "Anna Müller", "nobody")]
     kept, refused = resolve_adjustments(adjustments, matcher)

@@ -39,7 +39,7 @@ hidden inputs on, drawn as the package draws them: the marks of a plain
                                # (the default), "grade" them (the status still shows it) or give the exercise "zero"
 
 An extension that names no student of the class stops `grade` before
-anything is graded (`resolve_extensions`).
+anything is graded (`names.resolve_names`).
 
 A check's mark is its points times the share of the inputs tried that pass.
 Hidden inputs are redrawn by handing the check's own input builder the
@@ -58,7 +58,6 @@ import secrets
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -67,9 +66,6 @@ from ..checks.exercises import BY_ID, EXERCISES, Exercise
 from ..run.plan import Setting, exercise_checks
 from .report import CheckWorth, ExerciseInfo
 from .score import LateRule, Marking, round_marks
-
-if TYPE_CHECKING:
-    from .people import Found, Matcher
 
 
 class AssignmentError(ValueError):
@@ -127,7 +123,7 @@ class Assignment:
     """The assignment's id in Canvas, which names the column of the Canvas gradebook file ("" if unknown)."""
     extensions: tuple[tuple[str, dt.datetime], ...] = ()
     """(a key of the student, that student's own deadline), for the students given an extension: as the file names
-    them, until `resolve_extensions` keys each by the student's gradebook row."""
+    them, until `names.resolve_names` keys each by the student's gradebook row."""
     source: str = "the default assignment"
     """Where it was read from (for messages)."""
     set_by_instructor: bool = False
@@ -170,7 +166,7 @@ class Assignment:
         return Setting({e.id: _own_seconds(e) for e in self.exercises}, self.hidden, self.hidden_seed, self.title)
 
     def marking(self) -> Marking:
-        """What scoring needs of this assignment, resolved once (after `resolve_extensions`): each exercise's
+        """What scoring needs of this assignment, resolved once (after `names.resolve_names`): each exercise's
         title, points and checks' worth, the late rule, the deadlines, the policies, the description and the
         fingerprint."""
         return Marking(self._exercise_info(), self.late, self.deadline, dict(self.extensions), self.set_by_instructor,
@@ -213,14 +209,6 @@ class Assignment:
         if self.handout_mismatch != "hold":  # the default left out, so that earlier reports keep their fingerprint
             out["integrity"] = {"handout_mismatch": self.handout_mismatch}
         return out
-
-
-def resolve_extensions(assignment: Assignment, matcher: Matcher) -> tuple[Assignment, list[Found]]:
-    """The assignment with each extension keyed by the row key of the student it names (by any of their keys);
-    and the answers for the extensions that name no one, or several."""
-    found, refused = matcher.find_all(key for key, _ in assignment.extensions)
-    resolved = tuple(sorted((found[key].key, when) for key, when in assignment.extensions if key in found))
-    return dataclasses.replace(assignment, extensions=resolved), refused
 
 
 def _rule(exercise: Exercise, points: float | None, table: dict, where: str = "") -> ExerciseRule:

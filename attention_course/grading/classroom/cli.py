@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..run.options import add_limits, fail, read_limits
 
 if TYPE_CHECKING:  # the handlers import what they use when they run, so that --help stays fast
-    from .report import Decisions, IntakeFound, Report
+    from .report import IntakeFound, Report
 
 
 def absolute_path(text: str) -> Path:
@@ -201,13 +201,15 @@ def run_grade(args) -> int:
     and write."""
     from .batch import grade_submissions
     from .intake import OWN_TIME
-    from .score import build_report, carry_over
+    from .names import NamesRefused, resolve_names
+    from .score import AdjustmentError, build_report, carry_over
 
     try:
-        assignment, old, out, decisions = _grade_target(args)
+        assignment, old, out, decisions, records = _grade_target(args)
         with _unpack_folder(args, out) as unpacked:
-            taken, submissions = _grade_intake(args, unpacked, assignment, old)
-            assignment, decisions = _resolve_names(args, assignment, old, taken, submissions, decisions)
+            taken, submissions = _grade_intake(args, unpacked, records, old)
+            assignment, decisions = resolve_names(assignment, old, taken, submissions, decisions,
+                                                  adjustments=args.adjustments, update=args.update)
             if args.dry_run:
                 _print_plan(taken, submissions, old)
                 return 0
@@ -222,7 +224,7 @@ def run_grade(args) -> int:
                 if client is not None:
                     client.close()
             seconds = time.monotonic() - start
-    except _Refused as err:
+    except (_Refused, NamesRefused, AdjustmentError) as err:
         return fail("grade", err)
     marking = assignment.marking()
     if old is not None:  # a regrade: the exercises it was given nothing for keep their earlier grading
@@ -250,15 +252,19 @@ def run_grade(args) -> int:
 
 def _grade_target(args):
     """(the assignment, the gradebook report to update or None, the CSV to write, the decisions with the
-    adjustments as the file writes them); _Refused if any is wrong."""
-    from . import assignment as assignments
+    adjustments as the file writes them, the class's records: `roster.read_class`, read once, in the deadline's time
+    zone); _Refused if any is wrong."""
+    import datetime as dt
+
+    from .assignment import Assignment, AssignmentError, load as load_assignment
     from .report import Decisions
+    from .roster import IntakeError, read_class
     from .score import AdjustmentError, read_adjustments
     from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
 
     out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv").resolve())
     try:
-        assignment = assignments.load(args.assignment) if args.assignment else assignments.Assignment.default()
+        assignment = load_assignment(args.assignment) if args.assignment else Assignment.default()
         old = None
         if args.update:
             old = read_report(args.update)
@@ -268,9 +274,14 @@ def _grade_target(args):
         if args.adjustments:
             decisions = dataclasses.replace(decisions, adjustments=tuple(read_adjustments(args.adjustments,
                                                                                            assignment.ids)))
-    except (GradebookExists, assignments.AssignmentError, MergeError, AdjustmentError) as err:
+    except (GradebookExists, AssignmentError, MergeError, AdjustmentError) as err:
         raise _Refused(err) from None
-    return assignment, old, out, decisions
+    zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
+    try:
+        records = read_class(args.roster, args.submission_times, zone)
+    except (FileNotFoundError, IntakeError) as err:
+        raise _Refused(err) from None
+    return assignment, old, out, decisions, records
 
 
 def _unpack_folder(args, out: Path):
@@ -287,18 +298,13 @@ def _unpack_folder(args, out: Path):
     return contextlib.nullcontext(unpacked)
 
 
-def _grade_intake(args, unpacked, assignment, old: Report | None):
+def _grade_intake(args, unpacked, records, old: Report | None):
     """(what intake found, the submissions this run grades: a regrade's, a shard's); _Refused if none."""
-    import datetime as dt
-
     from .intake import IntakeError, intake
     from .people import from_rows
-    from .roster import read_class
 
-    zone = assignment.deadline.tzinfo if assignment.deadline else dt.timezone.utc
     others = from_rows(old.rows).people if old is not None else ()
     try:
-        records = read_class(args.roster, args.submission_times, zone)
         taken = intake(args.submissions, Path(unpacked), records, others=others)
     except (FileNotFoundError, IntakeError) as err:
         raise _Refused(err) from None
@@ -313,65 +319,6 @@ def _grade_intake(args, unpacked, assignment, old: Report | None):
     if args.jobs is not None and args.jobs < 1:
         raise _Refused("--jobs must be at least 1")
     return taken, submissions
-
-
-def _resolve_names(args, assignment, old: Report | None, taken, submissions, decisions: Decisions):
-    """Every name the command was given, found with one matcher (`people`): a regrade's submissions in the
-    gradebook, the extensions, the adjustments. (the assignment with its extensions keyed by row, the decisions with
-    the adjustments keyed by row); _Refused listing every name that finds no one, or several, before anything is
-    graded or written."""
-    from .assignment import resolve_extensions
-    from .people import Matcher, Person, from_rows
-    from .score import AdjustmentError, resolve_adjustments
-
-    refused = []
-    if old is not None:
-        refused += _adopt_rows(submissions, old)
-    people = [Person.of(s.key, s.name, s.student, s.lms) for s in taken.submissions]
-    if old is not None:
-        people += from_rows(old.rows).people
-    matcher = Matcher(people)
-    assignment, unknown = resolve_extensions(assignment, matcher)
-    refused += [f"extension {f.why}" for f in unknown]
-    if args.adjustments:
-        try:
-            adjustments, unknown = resolve_adjustments(list(decisions.adjustments), matcher)
-        except AdjustmentError as err:
-            raise _Refused(err) from None
-        refused += [f"{args.adjustments.name}: {f.why}" for f in unknown]
-        decisions = dataclasses.replace(decisions, adjustments=tuple(adjustments))
-    if refused:
-        raise _Refused(f"{len(refused)} name(s) find no one, or several; nothing was graded or written:\n  "
-                       + "\n  ".join(refused))
-    if old is not None and old.assignment_fingerprint != assignment.fingerprint():
-        raise _Refused(f"{args.update} was graded under another assignment (or other points, inputs, deadline or "
-                       "extensions); pass the same --assignment")
-    return assignment, decisions
-
-
-def _adopt_rows(submissions, old: Report) -> list[str]:
-    """A regrade's submissions that the roster did not name, found among the gradebook's rows by any of their keys
-    (a folder named by the student's id, name or e-mail, the grader's own unpacked folder): each takes its row's
-    student, name and place. What names no one in the gradebook, or several, is returned to be refused: a regrade
-    never turns a student into a row of its own."""
-    from .people import Outcome, from_rows
-    from ..run.status import Status
-
-    rows = {r.key: r for r in old.rows}
-    matcher = from_rows(old.rows)
-    refused = []
-    for sub in submissions:
-        if sub.student or sub.key in rows:
-            continue
-        found = matcher.find(sub.label or sub.name)
-        if found.outcome != Outcome.FOUND:
-            refused.append(f"{sub.path}: {found.why}")
-            continue
-        row = rows[found.person.key]
-        sub.student, sub.name, sub.order = dict(row.student), row.name, row.order
-        sub.lms = {**row.lms, **sub.lms}
-        sub.issues = [i for i in sub.issues if i.kind != Status.NOT_ON_ROSTER]
-    return refused
 
 
 def _print_plan(taken, submissions, old: Report | None) -> None:

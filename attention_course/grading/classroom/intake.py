@@ -531,7 +531,11 @@ def sources_from(paths: list[Path | str], workdir: Path, limits: ZipLimits = Zip
 # ---------------------------------------------------------------------------------------------- matching
 
 
-def _submission(label: str, group: list[Source], student: dict[str, str], order: int) -> Submission:
+def _submission(label: str, group: list[Source], student: dict[str, str], order: int,
+                worksheet: tuple[Mapping[str, dt.datetime | None], list[str]] | None = None) -> Submission:
+    """A student's (or an unmatched source's) submission from its sources; `worksheet`: (the times Moodle's
+    worksheet gives, by student id: `ClassRecords.worksheet_times`; the notes naming a time written in no known
+    form, which is not used)."""
     notebooks = sorted({p for s in group for p in s.files if p.suffix == ".ipynb"}, key=str)
     issues = [Incident(n) for s in group for n in s.notes]  # remarks: a zip they handed in, unpacked
     if len(group) > 1:
@@ -545,6 +549,15 @@ def _submission(label: str, group: list[Source], student: dict[str, str], order:
     lms = {k: v for s in reversed(group) for k, v in s.lms.items()}  # the first source's, where several say
     timing = (Timing.FILES if submitted else Timing.LMS_MARK
               if any(s.lms.get("canvas_id") or s.lms.get("anonymous_id") for s in group) else Timing.NONE)
+    times, notes = worksheet or ({}, [])
+    text = student.get("moodle_submitted", "")
+    if text and group and times:
+        moment = times.get(student.get("student_id", ""))
+        if moment is None:
+            notes.append(f"{label}: the worksheet's {MOODLE_SUBMITTED} {text!r} is not a time Moodle "
+                         "writes; that submission's lateness was not judged from it")
+        else:
+            submitted, timing = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds"), Timing.WORKSHEET
     return Submission(label, "; ".join(s.where for s in group), notebooks,
                       is_folder=any(s.is_folder for s in group) or len(notebooks) > 1, student=student,
                       submitted=submitted, marked_late=any(s.marked_late for s in group), issues=issues, order=order,
@@ -556,8 +569,10 @@ def roster_matcher(roster: list[dict[str, str]]) -> Matcher:
     return Matcher(Person.of(r["student_id"], r["name"], r) for r in roster)
 
 
-def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Submission]:
-    """One submission per student (see the module docstring); without a roster, one per name.
+def match(sources: list[Source], roster: list[dict[str, str]] | None,
+          worksheet: tuple[Mapping[str, dt.datetime | None], list[str]] | None = None) -> list[Submission]:
+    """One submission per student (see the module docstring); without a roster, one per name; each timed by
+    Moodle's worksheet where `worksheet` gives its times (see `_submission`).
 
     A source is matched by the LMS ids its download gave, then by its name with `people.Matcher` (any key of the
     roster: an id, an e-mail, a name, a folder the grader wrote); a name that fits several students is refused and
@@ -586,7 +601,7 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None) -> list[Su
     out = []
     for i, r in enumerate(roster):
         group = matched.get(r["student_id"], [])
-        sub = _submission(r["name"], group, r, i)
+        sub = _submission(r["name"], group, r, i, worksheet)
         if not group:
             sub.path = ""
         out.append(sub)
@@ -614,11 +629,11 @@ def intake(paths: list[Path | str], workdir: Path, records: ClassRecords = Class
     if anonymous and class_list is not None:
         notes.append("an anonymous download (Canvas's anonymous grading): its submissions are graded under their "
                      "anonymous ids, one row each; the roster cannot name them and was not used")
-    submissions = match(sources, class_list.students if class_list else None)
-    notes += _apply_times(submissions, stamps, records.times_name, others)
-    worksheet = not stamps and _apply_worksheet_times(submissions, records.worksheet_times, notes)
     lateness = _lateness(sources, bool(stamps))
-    if worksheet:
+    submissions = match(sources, class_list.students if class_list else None,
+                        (records.worksheet_times if not stamps else {}, notes))
+    notes += _apply_times(submissions, stamps, records.times_name, others)
+    if any(s.timing == Timing.WORKSHEET for s in submissions):
         lateness = (f"from Moodle's grading worksheet ({MOODLE_SUBMITTED}), read in the deadline's time "
                     f"zone ({records.zone})")
     return Intake(submissions, notes, lateness, class_list.form if class_list else "", left_out)
@@ -639,25 +654,6 @@ def _without_test_students(sources: list[Source], left_out: list[dict[str, str]]
         said.append("Canvas's Test Student (its student view) is no student of the class: left out of every file "
                     "and the summary: " + "; ".join(where))
     return kept, said
-
-
-def _apply_worksheet_times(submissions: list[Submission], times: Mapping[str, dt.datetime | None],
-                           notes: list[str]) -> bool:
-    """Each submission's time from Moodle's worksheet (`times`: `ClassRecords.worksheet_times`), where the roster is
-    one; whether any was given. A time written in no known form is named in `notes` and not used."""
-    used = False
-    for s in submissions:
-        text = s.student.get("moodle_submitted", "")
-        if not text or not s.path:
-            continue
-        moment = times.get(s.student.get("student_id", ""))
-        if moment is None:
-            notes.append(f"{s.name}: the worksheet's {MOODLE_SUBMITTED} {text!r} is not a time Moodle "
-                         "writes; that submission's lateness was not judged from it")
-            continue
-        s.submitted = moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
-        s.timing, used = Timing.WORKSHEET, True
-    return used
 
 
 def _apply_times(submissions: list[Submission], stamps, name: str, others: tuple[Person, ...] = ()) -> list[str]:

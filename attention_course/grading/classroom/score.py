@@ -70,7 +70,7 @@ class LateRule:
 @dataclass(frozen=True)
 class Marking:
     """Everything scoring needs of an assignment, resolved once before scoring (`Assignment.marking`, after
-    `assignment.resolve_extensions`): its exercises with their points and each check's, the late rule, the deadlines, the
+    `names.resolve_names`): its exercises with their points and each check's, the late rule, the deadlines, the
     policies, and the description and fingerprint the report keeps."""
 
     exercises: Mapping[str, ExerciseInfo]
@@ -133,7 +133,7 @@ def days_late(marking: Marking, submitted: dt.datetime | None, marked_late: bool
     """Started days past the student's deadline (their extension, else the assignment's) and its grace; 0 when on
     time. An LMS's late mark counts 1 day when no time is known, unless the student has an extension: the LMS
     judged lateness against its own deadline. `student_id`: the row's key, which the extensions name once
-    `assignment.resolve_extensions` has found each student."""
+    `names.resolve_names` has found each student."""
     deadline = marking.deadline_for(student_id)
     days = 0
     if deadline is not None and submitted is not None:
