@@ -28,7 +28,7 @@ from attention_course.grading import check_worked_example
 from attention_course.grading.checks.engine import results
 from support.audit import audit
 from attention_course.grading.checks.engine.run import check_in_process
-from attention_course.grading.checks.exercises import BY_ID, by_hand
+from attention_course.grading.checks.exercises import EXERCISES, by_hand
 from attention_course.grading.checks.exercises.by_hand import (
     ENTRIES, LABELS, WORKED_EXAMPLE, checks_for, distinguishable, example_dict, example_for, largest, questions,
     rounded_answers, same_example, worked_example_check, written,
@@ -402,7 +402,7 @@ def test_the_cli_writes_a_students_notebook_and_prints_the_answers(tmp_path, cap
     capsys.readouterr()
     notebooks = {s: nbformat.read(tmp_path / s / "00_worked_example.ipynb", as_version=4) for s in ("s1001", "s1002")}
     assert (tmp_path / "s1001" / "00_worked_example.html").is_file()
-    assert len(list((tmp_path / "s1001").glob("*.ipynb"))) == len(BY_ID)
+    assert len(list((tmp_path / "s1001").glob("*.ipynb"))) == len(EXERCISES)
     recorded = {s: nb.metadata["attention_course"]["example"] for s, nb in notebooks.items()}
     assert recorded["s1001"] != recorded["s1002"] and recorded["s1001"] == example_dict(example_for("s1001", SECRET))
     assert main(["exercises", str(tmp_path / "s1001"), "--student", "s1001", "--assignment", str(assignment)]) == 0
