@@ -22,7 +22,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..core._checks import as_float_array, positive_int, require_ndim
+from ..core._checks import as_float_array, frozen_array, positive_int, require_ndim
 from ..core.compress import gated_pool
 from ..core.softmax import softmax
 from ..decoder.cache import cache_bytes
@@ -31,12 +31,6 @@ from ..decoder.published import PublishedConfig, published_config
 
 __all__ = ["DEEPSEEK_V4_FLASH", "SMALL_POOL", "SMALL_V4", "CacheRow", "QueryView", "SmallPool", "cache_per_token",
            "entry_tokens", "pool_weights", "query_view"]
-
-
-def _frozen(values) -> np.ndarray:
-    arr = np.array(values, dtype=np.float64)
-    arr.flags.writeable = False  # shared module data
-    return arr
 
 
 @dataclass(frozen=True)
@@ -56,9 +50,9 @@ class SmallPool:
 
 
 SMALL_POOL = SmallPool(
-    kv=_frozen([[1.0, 4.0], [2.0, 0.0], [3.0, -2.0], [4.0, 2.0]]),
-    gate=_frozen([[0.0, 2.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]),
-    position_bias=_frozen([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [np.log(5.0), 0.0]]),
+    kv=frozen_array([[1.0, 4.0], [2.0, 0.0], [3.0, -2.0], [4.0, 2.0]]),
+    gate=frozen_array([[0.0, 2.0], [0.0, 0.0], [0.0, 0.0], [0.0, 0.0]]),
+    position_bias=frozen_array([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [np.log(5.0), 0.0]]),
 )
 """Four tokens, two coordinates. Coordinate 0: equal gates, but the last place's bias (log 5) gives the fourth
 token five times the others' weight. Coordinate 1: the first token's gate (2) makes it dominate."""

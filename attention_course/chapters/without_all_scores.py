@@ -28,18 +28,12 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..core._checks import as_float_array, positive_int, require_ndim
+from ..core._checks import as_float_array, frozen_array, positive_int, require_ndim
 from ..core.attention import attention_weights, scaled_dot_product_attention
 from ..core.delta_rule import delta_rule_step, gated_delta_rule, l2_normalize
 from ..core.sparse import indexer_scores, top_k_mask
 from ..decoder.cache import itemsize
 from ..decoder.published import published_entry
-
-
-def _frozen(values) -> np.ndarray:
-    arr = np.array(values, dtype=np.float64)
-    arr.flags.writeable = False  # shared module data
-    return arr
 
 
 @dataclass(frozen=True)
@@ -62,10 +56,10 @@ class SmallIndexer:
 
 BANK_BOT_INDEXER = SmallIndexer(
     # Each token's indexer key is two of its key's four coordinates (the 2nd and the 4th): k_I = K[:, [1, 3]].
-    k_index=_frozen([[0, 0], [2, 1], [0, 0.4], [0, 1]]),
+    k_index=frozen_array([[0, 0], [2, 1], [0, 0.4], [0, 1]]),
     # Head 1 looks along the first of them, head 2 for the second without the first.
-    q_index=_frozen([[[2, 0]], [[-1, 1]]]),
-    head_weights=_frozen([[1, 1]]),
+    q_index=frozen_array([[[2, 0]], [[-1, 1]]]),
+    head_weights=frozen_array([[1, 1]]),
     scale=1.0,
 )
 """A two-head indexer (d_I = 2) for the query of "blocked" over "my card was blocked".

@@ -17,14 +17,8 @@ from typing import Callable
 import numpy as np
 
 from .._tables import html_table, text_table
-from ..core._checks import as_float_array, check_scale, require_same
+from ..core._checks import as_float_array, check_scale, frozen_array, require_same
 from ..core.softmax import softmax
-
-
-def _frozen(values) -> np.ndarray:
-    arr = np.array(values, dtype=np.float64)
-    arr.flags.writeable = False  # shared module data: nobody may change it by accident
-    return arr
 
 
 @dataclass(frozen=True)
@@ -60,13 +54,13 @@ class WorkedExample:
 BANK_BOT = WorkedExample(
     tokens=("my", "card", "was", "blocked"),
     query_token="blocked",
-    query=_frozen([1, 2, 0, 1]),
-    keys=_frozen([[1, 0, 0, 0], [1, 2, 1, 1], [0, 0, 1, 0.4], [1, 0, 1, 1]]),
-    values=_frozen([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]]),
+    query=frozen_array([1, 2, 0, 1]),
+    keys=frozen_array([[1, 0, 0, 0], [1, 2, 1, 1], [0, 0, 1, 0.4], [1, 0, 1, 1]]),
+    values=frozen_array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [1.0, 1.0]]),
 )
 """The bank-bot example: "my card was blocked", following the query of "blocked"."""
 
-BANK_BOT_QUERIES = _frozen([[1, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], BANK_BOT.query])
+BANK_BOT_QUERIES = frozen_array([[1, 0, 0, 0], [0, 1, 0, 1], [0, 0, 1, 0], BANK_BOT.query])
 """(n_k, d_k) a query for every token of the bank-bot sentence (book/masks.ipynb).
 
 The example gives only the query of "blocked" (the last row); the queries of
@@ -223,7 +217,7 @@ def _candidate(rng: np.random.Generator) -> WorkedExample:
     query = _entries(rng, (d_k,), d_k)  # (d_k,)
     keys = _entries(rng, (n_k, d_k), d_k)  # (n_k, d_k)
     values = rng.choice([-1.0, 0.0, 0.5, 1.0, 2.0], size=(n_k, D_V), p=[0.1, 0.3, 0.15, 0.35, 0.1])  # (n_k, d_v)
-    return WorkedExample(tokens, tokens[-1], _frozen(query), _frozen(keys), _frozen(values))
+    return WorkedExample(tokens, tokens[-1], frozen_array(query), frozen_array(keys), frozen_array(values))
 
 
 def _on_a_rounding_edge(x: np.ndarray, decimals: int) -> bool:

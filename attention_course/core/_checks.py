@@ -153,3 +153,9 @@ def in_compute_dtype(*arrays: np.ndarray) -> tuple[tuple[np.ndarray, ...], np.dt
     work = compute_dtype(out_dtype)
     return tuple(a.astype(work, copy=False) for a in arrays), out_dtype
 
+
+def frozen_array(values) -> np.ndarray:
+    """`values` as a float64 array that cannot be written: data a module shares, that nobody may change by accident."""
+    arr = np.array(values, dtype=np.float64)
+    arr.flags.writeable = False
+    return arr
