@@ -16,7 +16,8 @@ from attention_course.grading.classroom.batch import SubmissionGrade
 from attention_course.grading.classroom.intake import Submission
 from attention_course.grading.classroom.report import Adjustment
 from attention_course.grading.run.judge import NotebookGrade
-from attention_course.grading.classroom.score import AdjustmentError, build_report, days_late, read_adjustments
+from attention_course.grading.classroom.adjustments import AdjustmentError, read_adjustments
+from attention_course.grading.classroom.score import build_report, days_late
 from attention_course.grading.run.status import Incident, Status
 from attention_course.grading.classroom.write.gradebook import (
     FIXED_COLUMNS,

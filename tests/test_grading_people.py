@@ -11,11 +11,8 @@ from attention_course.grading.classroom.intake import Intake, Submission
 from attention_course.grading.classroom.names import NamesRefused, resolve_names
 from attention_course.grading.classroom.people import Matcher, Outcome, Person, from_rows, name_forms
 from attention_course.grading.classroom.report import Adjustment, Decisions, Row
-from attention_course.grading.classroom.score import (
-    AdjustmentError,
-    days_late,
-    resolve_adjustments,
-)
+from attention_course.grading.classroom.adjustments import AdjustmentError, resolve_adjustments
+from attention_course.grading.classroom.score import days_late
 
 
 def test_a_name_has_the_forms_rosters_and_downloads_write_it_in():

@@ -141,7 +141,7 @@ def test_the_checks_and_the_run_room_import_nothing_of_the_classroom():
 
 ROOMS = {
     "attention_course.grading.run": ("status", "sandbox", "plan", "judge", "notebook", "table", "options"),
-    CLASSROOM: ("report", "people", "roster", "intake", "batch", "cluster", "score", "assignment", "names", "write", "cli"),
+    CLASSROOM: ("report", "people", "roster", "intake", "batch", "cluster", "score", "adjustments", "assignment", "names", "write", "cli"),
 }
 """Each room in the order data flows through it: a module may import its own stage and earlier ones, never a
 later one."""

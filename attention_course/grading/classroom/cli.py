@@ -202,7 +202,8 @@ def run_grade(args) -> int:
     from .batch import grade_submissions
     from .intake import OWN_TIME
     from .names import NamesRefused, resolve_names
-    from .score import AdjustmentError, build_report, carry_over
+    from .adjustments import AdjustmentError
+    from .score import build_report, carry_over
 
     try:
         assignment, old, out, decisions, records = _grade_target(args)
@@ -259,7 +260,7 @@ def _grade_target(args):
     from .assignment import Assignment, AssignmentError, load as load_assignment
     from .report import Decisions
     from .roster import IntakeError, read_class
-    from .score import AdjustmentError, read_adjustments
+    from .adjustments import AdjustmentError, read_adjustments
     from .write.gradebook import GradebookExists, MergeError, ensure_writable, read_report
 
     out = args.update or args.out or (args.out_dir / "gradebook.csv" if args.out_dir else Path("gradebook.csv").resolve())
@@ -533,7 +534,7 @@ def run_gradebook_adjust(args) -> int:
     Each line's student is found by any key of theirs (`people`); lines that name no one, or several, stop it before
     anything is written, all of them listed."""
     from .people import from_rows
-    from .score import AdjustmentError, read_adjustments, resolve_adjustments
+    from .adjustments import AdjustmentError, read_adjustments, resolve_adjustments
     from .write.gradebook import MergeError, read_report, with_decisions
 
     try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .assignment import Assignment
 from .people import Matcher, Outcome, Person, from_rows
 from .report import Decisions
-from .score import resolve_adjustments
+from .adjustments import resolve_adjustments
 from ..run.status import Status
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def resolve_names(assignment: Assignment, old: Report | None, taken: Intake, sub
     """(the assignment with its extensions keyed by row, the decisions with the adjustments keyed by row), every
     name found with one `Matcher` over intake's submissions (`taken`) and a regrade's rows (`old`, the gradebook at
     `update`); `adjustments`: the adjustments file, named in messages. NamesRefused listing every name that finds
-    no one, or several; `score.AdjustmentError` as `resolve_adjustments` raises it."""
+    no one, or several; `adjustments.AdjustmentError` as `resolve_adjustments` raises it."""
     refused = []
     if old is not None:
         refused += _adopt_rows(submissions, old)

@@ -149,7 +149,7 @@ class Adjustment:
     """Points an instructor adds to (or takes from) one student's exercise, with the reason the student is shown."""
 
     student: str
-    """The row's key (as the adjustments file gave it, until `score.resolve_adjustments` finds the student)."""
+    """The row's key (as the adjustments file gave it, until `adjustments.resolve_adjustments` finds the student)."""
     exercise: str
     """The exercise's id."""
     points: float
