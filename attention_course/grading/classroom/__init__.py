@@ -8,7 +8,7 @@ Data flows one way, each stage in its own module, none importing a later one:
     score       points, the best attempt, the late rule -> a gradebook report (one row per student)
     write       the gradebook (CSV, JSON), the LMS files, the feedback files, the class summary
 
-Beside them: `people` (how a name finds a student), `roster`, `assignment`
-(the assignment file every stage is given) and `cli` (the instructor's
-commands). Running and judging one notebook is the `run` room's.
+Beside them: `people` (how a name finds a student), `roster`, `adjustments`
+(the instructor's adjustments file), `assignment` (the assignment file every
+stage is given) and `cli` (the instructor's commands). Running and judging one notebook is the `run` room's.
 """
