@@ -59,7 +59,10 @@ _build/.setup-stamp: $(BOOK_SETUP_FILES)
 	rm -rf _build/.doctrees
 	@mkdir -p _build && touch $@
 
+# The chapters run first side by side (one process per core) into the build's execution cache
+# (book/_ext/execute_chapters.py); the build then finds them cached and only renders them.
 book: env _build/.package-stamp _build/.setup-stamp
+	$(BIN)/python book/_ext/execute_chapters.py _build/.jupyter_cache
 	$(BIN)/jupyter-book build --warningiserror --keep-going .
 	@echo
 	@echo "The book is ready: open file://$(CURDIR)/_build/html/index.html"

@@ -427,3 +427,17 @@ def test_pytest_collects_every_chapter_and_solution_and_nothing_else():
     assert solutions <= notebooks, f"solutions nbval does not run: {sorted(solutions - notebooks)}"
     stray = sorted(p for p in notebooks if not p.startswith(("book/", "solutions/")))
     assert not stray, f"nbval must not run these: {stray}"
+
+
+def test_the_chapters_run_ahead_of_the_build_are_the_notebooks_it_executes():
+    """`make book` runs the chapters side by side into the build's cache first (book/_ext/execute_chapters.py): every
+    notebook of the table of contents, in its order, and nothing else."""
+    import importlib.util
+
+    import yaml
+
+    spec = importlib.util.spec_from_file_location("execute_chapters", ROOT / "book" / "_ext" / "execute_chapters.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    assert module.chapters(toc) == [ROOT / f"{c}.ipynb" for c in CHAPTERS if source_of(c).suffix == ".ipynb"]
