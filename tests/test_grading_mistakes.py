@@ -10,6 +10,7 @@ claim anything about it that `audit` finds untrue.
 """
 
 import dataclasses
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -51,11 +52,18 @@ def sampled(paths: list[Path], ids) -> list:
             enumerate(zip(paths, ids))]
 
 
-@pytest.mark.parametrize("path", sampled(ENTRIES, [p.stem for p in ENTRIES]))
-def test_each_wrong_implementation_gets_its_hint_and_marks(path):
+@functools.cache
+def graded(path: Path):
+    """(the corpus entry, its check, the check's result on it with the hidden inputs): made once for the tests below
+    that read it."""
     wrong = load(path)
     check = CHECKS[wrong.CHECK]
-    result = check_in_process(check, getattr(wrong, check.function), hidden=True)
+    return wrong, check, check_in_process(check, getattr(wrong, check.function), hidden=True)
+
+
+@pytest.mark.parametrize("path", sampled(ENTRIES, [p.stem for p in ENTRIES]))
+def test_each_wrong_implementation_gets_its_hint_and_marks(path):
+    wrong, check, result = graded(path)
     assert not result.passed
     assert result.mistake == wrong.MISTAKE, str(result)
     assert f"{result.score}/{result.max_score}" == wrong.MARKS, str(result)
@@ -156,9 +164,8 @@ def test_unexplained_wrong_values_get_a_generic_diagnosis():
 
 @pytest.mark.parametrize("path", sampled(ENTRIES, [p.stem for p in ENTRIES]))
 def test_no_hint_in_the_corpus_contradicts_its_submission(path):
-    wrong = load(path)
-    check = CHECKS[wrong.CHECK]
-    assert audit(check, getattr(wrong, check.function)) == []
+    wrong, check, result = graded(path)
+    assert audit(check, getattr(wrong, check.function), result) == []
 
 
 def test_the_audit_reports_a_claim_the_submission_does_not_bear_out():

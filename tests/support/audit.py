@@ -478,9 +478,11 @@ for _id in ("observed_constant_factor", "observed_constant_offset", "observed_pe
     EVIDENCE[_id] = _observation
 
 
-def audit(check: Check, fn) -> list[str]:
-    """Every claim of `check`'s feedback on `fn` that does not hold on `fn` (an empty list if none)."""
-    result = check_in_process(check, fn, hidden=True)
+def audit(check: Check, fn, result: results.CheckResult | None = None) -> list[str]:
+    """Every claim of `check`'s feedback on `fn` that does not hold on `fn` (an empty list if none); `result`: the
+    check's result on `fn` with its hidden inputs (`check_in_process(check, fn, hidden=True)`), if already made."""
+    if result is None:
+        result = check_in_process(check, fn, hidden=True)
     code = code_of(fn)
     problems = []
     indices = check.indices(True)
