@@ -9,6 +9,7 @@ recorded too, and a test fails if either list is not empty at its end.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -76,9 +77,9 @@ class PageProblems:
         assert not self.console_errors, f"console errors: {self.console_errors}"
 
 
-@pytest.fixture
-def offline(browser):
-    """A fresh context with the network cut off; yields (new_page, problems), checks the problems at the end."""
+@contextlib.contextmanager
+def offline_context(browser):
+    """A fresh context with the network cut off, closed at the end; gives (new_page, problems)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     problems = PageProblems()
 
@@ -107,8 +108,23 @@ def offline(browser):
         page.on("requestfailed", on_failed)
         return page
 
-    yield new_page, problems
-    context.close()
+    try:
+        yield new_page, problems
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def offline_contexts():
+    """`offline_context`, for a fixture wider than one test (a page that several tests read in turn)."""
+    return offline_context
+
+
+@pytest.fixture
+def offline(browser):
+    """A fresh context with the network cut off; yields (new_page, problems), checks the problems at the end."""
+    with offline_context(browser) as (new_page, problems):
+        yield new_page, problems
     problems.assert_none()
 
 

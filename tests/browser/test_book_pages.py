@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,8 @@ def axe_violations(page, rules: list[str] | None = None) -> list[dict]:
     """axe-core's violations on the open page (of `rules` only, if given): id, impact, help and the elements."""
     if not AXE.is_file():
         pytest.fail(f"axe-core is missing ({AXE}): run `npm ci` (or `make env`)")
-    page.add_script_tag(path=str(AXE))
+    if page.evaluate("typeof window.axe") == "undefined":  # a page that several tests read has it already
+        page.add_script_tag(path=str(AXE))
     return page.evaluate("""async (rules) => {
         // preload: false: axe would fetch the stylesheets by XHR, which file:// pages refuse (a console error)
         const options = { resultTypes: ["violations"], preload: false };
@@ -130,32 +132,63 @@ def book_pages() -> list[str]:
     return pages or ["index.html"]  # no build: one test that fails and says to run `make book`
 
 
-@pytest.mark.parametrize("page_path", book_pages())
-def test_page_works_offline(offline, book_html, page_path, screenshots):
-    new_page, problems = offline
-    page = new_page()
-    url = (book_html / page_path).as_uri()
-    page.goto(url, wait_until="load")
-    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
-        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
-        page.wait_for_load_state("load")
+@dataclass(frozen=True)
+class OpenedPage:
+    path: str  # relative to the book's folder
+    page: object  # Playwright's Page
+    problems: object  # conftest.PageProblems
+
+
+@pytest.fixture(scope="module", params=book_pages())
+def opened_page(request, browser, book_html, offline_contexts):
+    """One page of the book opened from disk at 1280 px with the network cut off, as a reader opens it, and settled
+    (every formula typeset, every explorer started): the tests at that width read it in turn (the 400 px test opens
+    the page at its own width, as a phone does)."""
+    page_path = request.param
+    with offline_contexts(browser) as (new_page, problems):
+        page = new_page()
+        url = (book_html / page_path).as_uri()
+        page.goto(url, wait_until="load")
+        if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
+            page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
+            page.wait_for_load_state("load")
+        # MathJax typesets after the load event: wait for it.
+        if page.locator(".math").count():
+            page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
+            page.evaluate("MathJax.startup.promise")
+        hosts = page.locator(".ac-explorer-host")
+        for i in range(hosts.count()):
+            hosts.nth(i).locator(".ac-explorer").wait_for()
+        yield OpenedPage(page_path, page, problems)
+
+
+def choose_mode(page, mode: str) -> None:
+    """Put the page in the theme's colour mode `mode` with its colour-mode button, as a reader does (each press goes
+    on to the next mode)."""
+    for _ in range(4):
+        if page.evaluate("document.documentElement.dataset.mode") == mode:
+            # the theme eases its colours from one mode to the other: read them once they have settled
+            page.evaluate("Promise.all(document.getAnimations().filter((a) => a instanceof CSSTransition).map((a) => a.finished))")
+            return
+        page.locator(".theme-switch-button:visible").first.click()
+    raise AssertionError(f"the colour-mode button never reached {mode!r}")
+
+
+def test_page_works_offline(opened_page, screenshots):
+    page, page_path, problems = opened_page.page, opened_page.path, opened_page.problems
+    choose_mode(page, "light")
     assert page.title(), f"{page_path} has no title"
 
-    # MathJax typesets after the load event: wait for it, then every formula must be typeset.
+    # every formula typeset (the fixture waited for MathJax)
     math_nodes = page.locator(".math").count()
     if math_nodes:
-        page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
-        page.evaluate("MathJax.startup.promise")
         assert page.locator("mjx-container").count() >= math_nodes, "a formula was left untypeset"
         assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset a formula"
 
     broken = page.evaluate("Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
     assert not broken, f"images that did not load: {broken}"
 
-    # Explorers on the page have mounted (their module ran) and none failed to start.
-    hosts = page.locator(".ac-explorer-host")
-    for i in range(hosts.count()):
-        hosts.nth(i).locator(".ac-explorer").wait_for()
+    # Explorers on the page have mounted (their module ran: the fixture waited for each) and none failed to start.
     assert "could not start" not in page.locator("body").inner_text()
 
     if page_path.startswith("book/"):
@@ -273,26 +306,19 @@ def test_explorer_is_a_few_tab_presses_away(offline, book_html):
     problems.assert_none()
 
 
-@pytest.mark.parametrize("page_path", book_pages())
-def test_page_in_dark_mode_keeps_its_text_readable(offline, book_html, page_path):
+def test_page_in_dark_mode_keeps_its_text_readable(opened_page):
     """The theme's dark mode (its colour-mode button): axe-core finds no text too faint for its background,
     in the prose, in the outputs (which the theme shows as light cards) or in the explorers."""
-    new_page, problems = offline
-    page = new_page()
-    page.add_init_script("localStorage.setItem('mode', 'dark')")  # what the colour-mode button stores
-    url = (book_html / page_path).as_uri()
-    page.goto(url, wait_until="load")
-    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
-        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
-        page.wait_for_load_state("load")
-    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
-    hosts = page.locator(".ac-explorer-host")
-    for i in range(hosts.count()):
-        hosts.nth(i).locator(".ac-explorer").wait_for()
-    faint = [v for v in axe_violations(page, ["color-contrast"]) if v["impact"] in BLOCKING_IMPACTS]
-    assert not faint, f"{page_path}: in dark mode, text too faint for its background: " + "; ".join(
-        f"{v['help']} on {v['targets'][:5]}" for v in faint)
-    problems.assert_none()
+    page, page_path = opened_page.page, opened_page.path
+    choose_mode(page, "dark")
+    try:
+        assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+        faint = [v for v in axe_violations(page, ["color-contrast"]) if v["impact"] in BLOCKING_IMPACTS]
+        assert not faint, f"{page_path}: in dark mode, text too faint for its background: " + "; ".join(
+            f"{v['help']} on {v['targets'][:5]}" for v in faint)
+        opened_page.problems.assert_none()
+    finally:
+        choose_mode(page, "light")
 
 
 TAB_STOP = """() => {

@@ -336,6 +336,21 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"frontier\"] [data-role=\"preset\"]').value === 'GLM-5'")
         assert "GlmMoeDsaConfig" in frontier.locator('[data-role="source"]').text_content()
+        # The explorer of today's models, made in a cell of its own: the reader picks a configuration, Python sees it.
+        run_cell(page, "from attention_course.explorers import TodaysModelsExplorer\n"
+                       "todays = TodaysModelsExplorer()\ntodays")
+        todays = page.locator('.jp-OutputArea [data-explorer="todays-models"]')
+        todays.wait_for(timeout=60000)
+        todays.get_by_label("configuration").select_option("openai/gpt-oss-120b")
+        shown = todays.locator('[data-role="GQA-per-token"]').text_content()
+        printed = run_cell(page, "rows = todays.numbers()['cache']['rows']\n"
+                                 "print(todays.preset, todays.rope_type, rows[1]['per_token'])")
+        assert printed.strip() == "openai/gpt-oss-120b yarn 73728" and shown == "72.00 KiB"
+        run_cell(page, "todays.rope_type = 'linear'; print('set')")
+        page.wait_for_function(
+            "() => document.querySelector('[data-explorer=\"todays-models\"] [data-role=\"rope_type\"]').value === 'linear'")
+        assert todays.locator('[data-role="slowed"]').text_content() == "32"  # every pair of d = 64
+        todays.screenshot(path=screenshots / f"{frontend.screenshot}-todays-models.png")
         page.screenshot(path=screenshots / f"{frontend.screenshot}.png")
     except Exception:
         page.screenshot(path=screenshots / f"{frontend.screenshot}-failure.png")
@@ -353,39 +368,3 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         warnings.warn(f"{frontend.name}'s server failed its own requests {failed}; its log ends:\n{log}")
         errors = [e for e in errors if not e.startswith("Failed to load resource: the server responded with a status of 5")]
     assert not errors, f"console errors in {frontend.name}: {errors}; server errors: {failed}"
-
-
-def test_todays_models_explorer_runs_live(browser, lab_server, frontend, screenshots):
-    """The explorer of today's models in the same notebook: the reader picks a configuration, Python sees it."""
-    url, base = lab_server
-    context = browser.new_context(viewport={"width": 1300, "height": 1000})
-    errors = []
-    context.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
-        (base, base.replace("http", "ws"), "data:", "blob:")) else route.abort())
-    page = context.new_page()
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    try:
-        page.goto(url)
-        page.locator(".jp-Cell").first.wait_for(timeout=90000)
-        wait_for_idle_kernel(page)
-        run_cell(page, "from attention_course.explorers import TodaysModelsExplorer\n"
-                       "todays = TodaysModelsExplorer()\ntodays")
-        box = page.locator('.jp-OutputArea [data-explorer="todays-models"]')
-        box.wait_for(timeout=60000)
-        box.get_by_label("configuration").select_option("openai/gpt-oss-120b")
-        shown = box.locator('[data-role="GQA-per-token"]').text_content()
-        printed = run_cell(page, "rows = todays.numbers()['cache']['rows']\n"
-                                 "print(todays.preset, todays.rope_type, rows[1]['per_token'])")
-        assert printed.strip() == "openai/gpt-oss-120b yarn 73728" and shown == "72.00 KiB"
-        run_cell(page, "todays.rope_type = 'linear'; print('set')")
-        page.wait_for_function(
-            "() => document.querySelector('[data-explorer=\"todays-models\"] [data-role=\"rope_type\"]').value === 'linear'")
-        assert box.locator('[data-role="slowed"]').text_content() == "32"  # every pair of d = 64
-        box.screenshot(path=screenshots / f"{frontend.screenshot}-todays-models.png")
-    except Exception:
-        page.screenshot(path=screenshots / f"{frontend.screenshot}-todays-models-failure.png")
-        raise
-    finally:
-        context.close()
-    errors = [e for e in errors if not frontend.knows(e)]
-    assert not errors, f"errors in {frontend.name}: {errors}"
