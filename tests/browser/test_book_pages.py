@@ -147,19 +147,24 @@ def opened_page(request, browser, book_html, offline_contexts):
     page_path = request.param
     with offline_contexts(browser) as (new_page, problems):
         page = new_page()
-        url = (book_html / page_path).as_uri()
-        page.goto(url, wait_until="load")
-        if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
-            page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
-            page.wait_for_load_state("load")
-        # MathJax typesets after the load event: wait for it.
-        if page.locator(".math").count():
-            page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
-            page.evaluate("MathJax.startup.promise")
-        hosts = page.locator(".ac-explorer-host")
-        for i in range(hosts.count()):
-            hosts.nth(i).locator(".ac-explorer").wait_for()
+        open_settled(page, book_html, page_path)
         yield OpenedPage(page_path, page, problems)
+
+
+def open_settled(page, book_html: Path, page_path: str) -> None:
+    """Open a page of the book (where a redirect such as index.html leads) and wait until MathJax, which typesets
+    after the load event, has typeset it and every explorer on it has started."""
+    url = (book_html / page_path).as_uri()
+    page.goto(url, wait_until="load")
+    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
+        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
+        page.wait_for_load_state("load")
+    if page.locator(".math").count():
+        page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
+        page.evaluate("MathJax.startup.promise")
+    hosts = page.locator(".ac-explorer-host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator(".ac-explorer").wait_for()
 
 
 def choose_mode(page, mode: str) -> None:
@@ -232,17 +237,8 @@ def test_page_at_400px_has_no_sideways_scroll_and_legible_figures(offline, book_
     new_page, problems = offline
     page = new_page()
     page.set_viewport_size({"width": 400, "height": 900})
-    url = (book_html / page_path).as_uri()
-    page.goto(url, wait_until="load")
-    if 'http-equiv="Refresh"' in (book_html / page_path).read_text(encoding="utf-8"):
-        page.wait_for_url(lambda new: new != url)  # a redirect (index.html): test where it leads
-        page.wait_for_load_state("load")
-    if page.locator(".math").count():
-        page.wait_for_function("window.MathJax?.startup?.promise !== undefined", timeout=20_000)
-        page.evaluate("MathJax.startup.promise")
+    open_settled(page, book_html, page_path)
     hosts = page.locator(".ac-explorer-host")
-    for i in range(hosts.count()):
-        hosts.nth(i).locator(".ac-explorer").wait_for()
     if page_path.startswith("book/"):
         page.screenshot(path=screenshots / f"page-{Path(page_path).stem}-400px.png", full_page=True)
 
