@@ -65,15 +65,18 @@ def _retrying(start_new_kernel):
 nbval.kernel.start_new_kernel = _retrying(nbval.kernel.start_new_kernel)
 
 
+@functools.cache
 def _imports_torch(module) -> bool:
     """True if a test module holds torch or transformers at its top level (its cross-checks build their models)."""
     return any(isinstance(value, types.ModuleType) and value.__name__.split(".")[0] in TORCH
                for value in vars(module).values())
 
 
+@functools.cache
 def _code_imports_torch(code: types.CodeType) -> bool:
     """True if a function's code (its nested functions included) imports torch or transformers, or asks
-    `pytest.importorskip` for either (or a module of either)."""
+    `pytest.importorskip` for either (or a module of either). Each code object is read once: the tests of a module
+    share their fixtures' code, and a parametrized test its own."""
     skips = "importorskip" in code.co_names
     for instruction in dis.get_instructions(code):
         if instruction.opname == "IMPORT_NAME" and instruction.argval.split(".")[0] in TORCH:
