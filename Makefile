@@ -41,7 +41,11 @@ node_modules/.installed: package.json package-lock.json
 model: $(VENV)/.installed
 	$(BIN)/attention-course fetch-model
 
+# The package's bytecode, written once (also where PYTHONDONTWRITEBYTECODE stops Python from writing it at import), so
+# that the chapters' kernels and each notebook the grader runs in its sandbox read it instead of compiling the
+# package again: a file changed since is compiled at import as usual.
 env: $(VENV)/.installed node_modules/.installed model
+	@$(BIN)/python -m compileall -q -j 0 attention_course >/dev/null
 
 # Jupyter Book's execution cache keys on the notebooks only, and Sphinx re-reads only the
 # notebooks that changed. The chapters also show what the package computes (and the
