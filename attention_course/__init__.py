@@ -27,7 +27,8 @@ __version__ = "0.1.0"
 def lazy_attributes(package: str, names: dict[str, tuple[str, ...]], submodules: dict[str, str], *,
                     keep: bool = True):
     """The package's import-on-first-use: its module `__getattr__` and `__dir__` (PEP 562), the one mechanism of
-    `attention_course`, `attention_course.core`, `attention_course.chapters` and `attention_course.grading`.
+    `attention_course`, `attention_course.core`, `attention_course.chapters`, `attention_course.decoder` and
+    `attention_course.grading`.
 
     `names`: module (relative to `package`, e.g. "chapters.cost") -> the names taken from it; `submodules`:
     attribute -> module (relative to `package`) it stands for. `keep`: a name looked up is written into the

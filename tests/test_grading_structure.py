@@ -180,32 +180,55 @@ STUDENT_CHECK_MODULES = 35
 check` of one notebook loads, run as the command or by its handler."""
 
 
-@pytest.mark.sandbox
-@pytest.mark.parametrize("way", ["handler", "command"])
-def test_a_student_s_check_loads_nothing_of_the_classroom_and_few_modules(way):
-    check = {  # in a fresh interpreter: everything the check loads, `import attention_course` included
-        "handler": "import argparse\n"
-                   "from attention_course.grading.cli import run_check\n"
-                   "from attention_course.grading.run.options import add_limits\n"
-                   "parser = argparse.ArgumentParser()\n"
-                   "add_limits(parser)\n"
-                   "parser.add_argument('notebooks', nargs='+')\n"
-                   "check = lambda argv: run_check(parser.parse_args(argv))\n",
-        "command": "from attention_course.cli import main\n"
-                   "check = lambda argv: main(['check', *argv])\n",  # as `attention-course check` runs
-    }[way]
-    code = ("import contextlib, io, sys\n" + check
+CHECK_WAYS = {  # in a fresh interpreter: everything the check loads, `import attention_course` included
+    "handler": "import argparse\n"
+               "from attention_course.grading.cli import run_check\n"
+               "from attention_course.grading.run.options import add_limits\n"
+               "parser = argparse.ArgumentParser()\n"
+               "add_limits(parser)\n"
+               "parser.add_argument('notebooks', nargs='+')\n"
+               "check = lambda argv: run_check(parser.parse_args(argv))\n",
+    "command": "from attention_course.cli import main\n"
+               "check = lambda argv: main(['check', *argv])\n",  # as `attention-course check` runs
+}
+
+
+def modules_a_check_loads(notebook: str, way: str = "command") -> list[str]:
+    """The package's modules a student's check of `notebook` (a solution, which must pass) loads in a fresh
+    interpreter, `way` its handler or the console command."""
+    code = ("import contextlib, io, sys\n" + CHECK_WAYS[way]
             + "with contextlib.redirect_stdout(io.StringIO()):\n"
-              "    code = check(['--follow-up-timeout', '0', 'solutions/03_softmax.ipynb'])\n"
+              f"    code = check(['--follow-up-timeout', '0', {notebook!r}])\n"
               "print(code)\n"
               "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('attention_course'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=PACKAGE.parent)
     code, *loaded = done.stdout.split()
     assert code == "0", done.stdout  # the solution passes
-    assert "attention_course.grading.run.notebook" in loaded and "attention_course.core.softmax" in loaded
     assert [m for m in loaded if m.startswith(CLASSROOM)] == [], loaded
+    return loaded
+
+
+@pytest.mark.sandbox
+@pytest.mark.parametrize("way", ["handler", "command"])
+def test_a_student_s_check_loads_nothing_of_the_classroom_and_few_modules(way):
+    loaded = modules_a_check_loads("solutions/03_softmax.ipynb", way)
+    assert "attention_course.grading.run.notebook" in loaded and "attention_course.core.softmax" in loaded
     assert len(loaded) <= STUDENT_CHECK_MODULES, f"{len(loaded)} modules: {loaded}"
+
+
+DECODE_STEP_CHECK_MODULES = 55
+"""The most modules of the package the check of the decode-step exercise loads: its reference is the decoder's
+`decode_step`, which needs the decoder's attention and none of its configuration or checkpoint readers."""
+
+
+@pytest.mark.sandbox
+def test_the_decode_step_s_check_loads_the_step_and_not_the_checkpoint_readers():
+    loaded = modules_a_check_loads("solutions/10_decode_step.ipynb")
+    assert "attention_course.decoder.step" in loaded
+    readers = [m for m in loaded if m.split(".")[-1].startswith(("config", "checkpoint", "weights", "layout", "load"))]
+    assert readers == [], loaded
+    assert len(loaded) <= DECODE_STEP_CHECK_MODULES, f"{len(loaded)} modules: {loaded}"
 
 
 # --- habits the whole package keeps ----------------------------------------------------------------

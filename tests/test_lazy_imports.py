@@ -5,7 +5,8 @@ import (SciPy, matplotlib, numba, IPython, nbformat, a chapter's measurements,
 another exercise's checks) fails here and has to be made lazy, or added to the
 pins on purpose. `import attention_course` loads the package's `__init__`
 alone; the core's functions (each with its own module), the chapter helpers,
-the decoders and the tiled attention are loaded on first use (`ac.softmax`,
+the decoders (each name of `attention_course.decoder` from its own module) and
+the tiled attention are loaded on first use (`ac.softmax`,
 `ac.flash_attention`, `ac.chapters.cost`), an exercise's checks when one of
 them is first asked for (`from attention_course.grading import
 check_softmax`), and each name of `__all__` is still there.
@@ -54,6 +55,15 @@ def test_a_core_function_loads_its_own_module_and_what_it_imports():
         f"attention_course.core.{name}" for name in ("_checks", "attention", "masks", "softmax")]
     found = loaded("import attention_course.core")
     assert found == {"course": ["attention_course", "attention_course.core"], "libraries": []}
+
+
+def test_import_decoder_loads_the_package_alone_and_a_decode_step_no_checkpoint_reader():
+    assert loaded("import attention_course.decoder")["course"] == ["attention_course", "attention_course.decoder"]
+    found = loaded("from attention_course.decoder import decode_step, KVCache")["course"]
+    assert {"attention_course.decoder.step", "attention_course.decoder.cache"} <= set(found)
+    assert not [m for m in found if m.split(".")[-1].startswith(("config", "checkpoint", "weights", "layout", "load"))]
+    found = loaded("from attention_course.decoder import random_decoder")["course"]
+    assert {"attention_course.decoder.load", "attention_course.decoder.weights"} <= set(found)
 
 
 def test_softmax_and_softcap_stay_the_functions_when_their_modules_are_imported_first():
@@ -119,12 +129,13 @@ def test_a_float64_softmax_never_imports_ml_dtypes_and_bfloat16_still_works():
 
 def test_every_name_of_all_is_there_and_listed_by_dir():
     code = ("import json, attention_course as ac, attention_course.chapters as ch, attention_course.grading as gr\n"
-            "import attention_course.core as co\n"
+            "import attention_course.core as co, attention_course.decoder as de\n"
             "from attention_course import *\n"
             "from attention_course.core import *\n"
+            "from attention_course.decoder import *\n"
             "from attention_course.grading import *\n"
             "print(json.dumps({m.__name__: [[n, getattr(m, n).__module__ if hasattr(getattr(m, n), '__module__') "
-            "else None, n in dir(m)] for n in m.__all__] for m in (ac, co, ch, gr)}))\n")
+            "else None, n in dir(m)] for n in m.__all__] for m in (ac, co, ch, de, gr)}))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     for package, names in json.loads(done.stdout).items():
         assert names, package
@@ -156,9 +167,9 @@ def test_lazy_names_are_the_objects_of_their_modules():
 
 def test_an_unknown_name_is_an_attribute_error():
     import attention_course as ac
-    from attention_course import chapters, core, grading
+    from attention_course import chapters, core, decoder, grading
 
-    for package in (ac, core, chapters, grading):
+    for package in (ac, core, chapters, decoder, grading):
         try:
             package.no_such_name
         except AttributeError as err:

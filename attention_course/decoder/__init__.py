@@ -84,17 +84,29 @@ far past it; gpt-oss-120b's experts are stored in MXFP4, which is refused.
 ((3, 64), (2, 4, 3, 3))
 """
 
-from .cache import KVCache, LatentCache, LayerCache, cache_bytes, itemsize, kv_cache_bytes, latent_cache_bytes
-from .config import DecoderConfig, LatentAttentionConfig, MoEConfig, UnsupportedConfigError
-from .step import decode_step
-from .paged import PagedKVCache
-from .reserved import ReservedKVCache
-from .quantized import QuantizedKVCache, attention_error_bound, quantize
-from .hybrid_cache import HybridCache
-from .model import DecoderModel, DecoderOutput, rms_norm, silu, swiglu
-from .load import load_decoder, random_decoder
-from .indexer import IndexedLatentCache
-from .weights import DecoderLayer, DecoderWeights, read_checkpoint
+from .. import lazy_attributes
+
+# `import attention_course.decoder` loads this module alone; each name, and each module, is imported on first use
+# through the package's one mechanism: a student's check of `decode_step` needs the cache and the step, not the
+# loaders of every checkpoint format.
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "cache": ("KVCache", "LatentCache", "LayerCache", "cache_bytes", "itemsize", "kv_cache_bytes",
+              "latent_cache_bytes"),
+    "config": ("DecoderConfig", "LatentAttentionConfig", "MoEConfig", "UnsupportedConfigError"),
+    "step": ("decode_step",),
+    "paged": ("PagedKVCache",),
+    "reserved": ("ReservedKVCache",),
+    "quantized": ("QuantizedKVCache", "attention_error_bound", "quantize"),
+    "hybrid_cache": ("HybridCache",),
+    "model": ("DecoderModel", "DecoderOutput", "rms_norm", "silu", "swiglu"),
+    "load": ("load_decoder", "random_decoder"),
+    "indexer": ("IndexedLatentCache",),
+    "weights": ("DecoderLayer", "DecoderWeights", "read_checkpoint"),
+}, {module: module for module in (
+    "attention", "cache", "checkpoint_gemma3n", "checkpoint_minimax_llama4", "checkpoint_v4", "config", "config_dsa",
+    "config_gemma3n", "config_hybrid", "config_json", "config_minimax_llama4", "config_rope", "config_v4",
+    "deepseek_v4", "delta", "fp8", "gemma3n", "hybrid_cache", "indexer", "latent", "layout", "load", "mlp", "model",
+    "options", "paged", "published", "quantized", "reserved", "size", "step", "stored", "v4_attention", "weights")})
 
 __all__ = [
     "DecoderConfig",

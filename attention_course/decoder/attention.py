@@ -17,6 +17,8 @@ attention uses them: normed, rotated and scaled.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..core.attention import _mix, attention_scores
@@ -30,8 +32,10 @@ from ..core.sinks import sink_softmax
 from ..core.softcap import softcap
 from ..core.softmax import softmax
 from ..core.temperature import nope_temperature
-from .config import DecoderConfig
-from .weights import DecoderLayer
+
+if TYPE_CHECKING:  # annotations only: running a layer's attention does not load the checkpoint readers
+    from .config import DecoderConfig
+    from .weights import DecoderLayer
 
 
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:

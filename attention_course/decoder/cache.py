@@ -18,12 +18,14 @@ a `DecoderConfig`, sliding windows included.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..core._checks import as_float_array, positive_int, require_ndim
-from .config import DecoderConfig
+
+if TYPE_CHECKING:  # annotations only: a cache does not load the configuration readers
+    from .config import DecoderConfig
 
 EXTRA_ITEMSIZES = {"bfloat16": 2, "bf16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "fp8": 1}
 """Bytes per number of the dtypes models are stored in that NumPy itself does not name."""

@@ -17,6 +17,8 @@ h * (d_nope + d_rope + d_v).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..core.attention import attention_scores
@@ -25,8 +27,10 @@ from ..core.multi_head import merge_heads, split_heads
 from ..core.norms import rms_norm
 from ..core.softmax import softmax
 from .attention import layer_mask, project, rotate
-from .config import DecoderConfig
-from .weights import DecoderLayer, LatentAttention
+
+if TYPE_CHECKING:  # annotations only: the absorbed attention of `decode_step` does not load the checkpoint readers
+    from .config import DecoderConfig
+    from .weights import DecoderLayer, LatentAttention
 
 LATENT_NORM_EPS = 1e-6
 """The epsilon of the q_a and kv_a norms: transformers builds them with RMSNorm's default, not rms_norm_eps."""
