@@ -192,9 +192,9 @@ def test_an_approval_recorded_in_the_gradebook_puts_held_marks_in_the_lms_files(
                  "--note", "looked at it: copied from a forum, no harm done"]) == 0
     assert f"approved {signal.name} ({signal.student_id}): signal" in capsys.readouterr().out
     rows = {r["student_id"]: r for r in _rows(klass["root"] / "reviewed" / "gradebook.csv")}
-    assert rows[signal.student_id]["status"] == "released after review (signal); 03_softmax: signal"
+    assert rows[signal.student_id]["status"] == "approved after review (signal); 03_softmax: signal"
     report = json.loads((klass["root"] / "reviewed" / "gradebook.json").read_text())
-    assert [(r["student"], r["note"]) for r in report["decisions"]["releases"]] == [
+    assert [(r["student"], r["note"]) for r in report["decisions"]["approvals"]] == [
         (signal.student_id, "looked at it: copied from a forum, no harm done"),
         (network.student_id, "looked at it: copied from a forum, no harm done")]
     canvas = {r["SIS User ID"]: r for r in _rows(klass["root"] / "reviewed" / "canvas.csv")}  # its own copy refreshed

@@ -9,8 +9,8 @@ import pytest
 from attention_course.grading.checks.engine import results
 from attention_course.grading.classroom.report import (
     Adjustment,
+    Approval,
     NotebookRecord,
-    Release,
     Report,
     ReportFormatError,
     Row,
@@ -21,7 +21,8 @@ from attention_course.grading.run.status import Incident, Status
 
 EARLIER = Path(__file__).parent / "fixtures" / "gradebook"
 """A gradebook and its report as the code before the typed records wrote them (report.json, report.csv): five
-students with a duplicate, a late submission, an adjustment, a release, a notebook of no exercise, nothing submitted,
+students with a duplicate, a late submission, an adjustment, an approval of held marks (stored under the former
+words "releases" and "released after review"), a notebook of no exercise, nothing submitted,
 no one on the roster, hidden inputs and a smaller failing input."""
 
 
@@ -35,15 +36,27 @@ def _without_unpredicted(value):
     return value
 
 
+def _in_today_s_words(value):
+    """A report's JSON with the words renamed since the earlier code wrote it: an approval of held marks was a
+    "release" ("releases", "release", "released after review")."""
+    if isinstance(value, dict):
+        renamed = {"releases": "approvals", "release": "approval"}
+        return {renamed.get(k, k): _in_today_s_words(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_in_today_s_words(v) for v in value]
+    return "approved after review" if value == "released after review" else value
+
+
 def test_a_report_written_by_the_earlier_code_reads_and_writes_again_the_same(tmp_path):
     import json
 
     report = read_report(EARLIER / "report.json")
     csv_path, json_path = write_report(report, tmp_path / "gradebook.csv")
-    assert csv_path.read_bytes() == (EARLIER / "report.csv").read_bytes()
+    assert csv_path.read_bytes() == (EARLIER / "report.csv").read_bytes()  # the status column as it was written
     earlier = json.loads((EARLIER / "report.json").read_text())
     again = json.loads(json_path.read_text())
-    assert _without_unpredicted(again) == _without_unpredicted(earlier)
+    assert _without_unpredicted(again) == _in_today_s_words(_without_unpredicted(earlier))
+    assert "released after review" in json.dumps(earlier) and "releases" in earlier["decisions"]
     assert any(isinstance(c.get("unpredicted"), list) for nb in earlier["submissions"][0]["notebooks"]
                for check in nb["checks"] for c in check["cases"])  # the earlier layout is the one read
     written = write_report(read_report(json_path), tmp_path / "again.csv")[1]
@@ -57,7 +70,7 @@ def test_a_report_read_is_typed_all_the_way_down():
     assert alice.points == {"01_dot_scores": 0, "03_softmax": 9.5} and alice.total == 8.55 and alice.late == "1 day"
     assert alice.adjustments == (Adjustment("S1", "03_softmax", 1.5, "good plot", "S1"),)
     assert all(isinstance(s, Status) for r in report.rows for s in (*r.statuses, *r.found, *r.held))
-    assert bob.held == (Status.NETWORK,) and Status.RELEASED in bob.statuses and isinstance(bob.release, Release)
+    assert bob.held == (Status.NETWORK,) and Status.APPROVED in bob.statuses and isinstance(bob.approval, Approval)
     nb = alice.counted_notebooks()["03_softmax"]
     assert isinstance(nb, NotebookRecord) and nb.path == "sub/alice/old/03_softmax.ipynb"
     first = alice.notebooks[0]

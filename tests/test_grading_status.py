@@ -49,6 +49,13 @@ def test_the_words_on_the_wire_and_in_reports_are_unchanged():
     assert CellReport(0, "exit").status is CellOutcome.EXIT  # a word read back becomes the member
 
 
+def test_a_status_renamed_since_a_gradebook_stored_it_reads_back_as_its_member():
+    assert Status("approved after review") is Status.APPROVED
+    assert Status("released after review") is Status.APPROVED  # its word before approving was called so
+    with pytest.raises(ValueError):
+        Status("released")
+
+
 def _run(cells=(), observations=None, stopped=None) -> NotebookRun:
     return NotebookRun(observations or {}, dict(enumerate(cells)), [], "", 0, 0.0, 0, stopped=stopped or {})
 

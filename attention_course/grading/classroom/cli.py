@@ -525,7 +525,7 @@ def run_gradebook_approve(args) -> int:
     if args.dry_run:
         print("dry run: nothing was written")
         return 0
-    _rewrite(with_decisions(report, releases=approvals), args.gradebook, args.out_dir, "gradebook approve")
+    _rewrite(with_decisions(report, approvals=approvals), args.gradebook, args.out_dir, "gradebook approve")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 A `Report` holds the assignment, what each exercise and check is worth
 (`ExerciseInfo`, `CheckWorth`), the instructor's decisions (`Decisions`: the
-`Adjustment`s and `Release`s), what intake found (`IntakeFound`) and one `Row`
+`Adjustment`s and `Approval`s), what intake found (`IntakeFound`) and one `Row`
 per student: what grading found (the points each exercise's checks gave, days
 late, statuses, the feedback on each check, every notebook as a
 `NotebookRecord` with its checks' `CheckResult`s and its `Incident`s), then,
@@ -169,8 +169,8 @@ class Adjustment:
 
 
 @dataclass(frozen=True)
-class Release:
-    """The decision that releases a student's marks held for review."""
+class Approval:
+    """The decision that approves a student's marks held for review: they count."""
 
     student: str
     """The row's key."""
@@ -185,7 +185,7 @@ class Release:
         return {"student": self.student, "statuses": list(self.statuses), "note": self.note, "when": self.when}
 
     @classmethod
-    def from_json(cls, data: dict) -> Release:
+    def from_json(cls, data: dict) -> Approval:
         return cls(data["student"], tuple(data["statuses"]), data["note"], data["when"])
 
 
@@ -195,16 +195,16 @@ class Decisions:
 
     adjustments: tuple[Adjustment, ...] = ()
     """At most one per student and exercise."""
-    releases: tuple[Release, ...] = ()
+    approvals: tuple[Approval, ...] = ()
     """At most one per student."""
 
     def to_json(self) -> dict:
-        return {"adjustments": [a.to_json() for a in self.adjustments], "releases": [r.to_json() for r in self.releases]}
+        return {"adjustments": [a.to_json() for a in self.adjustments], "approvals": [a.to_json() for a in self.approvals]}
 
     @classmethod
     def from_json(cls, data: dict) -> Decisions:
         return cls(tuple(Adjustment.from_json(a) for a in data.get("adjustments", [])),
-                   tuple(Release.from_json(r) for r in data.get("releases", [])))
+                   tuple(Approval.from_json(a) for a in data.get("approvals", data.get("releases", []))))
 
 
 @dataclass(frozen=True)
@@ -267,11 +267,11 @@ class Row:
     max_total: float = 0
     """The assignment's points."""
     statuses: tuple[Status, ...] = ()
-    """Held or released, what grading found, adjusted (settled)."""
+    """Held or approved, what grading found, adjusted (settled)."""
     held: tuple[Status, ...] = ()
     """The statuses that hold the marks for review, worst first."""
-    release: Release | None = None
-    """The decision that released them, if any."""
+    approval: Approval | None = None
+    """The decision that approved them, if any."""
     adjustments: tuple[Adjustment, ...] = ()
     """The adjustments applied to this row."""
     status: str = ""
@@ -296,14 +296,14 @@ class Row:
             "notebooks": [nb.to_json() for nb in self.notebooks], **self.points,
             "late": self.late, "penalty": self.penalty, "total": self.total, "max_total": self.max_total,
             "statuses": [str(s) for s in self.statuses], "held": [str(s) for s in self.held],
-            "release": self.release.to_json() if self.release is not None else None,
+            "approval": self.approval.to_json() if self.approval is not None else None,
             "adjustments": [a.to_json() for a in self.adjustments], "status": self.status, "feedback": self.feedback,
         }
 
     @classmethod
     def from_json(cls, data: dict, exercises: tuple[str, ...]) -> Row:
         """A row as `to_json` wrote it; `exercises`: the report's, whose columns it carries."""
-        release = data.get("release")
+        approval = data.get("approval", data.get("release"))  # "release": a gradebook written before
         return cls(
             key=data["key"], name=data["name"], order=data["order"], student_id=data.get("student_id", ""),
             email=data.get("email", ""), path=data.get("path", ""), checked=dict(data["checked"]),
@@ -317,7 +317,7 @@ class Row:
             points={ex: data[ex] for ex in exercises if ex in data}, late=data.get("late", ""),
             penalty=data.get("penalty", 0), total=data.get("total", 0), max_total=data.get("max_total", 0),
             statuses=tuple(Status(s) for s in data.get("statuses", ())), held=tuple(Status(s) for s in data.get("held", ())),
-            release=Release.from_json(release) if release else None,
+            approval=Approval.from_json(approval) if approval else None,
             adjustments=tuple(Adjustment.from_json(a) for a in data.get("adjustments", ())),
             status=data.get("status", ""), feedback=data.get("feedback", ""),
         )
@@ -377,7 +377,7 @@ class Report:
     exercises: Mapping[str, ExerciseInfo]
     """Exercise id -> what it is worth, in the assignment's order: the gradebook's columns."""
     decisions: Decisions
-    """The instructor's adjustments and releases."""
+    """The instructor's adjustments and approvals."""
     intake: IntakeFound
     """What intake found."""
     rows: tuple[Row, ...]

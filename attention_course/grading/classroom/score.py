@@ -42,7 +42,7 @@ from .batch import SubmissionGrade
 from .intake import OWN_TIME, Timing
 from ..run.judge import NotebookGrade
 from .people import Found, Matcher
-from .report import Adjustment, Decisions, ExerciseInfo, IntakeFound, NotebookRecord, Release, Report, Row
+from .report import Adjustment, Decisions, ExerciseInfo, IntakeFound, NotebookRecord, Approval, Report, Row
 from ..run.status import HOLD, WORST_FIRST, Incident, Status
 
 def round_marks(x: float) -> float | int:
@@ -290,22 +290,22 @@ def carry_over(grade: SubmissionGrade, old: Row | None, marking: Marking) -> Sub
 # ---------------------------------------------------------------------------------------------- decisions
 
 
-def approval(key: str, held: list[str], note: str, when: str | None = None) -> Release:
+def approval(key: str, held: list[str], note: str, when: str | None = None) -> Approval:
     """The decision that approves a student's held marks (they count): which statuses were looked at, why, when."""
-    return Release(key, tuple(str(s) for s in held), note, when or time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+    return Approval(key, tuple(str(s) for s in held), note, when or time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
 
 def merge_decisions(*decisions: Decisions) -> Decisions:
-    """Decisions of several reports as one: a later report's adjustment (for one student and exercise) and release
+    """Decisions of several reports as one: a later report's adjustment (for one student and exercise) and approval
     (for one student) replace an earlier one's."""
     adjustments: dict[tuple[str, str], Adjustment] = {}
-    releases: dict[str, Release] = {}
+    approvals: dict[str, Approval] = {}
     for d in decisions:
         for a in d.adjustments:
             adjustments[(a.student, a.exercise)] = a
-        for r in d.releases:
-            releases[r.student] = r
-    return Decisions(tuple(adjustments.values()), tuple(releases.values()))
+        for a in d.approvals:
+            approvals[a.student] = a
+    return Decisions(tuple(adjustments.values()), tuple(approvals.values()))
 
 
 def settle(row: Row, exercises: Mapping[str, ExerciseInfo], late: LateRule, decisions: Decisions,
@@ -320,20 +320,20 @@ def settle(row: Row, exercises: Mapping[str, ExerciseInfo], late: LateRule, deci
     raw = sum(points.values())
     total = round_marks(raw * late_factor(late, row.days_late))
     held = tuple(s for s in WORST_FIRST if s in hold and s in row.found)
-    decided = next((r for r in decisions.releases if r.student == row.key), None)
-    released = bool(held) and decided is not None and set(held) <= set(decided.statuses)
-    review = (Status.RELEASED if released else Status.HELD,) if held else ()
+    decided = next((a for a in decisions.approvals if a.student == row.key), None)
+    approved = bool(held) and decided is not None and set(held) <= set(decided.statuses)
+    review = (Status.APPROVED if approved else Status.HELD,) if held else ()
     days = row.days_late
     out = dataclasses.replace(row, points=points, late=f"{days} day{'s' if days > 1 else ''}" if days else "",
                               penalty=round_marks(raw - total), total=total,
                               max_total=round_marks(sum(info.points for info in exercises.values())),
                               statuses=(*review, *row.found, *((Status.ADJUSTED,) if adjustments else ())),
-                              held=held, release=decided if released else None, adjustments=adjustments)
+                              held=held, approval=decided if approved else None, adjustments=adjustments)
     return dataclasses.replace(out, status=status_text(out), feedback=feedback_cell(out, exercises, late))
 
 
 def status_text(row: Row) -> str:
-    """The status column: held or released, then what grading found, "; " between (the notebooks' own statuses as
+    """The status column: held or approved, then what grading found, "; " between (the notebooks' own statuses as
     `notebook_text` words them); "ok" only when nothing else is to be said."""
     statuses = set(row.statuses)
     if Status.NO_SUBMISSION in statuses:
@@ -341,8 +341,8 @@ def status_text(row: Row) -> str:
     head = []
     if Status.HELD in statuses:
         head.append(f"{Status.HELD} ({', '.join(row.held)})")
-    elif Status.RELEASED in statuses:
-        head.append(f"{Status.RELEASED} ({', '.join(row.held)})")
+    elif Status.APPROVED in statuses:
+        head.append(f"{Status.APPROVED} ({', '.join(row.held)})")
     if Status.NOT_ON_ROSTER in statuses:
         head.append(Status.NOT_ON_ROSTER)
     tail = []

@@ -57,7 +57,7 @@ class Status(StrEnum):
     OK = "ok"
     # A student's submission, as intake, the assignment and the deadline see it.
     HELD = "held for review"
-    RELEASED = "released after review"
+    APPROVED = "approved after review"
     NO_NOTEBOOKS = "no notebooks"
     NO_SUBMISSION = "no submission"
     NOT_ON_ROSTER = "not on the roster"
@@ -66,6 +66,16 @@ class Status(StrEnum):
     DUPLICATES = "duplicates"
     LATE = "late"
     ADJUSTED = "adjusted"
+
+    @classmethod
+    def _missing_(cls, value):
+        """A word a gradebook written before may hold for a status since renamed (`FORMER_WORDS`)."""
+        return cls.__members__.get(FORMER_WORDS.get(value, ""))
+
+
+FORMER_WORDS = {"released after review": "APPROVED"}
+"""Statuses renamed since a gradebook could have stored them: the word it holds -> the member it now is (marks held
+for review are approved with `gradebook approve`; "release" is making the students' notebooks)."""
 
 
 ATTEMPTS = (Status.TAMPERED, Status.USED_COURSE_CODE, Status.READ_COURSE_FILES, Status.READ_OUTSIDE, Status.SIGNAL,
@@ -90,7 +100,7 @@ HOLD = (*INTEGRITY, *ATTEMPTS)
 the feedback, and no file for the LMS carries them until the instructor approves them (`gradebook approve`). The
 assignment's policy may grade an integrity finding instead of holding it (`score.holding`)."""
 
-ROW_STATUSES = (Status.HELD, Status.RELEASED, Status.NO_SUBMISSION, Status.NOT_ON_ROSTER, Status.NO_NOTEBOOKS,
+ROW_STATUSES = (Status.HELD, Status.APPROVED, Status.NO_SUBMISSION, Status.NOT_ON_ROSTER, Status.NO_NOTEBOOKS,
                 Status.EXERCISE_MISSING, Status.IGNORED_FILES, Status.DUPLICATES, Status.LATE, Status.ADJUSTED)
 """What a student's row adds to their notebooks' statuses, in the order its status column shows them."""
 

@@ -31,7 +31,7 @@ HELD = ("Held for review: your notebook tried something beyond running its own c
         "looks at it before these marks count. Nothing is lost: the marks below are what your functions earned.")
 HELD_INTEGRITY = ("Held for review: your notebook may not be your own work ({what}), so your instructor looks at it "
                   "before these marks count. Nothing is lost: the marks below are what your answers earned.")
-RELEASED = "Reviewed by your instructor ({what}): your marks count as shown."
+APPROVED = "Reviewed by your instructor ({what}): your marks count as shown."
 
 
 def _hide(case: results.CaseResult) -> results.CaseResult:
@@ -105,8 +105,8 @@ def _review(row: Row) -> str:
     if Status.HELD in row.statuses:
         attempts = [s for s in row.held if s in ATTEMPTS]
         return HELD.format(what=what) if attempts else HELD_INTEGRITY.format(what=what)
-    if Status.RELEASED in row.statuses:
-        return RELEASED.format(what=what)
+    if Status.APPROVED in row.statuses:
+        return APPROVED.format(what=what)
     return ""
 
 

@@ -10,12 +10,12 @@ assignment): `write_report` and `read_report` are where it meets JSON
 rendered from a report: the LMS files (`lms.py`), the feedback files
 (`feedback.py`) and the class summary (`summary.py`); so reports of shards or
 of a regrade merge (`merge_reports`) into the report one run would have
-given, their decisions (adjustments, releases) together. An existing
+given, their decisions (adjustments, approvals) together. An existing
 gradebook is never overwritten unless the caller says so (`force=True`), and
 a merge into one keeps a backup of it. The report also says where the files
 rendered from it were last written (`exports`, relative to the gradebook's
 folder, so that a gradebook copied with its folder refers to the copy), so
-that a regrade, an adjustment or a release refreshes them.
+that a regrade, an adjustment or an approval refreshes them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ...._backup import backup as keep_backup
 from .. import score
-from ..report import Adjustment, Release, Report, ReportFormatError, Row
+from ..report import Adjustment, Approval, Report, ReportFormatError, Row
 from ...run.status import Status
 from .lms import spreadsheet_text
 
@@ -110,11 +110,11 @@ def exports_folder(report: Report, csv_path: Path | str) -> Path | None:
 
 
 def with_decisions(report: Report, *, adjustments: list[Adjustment] | None = None,
-                   releases: list[Release] = ()) -> Report:
+                   approvals: list[Approval] = ()) -> Report:
     """The report again, its rows settled under new decisions: `adjustments` replace the report's (all of them: the
-    adjustments file is the whole list), `releases` are added to its own."""
+    adjustments file is the whole list), `approvals` are added to its own."""
     decisions = report.decisions
-    new = dataclasses.replace(decisions, releases=(*decisions.releases, *releases))
+    new = dataclasses.replace(decisions, approvals=(*decisions.approvals, *approvals))
     if adjustments is not None:
         new = dataclasses.replace(new, adjustments=tuple(adjustments))
     found = report.intake

@@ -195,7 +195,7 @@ def page(report: Report) -> str:
     incidents = [{"student": r.name, "notebook": nb.file, "status": nb.status, "what": [str(i) for i in nb.incidents]}
                  for r in rows for nb in r.notebooks if nb.incidents]
     held = [{"student": r.name, "key": r.key, "what": [str(s) for s in r.held], "total": r.total,
-             "released": Status.RELEASED in r.statuses, "note": r.release.note if r.release else ""}
+             "approved": Status.APPROVED in r.statuses, "note": r.approval.note if r.approval else ""}
             for r in rows if r.held]
     adjustments = [dataclasses.replace(a, student=r.name) for r in rows for a in r.adjustments]
     found = report.intake
