@@ -230,11 +230,6 @@ def _shown(name: str) -> str:
     return "".join(c for c in name if unicodedata.category(c) not in ("Cc", "Cf")).strip() or "?"
 
 
-def _norm(text: str) -> str:
-    """A name reduced to lower-case letters and digits, accents removed (`people.plain`)."""
-    return plain(text)
-
-
 # ---------------------------------------------------------------------------------------------- zips
 
 
@@ -580,7 +575,7 @@ def match(sources: list[Source], roster: list[dict[str, str]] | None,
     if roster is None or any(s.lms.get("anonymous_id") for s in sources):
         groups: dict[str, list[Source]] = {}
         for s in sources:
-            groups.setdefault(s.lms.get("anonymous_id") or _norm(s.label) or s.label, []).append(s)
+            groups.setdefault(s.lms.get("anonymous_id") or plain(s.label) or s.label, []).append(s)
         return [_submission(g[0].label, g, {}, i) for i, g in enumerate(groups.values())]
     by_key = {r["student_id"]: r for r in roster}
     by_canvas = {r["canvas_id"]: r for r in roster if r["canvas_id"]}
@@ -624,7 +619,7 @@ def intake(paths: list[Path | str], workdir: Path, records: ClassRecords = Class
     sources, notes = sources_from([Path(p).resolve() for p in paths], workdir, limits)
     sources, left_out = _without_test_students(sources, class_list.left_out if class_list else [])
     for i, source in enumerate(sources):
-        notes += _unpack_handed_in_zips(source, workdir / "handed-in-zips" / f"{i}-{_norm(source.label) or 'x'}", limits)
+        notes += _unpack_handed_in_zips(source, workdir / "handed-in-zips" / f"{i}-{plain(source.label) or 'x'}", limits)
     anonymous = any(s.lms.get("anonymous_id") for s in sources)
     if anonymous and class_list is not None:
         notes.append("an anonymous download (Canvas's anonymous grading): its submissions are graded under their "

@@ -11,10 +11,10 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .adjustments import resolve_adjustments
 from .assignment import Assignment
 from .people import Matcher, Outcome, Person, from_rows
 from .report import Decisions
-from .adjustments import resolve_adjustments
 from ..run.status import Status
 
 if TYPE_CHECKING:
