@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import subprocess
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -159,6 +162,43 @@ def test_train_spread_shows_the_plain_scores_growing_with_the_weights_and_the_no
     np.testing.assert_array_equal(again.spread, normed.spread)
     with pytest.raises(ValueError, match="lr"):
         train_spread(qk_norm=True, lr=0)
+
+
+_SPREAD_NUMBERS = """
+import json, numpy as np
+from attention_course.chapters.todays_models import train_spread
+plain, normed = train_spread(qk_norm=False), train_spread(qk_norm=True)
+print(json.dumps({
+    "quoted": [f"{normed.step_cosine[:50].max():.2f}", f"{normed.projection_size[0]:.1f}",
+               f"{normed.projection_size[300]:,.0f}", f"{normed.step_size[0]:.1f}", f"{normed.loss[100]:.3f}",
+               f"{normed.spread[100]:.1f}", f"{normed.spread[300]:.1f}"],
+    "normed_late_step": normed.step_size[100:].max(),
+    "plain_late_step": plain.step_size[100:].max(),
+    "plain_growth": [plain.spread[300] / plain.spread[100], plain.projection_size[300] / plain.projection_size[100]],
+}))
+"""
+
+
+def _openblas_dynamic() -> bool:
+    config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    return config.get("name", "").endswith("openblas") and "DYNAMIC_ARCH" in config.get("openblas configuration", "")
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not _openblas_dynamic(), reason="needs NumPy's OpenBLAS built for several processors")
+def test_the_numbers_the_chapter_quotes_of_train_spread_hold_on_another_processors_blas_kernel():
+    # OPENBLAS_CORETYPE picks the kernel another processor would get (Prescott: SSE3, no AVX), in a fresh process.
+    runs = {}
+    for coretype in ("", "Prescott"):
+        env = {**os.environ, "OPENBLAS_CORETYPE": coretype} if coretype else os.environ
+        done = subprocess.run([sys.executable, "-c", _SPREAD_NUMBERS], capture_output=True, text=True, env=env,
+                              timeout=120, check=True)
+        runs[coretype or "this machine"] = json.loads(done.stdout)
+    here, other = runs["this machine"], runs["Prescott"]
+    assert here["quoted"] == other["quoted"]  # the QK-norm layer's numbers, as the chapter prints them
+    for run in (here, other):  # the plain layer's, only as the chapter states them: they differ in the last digits
+        assert run["normed_late_step"] < 0.04 and run["plain_late_step"] > 1
+        assert min(run["plain_growth"]) > 2
 
 
 # --- write_checkpoint -----------------------------------------------------------------------

@@ -220,6 +220,10 @@ def train_spread(task: ToyTask = ToyTask(), *, qk_norm: bool, d_k: int = 8, step
     numbers, each step's gradient and Adam's step on W_q are recorded by direction (their cosine with
     W_q) and the step by size: with QK-norm the gradient is orthogonal to W_q, yet Adam's step, which
     divides each entry by that entry's own running gradient size, is not.
+
+    Deterministic on one machine. The plain layer, still growing after step 100, amplifies the last
+    bit of rounding: its later numbers differ where the linear-algebra library rounds differently
+    (another processor, another BLAS kernel). The QK-norm layer's, once settled, do not.
     """
     steps = positive_int(steps, "steps")
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < np.inf:
