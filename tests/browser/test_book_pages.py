@@ -167,15 +167,35 @@ def open_settled(page, book_html: Path, page_path: str) -> None:
         hosts.nth(i).locator(".ac-explorer").wait_for()
 
 
+SETTLED = """async () => {
+    // The theme eases its colours from one mode to the other: wait until no transition runs, so that what is read
+    // is what a reader sees once the page has settled, not a colour half-way.
+    const frames = () => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    for (let round = 0; round < 20; round++) {
+        await frames();
+        const running = document.getAnimations().filter((a) => a instanceof CSSTransition && a.playState !== "finished");
+        if (!running.length) return;
+        await Promise.all(running.map((a) => a.finished.catch(() => null)));  // a cancelled one rejects
+    }
+    throw new Error("the page's transitions never settled");
+}"""
+
+
 def choose_mode(page, mode: str) -> None:
     """Put the page in the theme's colour mode `mode` with its colour-mode button, as a reader does (each press goes
     on to the next mode)."""
+    button = page.locator(".theme-switch-button:visible").first
     for _ in range(4):
         if page.evaluate("document.documentElement.dataset.mode") == mode:
-            # the theme eases its colours from one mode to the other: read them once they have settled
-            page.evaluate("Promise.all(document.getAnimations().filter((a) => a instanceof CSSTransition).map((a) => a.finished))")
+            # then moves on to read, leaving the button: its tooltip ("Color mode"), which the theme shows half a
+            # second after the pointer arrives, is not shown, or fades out and is removed (one fading reads as faint)
+            box = page.locator("article").first.bounding_box()
+            page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 5)
+            page.evaluate("document.activeElement?.blur()")
+            page.wait_for_function("!document.querySelector('.tooltip')")
+            page.evaluate(SETTLED)
             return
-        page.locator(".theme-switch-button:visible").first.click()
+        button.click()
     raise AssertionError(f"the colour-mode button never reached {mode!r}")
 
 
