@@ -165,8 +165,25 @@ def about_ended_kernel(error: str, base: str) -> bool:
     return found.group(1) not in running
 
 
-def wait_for_idle_kernel(page, seconds: float = 120) -> None:
-    """Wait until the notebook's kernel is idle and no dialog is open, choosing the kernel if JupyterLab asks.
+def server_kernel_ready(base: str, notebook: str = "live.ipynb") -> bool:
+    """Whether the server runs the notebook's kernel, idle, with the page connected to it (its websocket open).
+
+    What the page shows is not enough: JupyterLab's execution indicator reads
+    "idle" before the kernel has even started, and a "Run All Cells" sent then
+    runs nothing at all (its prompts stay "[ ]:").
+    """
+    try:
+        with urllib.request.urlopen(f"{base}/api/sessions", timeout=10) as response:
+            sessions = json.load(response)
+    except OSError:
+        return False
+    kernels = [s["kernel"] for s in sessions if s.get("path") == notebook and s.get("kernel")]
+    return any(k.get("execution_state") == "idle" and k.get("connections", 0) >= 1 for k in kernels)
+
+
+def wait_for_idle_kernel(page, base: str, seconds: float = 120) -> None:
+    """Wait until the notebook's kernel is idle, on the server and on the page, and no dialog is open, choosing the
+    kernel if JupyterLab asks.
 
     JupyterLab asks which kernel to start when the notebook opens before it has
     read the kernel specs, which on a busy machine can happen seconds later, so
@@ -178,20 +195,20 @@ def wait_for_idle_kernel(page, seconds: float = 120) -> None:
         if select.count() and select.first.is_visible():
             select.first.click()
         elif (page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
-              and not page.locator(".jp-Dialog").count()):
+              and not page.locator(".jp-Dialog").count() and server_kernel_ready(base)):
             return
         page.wait_for_timeout(250)
     pytest.fail(f"the kernel was not idle after {seconds:g} s")
 
 
-def run_cell(page, code: str, seconds: float = 120) -> str:
+def run_cell(page, base: str, code: str, seconds: float = 120) -> str:
     """Append a cell, run it, and return its text output (waiting up to `seconds` for it).
 
     A loaded 2-core machine has been seen to take more than 30 s to show a
     fresh kernel's first output (importing the explorers), so the wait is long;
     a cell that runs quickly returns as soon as its output appears.
     """
-    wait_for_idle_kernel(page)  # a cell appended while the kernel is busy would queue behind unfinished work
+    wait_for_idle_kernel(page, base)  # a cell appended while the kernel is busy would queue behind unfinished work
     page.locator(".jp-Cell").last.click()
     page.keyboard.press("Escape")
     page.keyboard.press("b")
@@ -245,11 +262,11 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
     try:
         page.goto(url)
         page.locator(".jp-Cell").first.wait_for(timeout=90000)
-        wait_for_idle_kernel(page)
-        # On a busy machine the first "Run All Cells" can arrive before the kernel's
-        # connection is ready and run nothing: try again until the first cell has run.
+        wait_for_idle_kernel(page, base)
+        # The kernel is ready (wait_for_idle_kernel asks the server), so the first "Run All Cells" runs; should one
+        # still run nothing (its prompts stay "[ ]:"), it is sent again once the first cell has not run in 30 s.
         for attempt in range(3):
-            wait_for_idle_kernel(page)  # the kernel dialog, too, may come later than the first wait
+            wait_for_idle_kernel(page, base)  # the kernel dialog, too, may come later than the first wait
             try:
                 page.get_by_role("menuitem", name="Run", exact=True).click(timeout=15000)
                 page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15000)
@@ -284,12 +301,12 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         box = page.locator('[data-explorer="scores"]')
         box.get_by_label("d_k", exact=True).fill("16")
         shown = box.locator('[data-role="weight"]').all_text_contents()
-        printed = run_cell(page, "print(scores.d_k, [f'{w:.3f}' for w in scores.trace().weights])")
+        printed = run_cell(page, base, "print(scores.d_k, [f'{w:.3f}' for w in scores.trace().weights])")
         assert printed.strip() == f"16 {shown}"
         box.screenshot(path=screenshots / f"{frontend.screenshot}-scores-dk16.png")
 
         # Kernel -> page: Python moves the slider and flips the switches.
-        run_cell(page, "scaling.d_k = 512; scaling.scaled = True; masks.padding = False; print('set')")
+        run_cell(page, base, "scaling.d_k = 512; scaling.scaled = True; masks.padding = False; print('set')")
         scaling = page.locator('[data-explorer="scaling"]')
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"scaling\"] [data-role=\"d_k\"]').value === '512'")
@@ -302,9 +319,9 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         positions.get_by_label("move both together (keep m − n)").check()
         positions.get_by_role("slider", name="query position m (“blocked”)").fill("40")
         shown_score = positions.locator('[data-role="rope-score"]').text_content()
-        printed = run_cell(page, "s = positions.numbers(); print(positions.m, positions.n, f\"{s['rope_score']:.3f}\")")
+        printed = run_cell(page, base, "s = positions.numbers(); print(positions.m, positions.n, f\"{s['rope_score']:.3f}\")")
         assert printed.strip() == f"40 38 {shown_score}" and shown_score == "5.492"
-        run_cell(page, "positions.method = 'alibi'; positions.head = 1; print('set')")
+        run_cell(page, base, "positions.method = 'alibi'; positions.head = 1; print('set')")
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"positions\"] [data-role=\"method\"]').value === 'alibi'")
         assert positions.locator('[data-role="bias"]').text_content() == "-0.500"  # slope 1/4, distance 2
@@ -312,9 +329,9 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         # The KV-cache explorer both ways: the reader picks a configuration, Python moves a number.
         kv = page.locator('[data-explorer="kv-cache"]')
         kv.get_by_label("configuration").select_option("mistralai/Mistral-7B-v0.1")
-        printed = run_cell(page, "print(kv.preset, kv.window, kv.summary_numbers()['tokens_kept'])")
+        printed = run_cell(page, base, "print(kv.preset, kv.window, kv.summary_numbers()['tokens_kept'])")
         assert printed.strip() == "mistralai/Mistral-7B-v0.1 4096 4095"
-        run_cell(page, "kv.n_kv_heads = 1; print('set')")
+        run_cell(page, base, "kv.n_kv_heads = 1; print('set')")
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"kv-cache\"] [data-role=\"n_kv_heads\"]').value === '1'")
         assert "multi-query" in kv.locator('[data-role="groups-heading"]').text_content()
@@ -322,31 +339,31 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         roof = page.locator('[data-explorer="roofline"]')
         roof.get_by_label("head layout").select_option("MLA")
         shown_intensity = roof.locator('[data-role="decode-intensity"]').text_content()
-        printed = run_cell(page, "print(roof.head_layout, f\"{roof.numbers()['decode']['intensity']:.2f}\")")
+        printed = run_cell(page, base, "print(roof.head_layout, f\"{roof.numbers()['decode']['intensity']:.2f}\")")
         assert printed.strip() == f"MLA {shown_intensity}"
-        run_cell(page, "roof.batch = 64; print('set')")
+        run_cell(page, base, "roof.batch = 64; print('set')")
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"roofline\"] [data-role=\"batch\"]').value === '64'")
         # Attention without all the scores both ways: the reader moves k, Python picks a configuration.
         frontier = page.locator('[data-explorer="frontier"]')
         frontier.get_by_label("keys kept k", exact=True).fill("1")
-        printed = run_cell(page, "print(frontier.k, f\"{frontier.summary_numbers()['dropped_mass']:.3f}\")")
+        printed = run_cell(page, base, "print(frontier.k, f\"{frontier.summary_numbers()['dropped_mass']:.3f}\")")
         assert printed.strip() == "1 0.218"  # only "card" kept
-        run_cell(page, "frontier.preset = 'GLM-5'; print('set')")
+        run_cell(page, base, "frontier.preset = 'GLM-5'; print('set')")
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"frontier\"] [data-role=\"preset\"]').value === 'GLM-5'")
         assert "GlmMoeDsaConfig" in frontier.locator('[data-role="source"]').text_content()
         # The explorer of today's models, made in a cell of its own: the reader picks a configuration, Python sees it.
-        run_cell(page, "from attention_course.explorers import TodaysModelsExplorer\n"
+        run_cell(page, base, "from attention_course.explorers import TodaysModelsExplorer\n"
                        "todays = TodaysModelsExplorer()\ntodays")
         todays = page.locator('.jp-OutputArea [data-explorer="todays-models"]')
         todays.wait_for(timeout=60000)
         todays.get_by_label("configuration").select_option("openai/gpt-oss-120b")
         shown = todays.locator('[data-role="GQA-per-token"]').text_content()
-        printed = run_cell(page, "rows = todays.numbers()['cache']['rows']\n"
+        printed = run_cell(page, base, "rows = todays.numbers()['cache']['rows']\n"
                                  "print(todays.preset, todays.rope_type, rows[1]['per_token'])")
         assert printed.strip() == "openai/gpt-oss-120b yarn 73728" and shown == "72.00 KiB"
-        run_cell(page, "todays.rope_type = 'linear'; print('set')")
+        run_cell(page, base, "todays.rope_type = 'linear'; print('set')")
         page.wait_for_function(
             "() => document.querySelector('[data-explorer=\"todays-models\"] [data-role=\"rope_type\"]').value === 'linear'")
         assert todays.locator('[data-role="slowed"]').text_content() == "32"  # every pair of d = 64
