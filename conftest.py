@@ -78,7 +78,12 @@ def _code_imports_torch(code: types.CodeType) -> bool:
     `pytest.importorskip` for either (or a module of either). Each code object is read once: the tests of a module
     share their fixtures' code, and a parametrized test its own."""
     skips = "importorskip" in code.co_names
-    for instruction in dis.get_instructions(code):
+    # An import's module name is among the code's names, a string it loads among its constants: most code has
+    # neither, and is not disassembled
+    named = any(name.split(".")[0] in TORCH for name in code.co_names)
+    if skips and not named:
+        named = any(isinstance(const, str) and const.split(".")[0] in TORCH for const in code.co_consts)
+    for instruction in dis.get_instructions(code) if named else ():
         if instruction.opname == "IMPORT_NAME" and instruction.argval.split(".")[0] in TORCH:
             return True
         if (skips and instruction.opname == "LOAD_CONST" and isinstance(instruction.argval, str)
