@@ -2,8 +2,8 @@
 
 Each page loads with no console error and no request leaving the machine,
 typesets every formula with the MathJax served from the build, shows every
-image, and starts every explorer it holds; the first screen of each chapter is
-saved as a screenshot, at 1280 and at 400 px wide. axe-core (from
+image, and starts every explorer it holds; each chapter is saved as a
+screenshot, its first screen at 1280 px wide and the whole page at 400 px. axe-core (from
 node_modules, injected into the page, never fetched) checks every page: no
 violation of impact "serious" or "critical"; the others are listed as
 "accessibility note" warnings in the test output and in test-results/accessibility/.
