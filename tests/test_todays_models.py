@@ -3,6 +3,7 @@
 import json
 import math
 import os
+import platform
 import subprocess
 import sys
 from dataclasses import replace
@@ -179,13 +180,20 @@ print(json.dumps({
 """
 
 
-def _openblas_dynamic() -> bool:
-    config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-    return config.get("name", "").endswith("openblas") and "DYNAMIC_ARCH" in config.get("openblas configuration", "")
+def _openblas_for_several_x86_processors() -> bool:
+    """Whether NumPy's BLAS is an OpenBLAS that picks its kernel by processor (DYNAMIC_ARCH), on x86-64, where
+    OPENBLAS_CORETYPE=Prescott names a kernel every such processor runs."""
+    try:
+        config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    except (KeyError, TypeError):  # a NumPy that does not describe its build
+        return False
+    return (platform.machine().lower() in ("x86_64", "amd64") and config.get("name", "").endswith("openblas")
+            and "DYNAMIC_ARCH" in config.get("openblas configuration", ""))
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(not _openblas_dynamic(), reason="needs NumPy's OpenBLAS built for several processors")
+@pytest.mark.skipif(not _openblas_for_several_x86_processors(),
+                    reason="needs NumPy's OpenBLAS built for several x86-64 processors")
 def test_the_numbers_the_chapter_quotes_of_train_spread_hold_on_another_processors_blas_kernel():
     # OPENBLAS_CORETYPE picks the kernel another processor would get (Prescott: SSE3, no AVX), in a fresh process.
     runs = {}
