@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make book   build the book into _build/html (sets up .venv and node_modules first)"
 	@echo "make test   run every test (sets up and builds the book first)"
-	@echo "make check  run the quick tests (pytest -m 'not slow'): no book, notebooks, browser, sandbox, torch (under a minute)"
+	@echo "make check  run the quick tests (pytest -m 'not slow'): no book, notebooks, browser, sandbox, torch (about a minute)"
 	@echo "make dist   build the wheel students install with pip: the package, the exercise notebooks and the rendered book, no solutions"
 	@echo "make clean  remove the build output (keeps .venv and node_modules)"
 
