@@ -32,6 +32,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
+NOTEBOOK = "live.ipynb"
+"""The notebook of the explorers the server opens, in its root folder."""
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,9 @@ class Frontend:
 
 
 FRONTENDS = [
-    Frontend("JupyterLab", "jupyter-lab", "ATTENTION_COURSE_JUPYTER_LAB", "/lab/tree/live.ipynb",
+    Frontend("JupyterLab", "jupyter-lab", "ATTENTION_COURSE_JUPYTER_LAB", f"/lab/tree/{NOTEBOOK}",
              ("--LabApp.news_url=None",), "jupyterlab"),
-    Frontend("Jupyter Notebook", "jupyter-notebook", "ATTENTION_COURSE_JUPYTER_NOTEBOOK", "/notebooks/live.ipynb",
+    Frontend("Jupyter Notebook", "jupyter-notebook", "ATTENTION_COURSE_JUPYTER_NOTEBOOK", f"/notebooks/{NOTEBOOK}",
              ("--JupyterNotebookApp.news_url=None",), "notebook",
              # Notebook 7.6.5 with JupyterLab 4.6.6 throws this while loading its settings, also on an
              # empty notebook in a fresh environment with no extension of ours (Notebook 7.5.4 does not).
@@ -109,7 +111,7 @@ def lab_server(tmp_path, frontend):
         "roof = RooflineExplorer()\nroof",
         "frontier = FrontierExplorer()\nfrontier",
     )]
-    nbformat.write(nb, work / "live.ipynb")
+    nbformat.write(nb, work / NOTEBOOK)
     port = free_port()
     env = {**os.environ, "JUPYTER_PATH": os.pathsep.join([str(tmp_path / "data"), str(Path(sys.prefix) / "share" / "jupyter")])}
     server = subprocess.Popen(
@@ -165,7 +167,7 @@ def about_ended_kernel(error: str, base: str) -> bool:
     return found.group(1) not in running
 
 
-def server_kernel_ready(base: str, notebook: str = "live.ipynb") -> bool:
+def server_kernel_ready(base: str) -> bool:
     """Whether the server runs the notebook's kernel, idle, with the page connected to it (its websocket open).
 
     What the page shows is not enough: JupyterLab's execution indicator reads
@@ -177,7 +179,7 @@ def server_kernel_ready(base: str, notebook: str = "live.ipynb") -> bool:
             sessions = json.load(response)
     except OSError:
         return False
-    kernels = [s["kernel"] for s in sessions if s.get("path") == notebook and s.get("kernel")]
+    kernels = [s["kernel"] for s in sessions if s.get("path") == NOTEBOOK and s.get("kernel")]
     return any(k.get("execution_state") == "idle" and k.get("connections", 0) >= 1 for k in kernels)
 
 
@@ -262,11 +264,11 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
     try:
         page.goto(url)
         page.locator(".jp-Cell").first.wait_for(timeout=90000)
-        wait_for_idle_kernel(page, base)
-        # The kernel is ready (wait_for_idle_kernel asks the server), so the first "Run All Cells" runs; should one
-        # still run nothing (its prompts stay "[ ]:"), it is sent again once the first cell has not run in 30 s.
+        # Sent once the kernel is ready (wait_for_idle_kernel asks the server), the first "Run All Cells" runs;
+        # should one still run nothing (its prompts stay "[ ]:"), it is sent again when the first cell has not run
+        # in 30 s.
         for attempt in range(3):
-            wait_for_idle_kernel(page, base)  # the kernel dialog, too, may come later than the first wait
+            wait_for_idle_kernel(page, base)  # before each send: the kernel dialog, too, may come late
             try:
                 page.get_by_role("menuitem", name="Run", exact=True).click(timeout=15000)
                 page.get_by_role("menuitem", name="Run All Cells", exact=True).click(timeout=15000)
@@ -355,13 +357,13 @@ def test_explorers_run_live(browser, lab_server, frontend, screenshots, tmp_path
         assert "GlmMoeDsaConfig" in frontier.locator('[data-role="source"]').text_content()
         # The explorer of today's models, made in a cell of its own: the reader picks a configuration, Python sees it.
         run_cell(page, base, "from attention_course.explorers import TodaysModelsExplorer\n"
-                       "todays = TodaysModelsExplorer()\ntodays")
+                             "todays = TodaysModelsExplorer()\ntodays")
         todays = page.locator('.jp-OutputArea [data-explorer="todays-models"]')
         todays.wait_for(timeout=60000)
         todays.get_by_label("configuration").select_option("openai/gpt-oss-120b")
         shown = todays.locator('[data-role="GQA-per-token"]').text_content()
         printed = run_cell(page, base, "rows = todays.numbers()['cache']['rows']\n"
-                                 "print(todays.preset, todays.rope_type, rows[1]['per_token'])")
+                                       "print(todays.preset, todays.rope_type, rows[1]['per_token'])")
         assert printed.strip() == "openai/gpt-oss-120b yarn 73728" and shown == "72.00 KiB"
         run_cell(page, base, "todays.rope_type = 'linear'; print('set')")
         page.wait_for_function(
